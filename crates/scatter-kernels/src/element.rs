@@ -1,0 +1,290 @@
+use half::{bf16, f16};
+
+use crate::{Reduction, ScatterError};
+
+/// An element type the kernels can scatter, with its reductions.
+///
+/// The arithmetic is the contract's, not Rust's defaults: integers wrap
+/// (in debug builds too), floats round to their own type after every
+/// update, float `max`/`min` propagate NaN from either side, bool uses
+/// OR/AND, strings concatenate and compare bytewise.
+pub trait Element: Clone + Send + Sync + 'static {
+    /// The ONNX name of the type, for messages.
+    const NAME: &'static str;
+
+    /// Whether [`Element::combine`] is defined for `reduction`. Kernels
+    /// check this before any write.
+    fn supports(reduction: Reduction) -> bool {
+        let _ = reduction;
+        true
+    }
+
+    fn add(acc: &mut Self, update: &Self);
+    fn mul(acc: &mut Self, update: &Self);
+    fn max(acc: &mut Self, update: &Self);
+    fn min(acc: &mut Self, update: &Self);
+    /// `sum / count` for the `mean` reduction (`count >= 1`).
+    fn mean(sum: &Self, count: usize) -> Self;
+
+    /// `Err` naming the type and what it supports when `reduction` is not.
+    fn check_reduction(reduction: Reduction) -> Result<(), ScatterError> {
+        if Self::supports(reduction) {
+            return Ok(());
+        }
+        let supported: Vec<&str> = Reduction::ALL
+            .into_iter()
+            .filter(|r| Self::supports(*r))
+            .map(Reduction::as_str)
+            .collect();
+        Err(ScatterError::Reduction {
+            reduction,
+            element: Self::NAME,
+            supported: supported.join(", "),
+        })
+    }
+}
+
+macro_rules! integer {
+    ($($t:ty => $name:literal),*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            #[inline(always)]
+            fn add(acc: &mut Self, update: &Self) {
+                *acc = acc.wrapping_add(*update)
+            }
+            #[inline(always)]
+            fn mul(acc: &mut Self, update: &Self) {
+                *acc = acc.wrapping_mul(*update)
+            }
+            #[inline(always)]
+            fn max(acc: &mut Self, update: &Self) {
+                if *update > *acc {
+                    *acc = *update
+                }
+            }
+            #[inline(always)]
+            fn min(acc: &mut Self, update: &Self) {
+                if *update < *acc {
+                    *acc = *update
+                }
+            }
+            fn mean(sum: &Self, count: usize) -> Self {
+                // Rounds towards negative infinity; i128 holds every value
+                // of every integer type and every usize count.
+                (*sum as i128).div_euclid(count as i128) as $t
+            }
+        }
+    )*};
+}
+
+integer!(i8 => "int8", i16 => "int16", i32 => "int32", i64 => "int64",
+         u8 => "uint8", u16 => "uint16", u32 => "uint32", u64 => "uint64");
+
+/// NaN-propagating max/min shared by every float type: if either side is
+/// NaN the result is NaN; ties keep the existing value.
+macro_rules! float_minmax {
+    () => {
+        #[inline(always)]
+        fn max(acc: &mut Self, update: &Self) {
+            if !acc.is_nan() && (update.is_nan() || *update > *acc) {
+                *acc = *update
+            }
+        }
+        #[inline(always)]
+        fn min(acc: &mut Self, update: &Self) {
+            if !acc.is_nan() && (update.is_nan() || *update < *acc) {
+                *acc = *update
+            }
+        }
+    };
+}
+
+macro_rules! native_float {
+    ($($t:ty => $name:literal),*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            #[inline(always)]
+            fn add(acc: &mut Self, update: &Self) {
+                *acc += *update
+            }
+            #[inline(always)]
+            fn mul(acc: &mut Self, update: &Self) {
+                *acc *= *update
+            }
+            float_minmax!();
+            fn mean(sum: &Self, count: usize) -> Self {
+                *sum / count as $t
+            }
+        }
+    )*};
+}
+
+native_float!(f32 => "float", f64 => "double");
+
+macro_rules! half_float {
+    ($($t:ty => $name:literal),*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            /// Computed in f32 and rounded back after every update, as
+            /// the contract requires.
+            #[inline(always)]
+            fn add(acc: &mut Self, update: &Self) {
+                *acc = <$t>::from_f32(acc.to_f32() + update.to_f32())
+            }
+            #[inline(always)]
+            fn mul(acc: &mut Self, update: &Self) {
+                *acc = <$t>::from_f32(acc.to_f32() * update.to_f32())
+            }
+            float_minmax!();
+            fn mean(sum: &Self, count: usize) -> Self {
+                <$t>::from_f64(sum.to_f64() / count as f64)
+            }
+        }
+    )*};
+}
+
+half_float!(f16 => "float16", bf16 => "bfloat16");
+
+impl Element for bool {
+    const NAME: &'static str = "bool";
+    fn supports(reduction: Reduction) -> bool {
+        reduction != Reduction::Mean
+    }
+    #[inline(always)]
+    fn add(acc: &mut Self, update: &Self) {
+        *acc |= *update
+    }
+    #[inline(always)]
+    fn mul(acc: &mut Self, update: &Self) {
+        *acc &= *update
+    }
+    #[inline(always)]
+    fn max(acc: &mut Self, update: &Self) {
+        *acc |= *update
+    }
+    #[inline(always)]
+    fn min(acc: &mut Self, update: &Self) {
+        *acc &= *update
+    }
+    /// Never called: `supports(Mean)` is false.
+    fn mean(sum: &Self, _count: usize) -> Self {
+        *sum
+    }
+}
+
+impl Element for String {
+    const NAME: &'static str = "string";
+    fn supports(reduction: Reduction) -> bool {
+        !matches!(reduction, Reduction::Mul | Reduction::Mean)
+    }
+    fn add(acc: &mut Self, update: &Self) {
+        acc.push_str(update)
+    }
+    /// Never called: `supports(Mul)` is false.
+    fn mul(_acc: &mut Self, _update: &Self) {}
+    fn max(acc: &mut Self, update: &Self) {
+        if update.as_bytes() > acc.as_bytes() {
+            acc.clone_from(update)
+        }
+    }
+    fn min(acc: &mut Self, update: &Self) {
+        if update.as_bytes() < acc.as_bytes() {
+            acc.clone_from(update)
+        }
+    }
+    /// Never called: `supports(Mean)` is false.
+    fn mean(sum: &Self, _count: usize) -> Self {
+        sum.clone()
+    }
+}
+
+/// `acc = acc ⊕ update` for a reduction other than `None` and `Mean`
+/// (`Mean` accumulates as `Add`, the division comes after).
+#[inline(always)]
+pub(crate) fn combine<T: Element>(reduction: Reduction, acc: &mut T, update: &T) {
+    match reduction {
+        Reduction::None => acc.clone_from(update),
+        Reduction::Add | Reduction::Mean => T::add(acc, update),
+        Reduction::Mul => T::mul(acc, update),
+        Reduction::Max => T::max(acc, update),
+        Reduction::Min => T::min(acc, update),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folded<T: Element>(reduction: Reduction, start: T, updates: &[T]) -> T {
+        let mut acc = start;
+        for u in updates {
+            combine(reduction, &mut acc, u);
+        }
+        acc
+    }
+
+    #[test]
+    fn integer_add_and_mul_wrap_instead_of_panicking() {
+        assert_eq!(folded(Reduction::Add, 127i8, &[1]), -128);
+        assert_eq!(folded(Reduction::Mul, u8::MAX, &[2]), 254);
+        assert_eq!(folded(Reduction::Add, i64::MAX, &[i64::MAX]), -2);
+    }
+
+    #[test]
+    fn float_max_and_min_propagate_nan_from_either_side() {
+        assert!(folded(Reduction::Max, f32::NAN, &[1.0]).is_nan());
+        assert!(folded(Reduction::Max, 1.0f32, &[f32::NAN, 5.0]).is_nan());
+        assert!(folded(Reduction::Min, 1.0f64, &[f64::NAN]).is_nan());
+        assert!(folded(Reduction::Min, f16::NAN, &[f16::ONE]).is_nan());
+        assert_eq!(
+            folded(Reduction::Max, 1.0f32, &[f32::INFINITY]),
+            f32::INFINITY
+        );
+    }
+
+    #[test]
+    fn f16_add_rounds_after_every_update() {
+        // 2048 + 1 is not representable in f16 and rounds back to 2048 each
+        // time; summing in f32 first would give 2050.
+        let start = f16::from_f32(2048.0);
+        assert_eq!(folded(Reduction::Add, start, &[f16::ONE, f16::ONE]), start);
+    }
+
+    #[test]
+    fn bool_reductions_are_or_and() {
+        assert!(folded(Reduction::Add, false, &[false, true]));
+        assert!(!folded(Reduction::Mul, true, &[true, false]));
+        assert!(folded(Reduction::Max, false, &[true]));
+        assert!(!folded(Reduction::Min, true, &[false]));
+    }
+
+    #[test]
+    fn string_add_concatenates_and_max_compares_bytes() {
+        let s = |x: &str| x.to_string();
+        assert_eq!(folded(Reduction::Add, s("a"), &[s("b"), s("c")]), "abc");
+        assert_eq!(folded(Reduction::Max, s("Z"), &[s("a")]), "a");
+        assert_eq!(folded(Reduction::Min, s("b"), &[s("ab")]), "ab");
+    }
+
+    #[test]
+    fn string_mul_and_bool_mean_are_refused() {
+        assert!(String::check_reduction(Reduction::Mul).is_err());
+        assert!(bool::check_reduction(Reduction::Mean).is_err());
+        assert!(f32::check_reduction(Reduction::Mean).is_ok());
+        let err = String::check_reduction(Reduction::Mul)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "reduction 'mul' is not supported for string data (supported: none, add, max, min)"
+        );
+    }
+
+    #[test]
+    fn integer_mean_rounds_towards_negative_infinity() {
+        assert_eq!(i32::mean(&-7, 2), -4);
+        assert_eq!(i32::mean(&7, 2), 3);
+        assert_eq!(i8::mean(&-128, 300), -1);
+        assert_eq!(u8::mean(&255, 2), 127);
+    }
+}

@@ -1,0 +1,491 @@
+//! ONNX `ScatterElements` (and the deprecated `Scatter`).
+
+use crate::shape::{check_len, checked_count, coords_of, row_major_strides};
+use crate::{Element, IndexValue, Input, Reduction, ScatterError};
+
+/// The validated geometry of one `ScatterElements`: shapes and axis are
+/// known good, index values are not checked yet.
+///
+/// Contract: data rank `r >= 1`; indices and updates both of rank `r` and
+/// equal shape; on every axis but `axis`, `indices.shape[i] <= data.shape[i]`;
+/// along `axis` any length; `axis` in `[-r, r - 1]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElementsPlan {
+    data_shape: Vec<usize>,
+    indices_shape: Vec<usize>,
+    data_strides: Vec<usize>,
+    axis: usize,
+    data_len: usize,
+    indices_len: usize,
+}
+
+/// Proof that every index value is in range for its plan; the only way to
+/// write.
+#[derive(Debug)]
+pub struct CheckedElementsIndices<'a, I> {
+    plan: &'a ElementsPlan,
+    indices: &'a [I],
+}
+
+/// Maps `axis` in `[-rank, rank - 1]` to `[0, rank - 1]`.
+pub(crate) fn normalize_axis(axis: i64, rank: usize) -> Result<usize, ScatterError> {
+    crate::index::normalize(axis, rank).ok_or_else(|| ScatterError::Axis {
+        axis,
+        rank,
+        expected: if rank == 0 {
+            "data of rank >= 1".to_string()
+        } else {
+            format!("a value in [-{rank}, {}]", rank - 1)
+        },
+    })
+}
+
+impl ElementsPlan {
+    pub fn new(
+        data_shape: &[usize],
+        indices_shape: &[usize],
+        updates_shape: &[usize],
+        axis: i64,
+    ) -> Result<ElementsPlan, ScatterError> {
+        let rank = data_shape.len();
+        if rank == 0 {
+            return Err(ScatterError::Rank {
+                input: Input::Data,
+                rank,
+                expected: "rank >= 1".to_string(),
+            });
+        }
+        let axis = normalize_axis(axis, rank)?;
+        if indices_shape.len() != rank {
+            return Err(ScatterError::Rank {
+                input: Input::Indices,
+                rank: indices_shape.len(),
+                expected: format!("{rank} (the rank of data, shape {data_shape:?})"),
+            });
+        }
+        if updates_shape != indices_shape {
+            return Err(ScatterError::Shape {
+                input: Input::Updates,
+                shape: updates_shape.to_vec(),
+                expected: format!("{indices_shape:?} (the shape of indices)"),
+            });
+        }
+        for (i, (&n, &d)) in indices_shape.iter().zip(data_shape).enumerate() {
+            if i != axis && n > d {
+                return Err(ScatterError::Shape {
+                    input: Input::Indices,
+                    shape: indices_shape.to_vec(),
+                    expected: format!(
+                        "dim {i} <= {d} (data shape {data_shape:?}; only axis {axis} may be longer)"
+                    ),
+                });
+            }
+        }
+        let data_len = checked_count(Input::Data, data_shape)?;
+        let indices_len = checked_count(Input::Indices, indices_shape)?;
+        Ok(ElementsPlan {
+            data_shape: data_shape.to_vec(),
+            indices_shape: indices_shape.to_vec(),
+            data_strides: row_major_strides(data_shape),
+            axis,
+            data_len,
+            indices_len,
+        })
+    }
+
+    /// The normalized axis, in `[0, rank - 1]`.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    pub fn data_shape(&self) -> &[usize] {
+        &self.data_shape
+    }
+
+    pub fn indices_shape(&self) -> &[usize] {
+        &self.indices_shape
+    }
+
+    /// Reads every index once; `Err` names the first one (row-major) out of
+    /// `[-s, s - 1]` on the axis of size `s`.
+    pub fn check_indices<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        check_len(
+            Input::Indices,
+            &self.indices_shape,
+            self.indices_len,
+            indices.len(),
+        )?;
+        let dim = self.data_shape[self.axis];
+        let bad = match i64::try_from(dim) {
+            // `index as u64 + dim` folds [-dim, dim-1] onto [0, 2*dim-1]
+            // without a branch; computed in wrapping arithmetic and exact
+            // because dim <= i64::MAX.
+            Ok(d) => indices
+                .iter()
+                .position(|i| (i.to_i64().wrapping_add(d) as u64) >= (2 * d as u64)),
+            Err(_) => None,
+        };
+        if let Some(pos) = bad {
+            return Err(ScatterError::OutOfBounds {
+                input: Input::Indices,
+                position: coords_of(pos, &self.indices_shape),
+                value: indices[pos].to_i64(),
+                axis: self.axis,
+                dim,
+            });
+        }
+        Ok(CheckedElementsIndices {
+            plan: self,
+            indices,
+        })
+    }
+}
+
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// Calls `f(data_offset, indices_position)` for every index, in
+    /// row-major order of the indices.
+    #[inline(always)]
+    pub(crate) fn visit(&self, mut f: impl FnMut(usize, usize)) {
+        let plan = self.plan;
+        if plan.indices_len == 0 {
+            return;
+        }
+        let rank = plan.indices_shape.len();
+        let axis = plan.axis;
+        let dim = plan.data_shape[axis] as i64;
+        let axis_stride = plan.data_strides[axis];
+        let row_len = plan.indices_shape[rank - 1];
+        // Odometer over the leading rank-1 coordinates of indices; `base`
+        // is the data offset of those coordinates, the axis left out.
+        let mut coords = vec![0usize; rank - 1];
+        let mut base = 0usize;
+        for (row, row_indices) in self.indices.chunks_exact(row_len).enumerate() {
+            let first = row * row_len;
+            if axis == rank - 1 {
+                for (c, i) in row_indices.iter().enumerate() {
+                    let i = i.to_i64();
+                    let j = if i < 0 { i + dim } else { i } as usize;
+                    f(base + j, first + c);
+                }
+            } else {
+                for (c, i) in row_indices.iter().enumerate() {
+                    let i = i.to_i64();
+                    let j = if i < 0 { i + dim } else { i } as usize;
+                    f(base + j * axis_stride + c, first + c);
+                }
+            }
+            for d in (0..rank - 1).rev() {
+                coords[d] += 1;
+                if d != axis {
+                    base += plan.data_strides[d];
+                }
+                if coords[d] < plan.indices_shape[d] {
+                    break;
+                }
+                if d != axis {
+                    base -= plan.data_strides[d] * plan.indices_shape[d];
+                }
+                coords[d] = 0;
+            }
+        }
+    }
+
+    pub(crate) fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
+        let plan = self.plan;
+        check_len(Input::Data, &plan.data_shape, plan.data_len, data.len())?;
+        check_len(
+            Input::Updates,
+            &plan.indices_shape,
+            plan.indices_len,
+            updates.len(),
+        )
+    }
+
+    /// Writes `updates` into `data` with `reduction`, in row-major order of
+    /// the indices (duplicates: last write wins, or fold in that order).
+    /// `Mean` is not an ONNX reduction: use
+    /// [`crate::scatter_elements_update`] for it.
+    pub fn apply<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        if reduction == Reduction::Mean {
+            return Err(ScatterError::Reduction {
+                reduction,
+                element: T::NAME,
+                supported: "none, add, mul, max, min (mean needs scatter_elements_update)".into(),
+            });
+        }
+        self.check_buffers(data, updates)?;
+        match reduction {
+            Reduction::None => self.visit(|o, p| data[o].clone_from(&updates[p])),
+            Reduction::Add => self.visit(|o, p| T::add(&mut data[o], &updates[p])),
+            Reduction::Mul => self.visit(|o, p| T::mul(&mut data[o], &updates[p])),
+            Reduction::Max => self.visit(|o, p| T::max(&mut data[o], &updates[p])),
+            Reduction::Min => self.visit(|o, p| T::min(&mut data[o], &updates[p])),
+            Reduction::Mean => unreachable!("refused above"),
+        }
+        Ok(())
+    }
+
+    /// Like [`Self::apply`] for any `Clone` type with a caller-given
+    /// combination (e.g. symbolic dimensions in a host framework).
+    pub fn apply_with<T: Clone>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        mut combine_fn: impl FnMut(&mut T, &T),
+    ) -> Result<(), ScatterError> {
+        self.check_buffers(data, updates)?;
+        self.visit(|o, p| combine_fn(&mut data[o], &updates[p]));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scatter_elements;
+
+    #[test]
+    fn onnx_example_1_axis_0() {
+        let mut data = vec![0f32; 9];
+        let indices = [1i64, 0, 2, 0, 2, 1];
+        let updates = [1.0, 1.1, 1.2, 2.0, 2.1, 2.2];
+        scatter_elements(
+            &mut data,
+            &[3, 3],
+            &indices,
+            &[2, 3],
+            &updates,
+            0,
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [2.0, 1.1, 0.0, 1.0, 0.0, 2.2, 0.0, 2.1, 1.2]);
+    }
+
+    #[test]
+    fn onnx_example_2_axis_1() {
+        let mut data = vec![1f32, 2., 3., 4., 5.];
+        scatter_elements(
+            &mut data,
+            &[1, 5],
+            &[1i32, 3],
+            &[1, 2],
+            &[1.1, 2.1],
+            1,
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [1.0, 1.1, 3.0, 2.1, 5.0]);
+    }
+
+    #[test]
+    fn negative_indices_count_from_the_end() {
+        let mut data = vec![1f32, 2., 3., 4., 5.];
+        scatter_elements(
+            &mut data,
+            &[1, 5],
+            &[1i64, -3],
+            &[1, 2],
+            &[1.1, 2.1],
+            1,
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [1.0, 1.1, 2.1, 4.0, 5.0]);
+    }
+
+    #[test]
+    fn duplicates_fold_in_row_major_order() {
+        let mut data = vec![1f32, 2., 3., 4., 5.];
+        scatter_elements(
+            &mut data,
+            &[1, 5],
+            &[1i64, 1],
+            &[1, 2],
+            &[1.1, 2.1],
+            1,
+            Reduction::Add,
+        )
+        .unwrap();
+        assert_eq!(data, [1.0, 5.2, 3.0, 4.0, 5.0]);
+        let mut data = vec![0i32; 3];
+        scatter_elements(
+            &mut data,
+            &[3],
+            &[2i64, 2, 2],
+            &[3],
+            &[7, 8, 9],
+            0,
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [0, 0, 9]);
+    }
+
+    #[test]
+    fn indices_may_be_longer_than_data_along_the_axis_only() {
+        let mut data = vec![0i64; 4];
+        scatter_elements(
+            &mut data,
+            &[2, 2],
+            &[0i64, 0, 0, 1, 1, 1],
+            &[2, 3],
+            &[1, 2, 3, 4, 5, 6],
+            1,
+            Reduction::Add,
+        )
+        .unwrap();
+        assert_eq!(data, [6, 0, 0, 15]);
+        let err = ElementsPlan::new(&[2, 2], &[3, 1], &[3, 1], 1).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("shape: indices has shape [3, 1], expected dim 0 <= 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn last_axis_rejects_index_past_the_end() {
+        let mut data = vec![0f32; 6];
+        let err = scatter_elements(
+            &mut data,
+            &[2, 3],
+            &[0i64, 3],
+            &[1, 2],
+            &[1.0, 1.0],
+            -1,
+            Reduction::None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "indices[0, 1] = 3 is out of bounds for data axis 1 of size 3 (valid range [-3, 2])"
+        );
+        assert_eq!(data, [0.0; 6], "nothing written before the error");
+    }
+
+    #[test]
+    fn index_below_minus_dim_is_out_of_bounds() {
+        let mut data = vec![0u8; 3];
+        for bad in [-4i64, i64::MIN, i64::MAX, 3] {
+            let err = scatter_elements(&mut data, &[3], &[bad], &[1], &[1], 0, Reduction::None)
+                .unwrap_err();
+            assert!(matches!(err, ScatterError::OutOfBounds { value, .. } if value == bad));
+        }
+    }
+
+    #[test]
+    fn axis_equal_to_rank_is_refused() {
+        let err = ElementsPlan::new(&[2, 2], &[1, 1], &[1, 1], 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "axis 2 is invalid for data of rank 2: expected a value in [-2, 1]"
+        );
+        assert!(ElementsPlan::new(&[2, 2], &[1, 1], &[1, 1], -3).is_err());
+        assert_eq!(
+            ElementsPlan::new(&[2, 2], &[1, 1], &[1, 1], -2)
+                .unwrap()
+                .axis(),
+            0
+        );
+    }
+
+    #[test]
+    fn rank_zero_data_and_rank_mismatch_are_refused() {
+        assert!(matches!(
+            ElementsPlan::new(&[], &[], &[], 0),
+            Err(ScatterError::Rank { .. })
+        ));
+        assert!(matches!(
+            ElementsPlan::new(&[3], &[1, 1], &[1, 1], 0),
+            Err(ScatterError::Rank {
+                input: Input::Indices,
+                ..
+            })
+        ));
+        assert!(matches!(
+            ElementsPlan::new(&[3], &[1], &[2], 0),
+            Err(ScatterError::Shape {
+                input: Input::Updates,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn empty_indices_leave_data_unchanged() {
+        let mut data = vec![1i32, 2, 3];
+        scatter_elements(&mut data, &[3], &[] as &[i64], &[0], &[], 0, Reduction::Mul).unwrap();
+        assert_eq!(data, [1, 2, 3]);
+        let mut empty: Vec<i32> = vec![];
+        scatter_elements(
+            &mut empty,
+            &[0, 3],
+            &[] as &[i64],
+            &[0, 3],
+            &[],
+            1,
+            Reduction::None,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn any_index_into_an_empty_axis_is_out_of_bounds() {
+        let mut empty: Vec<i32> = vec![];
+        let err = scatter_elements(&mut empty, &[0], &[0i64], &[1], &[1], 0, Reduction::None)
+            .unwrap_err();
+        assert!(err.to_string().contains("no valid index"), "{err}");
+    }
+
+    #[test]
+    fn rank_3_middle_axis_with_partial_index_shape() {
+        // data 2x3x4, indices 1x2x3 along axis 1 (non-axis dims smaller).
+        let mut data = vec![0i32; 24];
+        let indices = [2i64, 0, 1, -1, 1, 0];
+        let updates = [1, 2, 3, 4, 5, 6];
+        scatter_elements(
+            &mut data,
+            &[2, 3, 4],
+            &indices,
+            &[1, 2, 3],
+            &updates,
+            1,
+            Reduction::None,
+        )
+        .unwrap();
+        let mut expected = vec![0i32; 24];
+        // (0, idx, c) for row r of indices: coords (0, r, c)
+        expected[2 * 4] = 1;
+        expected[1] = 2;
+        expected[4 + 2] = 3;
+        expected[2 * 4] = 4;
+        expected[4 + 1] = 5;
+        expected[2] = 6;
+        assert_eq!(data, expected);
+    }
+
+    #[test]
+    fn buffer_length_mismatch_is_an_error_not_a_panic() {
+        let plan = ElementsPlan::new(&[3], &[1], &[1], 0).unwrap();
+        let checked = plan.check_indices(&[0i64]).unwrap();
+        let mut short = vec![0f32; 2];
+        assert!(matches!(
+            checked.apply(&mut short, &[1.0], Reduction::None),
+            Err(ScatterError::Length { .. })
+        ));
+        assert!(matches!(
+            plan.check_indices(&[0i64, 1]),
+            Err(ScatterError::Length { .. })
+        ));
+    }
+}

@@ -1,0 +1,175 @@
+use std::fmt;
+
+use crate::Reduction;
+
+/// Which input of a scatter op an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Input {
+    Data,
+    Indices,
+    Updates,
+    PastCache,
+    Update,
+    WriteIndices,
+}
+
+impl Input {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Input::Data => "data",
+            Input::Indices => "indices",
+            Input::Updates => "updates",
+            Input::PastCache => "past_cache",
+            Input::Update => "update",
+            Input::WriteIndices => "write_indices",
+        }
+    }
+}
+
+impl fmt::Display for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a scatter was refused. Nothing has been written when one is returned.
+///
+/// The `Display` text leads with the category word users grep for
+/// ("rank", "axis", "shape", "out of bounds", "reduction"), then names the
+/// input, the offending value and the valid range. The op and node name are
+/// added by the caller, which knows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScatterError {
+    /// `input` has the wrong rank; `expected` states the rule.
+    Rank {
+        input: Input,
+        rank: usize,
+        expected: String,
+    },
+    /// The axis is outside `[-rank, rank - 1]`, or a value the op forbids.
+    Axis {
+        axis: i64,
+        rank: usize,
+        expected: String,
+    },
+    /// `input`'s shape breaks a rule; `expected` states the rule with the
+    /// other shape involved.
+    Shape {
+        input: Input,
+        shape: Vec<usize>,
+        expected: String,
+    },
+    /// `input[position] = value` is not a valid index on data axis `axis`
+    /// of size `dim`: valid values are `[-dim, dim - 1]`.
+    OutOfBounds {
+        input: Input,
+        position: Vec<usize>,
+        value: i64,
+        axis: usize,
+        dim: usize,
+    },
+    /// TensorScatter, linear mode: `write_indices[batch] = start` plus
+    /// `len` updated positions runs past the end of the axis.
+    WriteOutOfBounds {
+        batch: usize,
+        start: i64,
+        len: usize,
+        axis: usize,
+        dim: usize,
+    },
+    /// The element type cannot do this reduction.
+    Reduction {
+        reduction: Reduction,
+        element: &'static str,
+        supported: String,
+    },
+    /// The buffer behind `input` does not hold as many elements as its
+    /// shape describes (a caller bug, not a model error, but never a panic).
+    Length {
+        input: Input,
+        shape: Vec<usize>,
+        len: usize,
+    },
+    /// The element count of `input`'s shape does not fit in `usize`.
+    TooLarge { input: Input, shape: Vec<usize> },
+}
+
+fn valid_range(dim: usize) -> String {
+    if dim == 0 {
+        "no valid index: the axis has size 0".to_string()
+    } else {
+        format!("valid range [-{dim}, {}]", dim - 1)
+    }
+}
+
+impl fmt::Display for ScatterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScatterError::Rank {
+                input,
+                rank,
+                expected,
+            } => {
+                write!(f, "rank: {input} has rank {rank}, expected {expected}")
+            }
+            ScatterError::Axis {
+                axis,
+                rank,
+                expected,
+            } => {
+                write!(
+                    f,
+                    "axis {axis} is invalid for data of rank {rank}: expected {expected}"
+                )
+            }
+            ScatterError::Shape {
+                input,
+                shape,
+                expected,
+            } => {
+                write!(f, "shape: {input} has shape {shape:?}, expected {expected}")
+            }
+            ScatterError::OutOfBounds {
+                input,
+                position,
+                value,
+                axis,
+                dim,
+            } => write!(
+                f,
+                "{input}{position:?} = {value} is out of bounds for data axis {axis} of size {dim} ({})",
+                valid_range(*dim)
+            ),
+            ScatterError::WriteOutOfBounds {
+                batch,
+                start,
+                len,
+                axis,
+                dim,
+            } => write!(
+                f,
+                "write_indices[{batch}] = {start} with {len} updated positions is out of bounds \
+                 for axis {axis} of size {dim} in linear mode (valid range [0, {}])",
+                dim.saturating_sub(*len)
+            ),
+            ScatterError::Reduction {
+                reduction,
+                element,
+                supported,
+            } => write!(
+                f,
+                "reduction '{reduction}' is not supported for {element} data (supported: {supported})"
+            ),
+            ScatterError::Length { input, shape, len } => write!(
+                f,
+                "shape: {input} buffer holds {len} elements but its shape {shape:?} describes a different count"
+            ),
+            ScatterError::TooLarge { input, shape } => write!(
+                f,
+                "shape: {input} shape {shape:?} has more elements than this machine can address"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ScatterError {}

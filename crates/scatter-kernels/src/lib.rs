@@ -1,0 +1,69 @@
+//! Scatter kernels on row-major typed slices: ONNX `ScatterElements`,
+//! `ScatterND`, `TensorScatter`, and OpenVINO `ScatterElementsUpdate`
+//! (`mean`, `use_init_val`).
+//!
+//! Every kernel works in two steps: a *plan* validates shapes and the axis
+//! (no index values, no allocation proportional to any dimension), then
+//! [`ElementsPlan::check_indices`]-style validation reads every index once
+//! and returns a proof token. Only a token lets the write pass run, so no
+//! write ever happens before the whole input is known to be valid, and the
+//! write pass cannot go out of bounds.
+//!
+//! The crate knows nothing of tract: element types are Rust types
+//! implementing [`Element`], shapes are `&[usize]`, indices are `i32`/`i64`
+//! slices ([`IndexValue`]).
+
+mod element;
+mod elements;
+mod error;
+mod index;
+mod nd;
+mod reduction;
+mod shape;
+mod tensor_scatter;
+mod update;
+
+pub use element::Element;
+pub use elements::{CheckedElementsIndices, ElementsPlan};
+pub use error::{Input, ScatterError};
+pub use index::IndexValue;
+pub use nd::{CheckedNdIndices, NdPlan};
+pub use reduction::Reduction;
+pub use shape::{element_count, row_major_strides};
+pub use tensor_scatter::{CheckedWriteIndices, TensorScatterMode, TensorScatterPlan};
+pub use update::scatter_elements_update;
+
+/// Validates everything, then scatters `updates` into `data` along `axis`
+/// (ONNX `ScatterElements`). On `Err`, `data` is untouched.
+pub fn scatter_elements<T: Element, I: IndexValue>(
+    data: &mut [T],
+    data_shape: &[usize],
+    indices: &[I],
+    indices_shape: &[usize],
+    updates: &[T],
+    axis: i64,
+    reduction: Reduction,
+) -> Result<(), ScatterError> {
+    let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
+    T::check_reduction(reduction)?;
+    let checked = plan.check_indices(indices)?;
+    checked.apply(data, updates, reduction)
+}
+
+/// Validates everything, then scatters `updates` slices into `data` at the
+/// index tuples of `indices` (ONNX `ScatterND`). On `Err`, `data` is
+/// untouched.
+pub fn scatter_nd<T: Element, I: IndexValue>(
+    data: &mut [T],
+    data_shape: &[usize],
+    indices: &[I],
+    indices_shape: &[usize],
+    updates: &[T],
+    updates_shape: &[usize],
+    reduction: Reduction,
+) -> Result<(), ScatterError> {
+    let plan = NdPlan::new(data_shape, indices_shape, updates_shape)?;
+    T::check_reduction(reduction)?;
+    let checked = plan.check_indices(indices)?;
+    checked.apply(data, updates, reduction)
+}

@@ -1,0 +1,457 @@
+//! ONNX `ScatterND`.
+
+use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
+use crate::{Element, IndexValue, Input, Reduction, ScatterError};
+
+/// The validated geometry of one `ScatterND`: shapes are known good, index
+/// values are not checked yet.
+///
+/// Contract: data rank `r >= 1`, indices rank `q >= 1`,
+/// `k = indices.shape[-1]` with `0 <= k <= r`, and
+/// `updates.shape == indices.shape[:-1] ++ data.shape[k:]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NdPlan {
+    data_shape: Vec<usize>,
+    indices_shape: Vec<usize>,
+    data_strides: Vec<usize>,
+    /// Length of an index tuple.
+    k: usize,
+    /// Number of index tuples (= number of update slices).
+    tuples: usize,
+    /// Elements in one update slice: `product(data.shape[k:])`.
+    slice_len: usize,
+    data_len: usize,
+}
+
+/// Proof that every index component is in range for its plan.
+#[derive(Debug)]
+pub struct CheckedNdIndices<'a, I> {
+    plan: &'a NdPlan,
+    indices: &'a [I],
+}
+
+impl NdPlan {
+    pub fn new(
+        data_shape: &[usize],
+        indices_shape: &[usize],
+        updates_shape: &[usize],
+    ) -> Result<NdPlan, ScatterError> {
+        let rank = data_shape.len();
+        if rank == 0 {
+            return Err(ScatterError::Rank {
+                input: Input::Data,
+                rank,
+                expected: "rank >= 1".into(),
+            });
+        }
+        let Some((&k, batch)) = indices_shape.split_last() else {
+            return Err(ScatterError::Rank {
+                input: Input::Indices,
+                rank: 0,
+                expected: "rank >= 1 (the last dimension holds the index tuples)".into(),
+            });
+        };
+        if k > rank {
+            return Err(ScatterError::Rank {
+                input: Input::Indices,
+                rank: indices_shape.len(),
+                expected: format!(
+                    "index tuples no longer than the rank of data: indices shape {indices_shape:?} \
+                     has tuples of length {k}, data shape {data_shape:?} has rank {rank}"
+                ),
+            });
+        }
+        let expected_updates: Vec<usize> = batch.iter().chain(&data_shape[k..]).copied().collect();
+        if updates_shape != expected_updates {
+            return Err(ScatterError::Shape {
+                input: Input::Updates,
+                shape: updates_shape.to_vec(),
+                expected: format!(
+                    "{expected_updates:?} (indices.shape[:-1] ++ data.shape[{k}:], with indices shape \
+                     {indices_shape:?} and data shape {data_shape:?})"
+                ),
+            });
+        }
+        let data_len = checked_count(Input::Data, data_shape)?;
+        let tuples = checked_count(Input::Indices, batch)?;
+        checked_count(Input::Indices, indices_shape)?;
+        checked_count(Input::Updates, updates_shape)?;
+        // data_shape[k..] is a suffix of a countable shape, but its product
+        // still overflows when a dimension before k is 0 (data [0, MAX, 2]).
+        // Then the countable updates shape (batch ++ data_shape[k..]) forces
+        // tuples == 0, and a slice length of 0 (nothing to write) is exact
+        // enough: no tuple exists to use it.
+        let slice_len = element_count(&data_shape[k..]).unwrap_or(0);
+        Ok(NdPlan {
+            data_shape: data_shape.to_vec(),
+            indices_shape: indices_shape.to_vec(),
+            data_strides: row_major_strides(data_shape),
+            k,
+            tuples,
+            slice_len,
+            data_len,
+        })
+    }
+
+    pub fn data_shape(&self) -> &[usize] {
+        &self.data_shape
+    }
+
+    /// Length of an index tuple (`indices.shape[-1]`).
+    pub fn tuple_len(&self) -> usize {
+        self.k
+    }
+
+    /// Elements written per index tuple.
+    pub fn slice_len(&self) -> usize {
+        self.slice_len
+    }
+
+    /// Reads every index component once; `Err` names the first one
+    /// (row-major) outside `[-d, d - 1]` for its own data dimension `d`.
+    pub fn check_indices<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
+        check_len(
+            Input::Indices,
+            &self.indices_shape,
+            self.tuples * self.k,
+            indices.len(),
+        )?;
+        if self.k > 0 {
+            for (t, tuple) in indices.chunks_exact(self.k).enumerate() {
+                for (axis, (i, &dim)) in tuple.iter().zip(&self.data_shape).enumerate() {
+                    if crate::index::normalize(i.to_i64(), dim).is_none() {
+                        return Err(ScatterError::OutOfBounds {
+                            input: Input::Indices,
+                            position: coords_of(t * self.k + axis, &self.indices_shape),
+                            value: i.to_i64(),
+                            axis,
+                            dim,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(CheckedNdIndices {
+            plan: self,
+            indices,
+        })
+    }
+}
+
+impl<I: IndexValue> CheckedNdIndices<'_, I> {
+    /// Calls `f(data_offset, tuple_number)` for every index tuple in
+    /// row-major order; the slice written is
+    /// `data[offset..offset + slice_len]`.
+    #[inline(always)]
+    fn visit(&self, mut f: impl FnMut(usize, usize)) {
+        let plan = self.plan;
+        if plan.slice_len == 0 {
+            return;
+        }
+        if plan.k == 0 {
+            for t in 0..plan.tuples {
+                f(0, t);
+            }
+            return;
+        }
+        let strides = &plan.data_strides[..plan.k];
+        let dims = &plan.data_shape[..plan.k];
+        for (t, tuple) in self.indices.chunks_exact(plan.k).enumerate() {
+            let mut offset = 0usize;
+            for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
+                let i = i.to_i64();
+                let j = if i < 0 { i + dim as i64 } else { i } as usize;
+                offset += j * stride;
+            }
+            f(offset, t);
+        }
+    }
+
+    fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
+        let plan = self.plan;
+        check_len(Input::Data, &plan.data_shape, plan.data_len, data.len())?;
+        // tuples * slice_len == element count of the validated updates shape.
+        let updates_len = plan.tuples * plan.slice_len;
+        if updates.len() != updates_len {
+            return Err(ScatterError::Length {
+                input: Input::Updates,
+                shape: plan.indices_shape[..plan.indices_shape.len() - 1]
+                    .iter()
+                    .chain(&plan.data_shape[plan.k..])
+                    .copied()
+                    .collect(),
+                len: updates.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes every update slice with `reduction`, in row-major order of
+    /// the index tuples (duplicates: last write wins, or fold in order).
+    pub fn apply<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        if reduction == Reduction::Mean {
+            return Err(ScatterError::Reduction {
+                reduction,
+                element: T::NAME,
+                supported: "none, add, mul, max, min".into(),
+            });
+        }
+        self.check_buffers(data, updates)?;
+        let len = self.plan.slice_len;
+        let fold = |f: fn(&mut T, &T), data: &mut [T]| {
+            self.visit(|o, t| {
+                for (d, u) in data[o..o + len]
+                    .iter_mut()
+                    .zip(&updates[t * len..(t + 1) * len])
+                {
+                    f(d, u)
+                }
+            })
+        };
+        match reduction {
+            Reduction::None => self
+                .visit(|o, t| data[o..o + len].clone_from_slice(&updates[t * len..(t + 1) * len])),
+            Reduction::Add => fold(T::add, data),
+            Reduction::Mul => fold(T::mul, data),
+            Reduction::Max => fold(T::max, data),
+            Reduction::Min => fold(T::min, data),
+            Reduction::Mean => unreachable!("refused above"),
+        }
+        Ok(())
+    }
+
+    /// Like [`Self::apply`] for any `Clone` type with a caller-given
+    /// combination (e.g. symbolic dimensions in a host framework).
+    pub fn apply_with<T: Clone>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        mut combine_fn: impl FnMut(&mut T, &T),
+    ) -> Result<(), ScatterError> {
+        self.check_buffers(data, updates)?;
+        let len = self.plan.slice_len;
+        self.visit(|o, t| {
+            for (d, u) in data[o..o + len]
+                .iter_mut()
+                .zip(&updates[t * len..(t + 1) * len])
+            {
+                combine_fn(d, u)
+            }
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scatter_nd;
+
+    #[test]
+    fn onnx_example_1_element_writes() {
+        let mut data = vec![1i32, 2, 3, 4, 5, 6, 7, 8];
+        scatter_nd(
+            &mut data,
+            &[8],
+            &[4i64, 3, 1, 7],
+            &[4, 1],
+            &[9, 10, 11, 12],
+            &[4],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [1, 11, 3, 10, 9, 6, 7, 12]);
+    }
+
+    #[test]
+    fn onnx_example_2_slice_writes() {
+        let mut data: Vec<i32> = (0..4 * 4 * 4).collect();
+        let updates: Vec<i32> = (100..100 + 2 * 16).collect();
+        scatter_nd(
+            &mut data,
+            &[4, 4, 4],
+            &[0i64, 2],
+            &[2, 1],
+            &updates,
+            &[2, 4, 4],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(&data[..16], &updates[..16]);
+        assert_eq!(&data[16..32], &(16..32).collect::<Vec<_>>()[..]);
+        assert_eq!(&data[32..48], &updates[16..]);
+    }
+
+    #[test]
+    fn negative_components_count_from_the_end_of_their_own_dimension() {
+        let mut data = vec![0i32; 6];
+        scatter_nd(
+            &mut data,
+            &[2, 3],
+            &[-1i64, -3],
+            &[1, 2],
+            &[5],
+            &[1],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [0, 0, 0, 5, 0, 0]);
+    }
+
+    #[test]
+    fn component_out_of_its_dimension_is_refused_even_if_the_flat_offset_fits() {
+        // (0, 3) in a 2x3 tensor would be flat offset 3 = (1, 0).
+        let mut data = vec![0i32; 6];
+        let err = scatter_nd(
+            &mut data,
+            &[2, 3],
+            &[0i64, 3],
+            &[1, 2],
+            &[5],
+            &[1],
+            Reduction::None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "indices[0, 1] = 3 is out of bounds for data axis 1 of size 3 (valid range [-3, 2])"
+        );
+        assert_eq!(data, [0; 6]);
+    }
+
+    #[test]
+    fn k_zero_replaces_the_whole_tensor_per_tuple() {
+        let mut data = vec![0i32; 4];
+        let updates = [1, 2, 3, 4, 5, 6, 7, 8];
+        scatter_nd(
+            &mut data,
+            &[2, 2],
+            &[] as &[i64],
+            &[2, 0],
+            &updates,
+            &[2, 2, 2],
+            Reduction::Add,
+        )
+        .unwrap();
+        assert_eq!(data, [6, 8, 10, 12]);
+    }
+
+    #[test]
+    fn duplicates_fold_in_row_major_order() {
+        let mut data = vec![1i64, 1, 1];
+        scatter_nd(
+            &mut data,
+            &[3],
+            &[0i64, 0, 2],
+            &[3, 1],
+            &[2, 3, 4],
+            &[3],
+            Reduction::Mul,
+        )
+        .unwrap();
+        assert_eq!(data, [6, 1, 4]);
+        let mut data = vec![0i64; 3];
+        scatter_nd(
+            &mut data,
+            &[3],
+            &[1i64, 1],
+            &[2, 1],
+            &[2, 3],
+            &[2],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [0, 3, 0]);
+    }
+
+    #[test]
+    fn batched_indices_with_q_3() {
+        let mut data = vec![0i32; 4];
+        scatter_nd(
+            &mut data,
+            &[2, 2],
+            &[0i64, 0, 1, 1, 0, 1, 1, 0],
+            &[2, 2, 2],
+            &[1, 2, 3, 4],
+            &[2, 2],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [1, 3, 4, 2]);
+    }
+
+    #[test]
+    fn shape_rules_are_enforced() {
+        assert!(matches!(
+            NdPlan::new(&[], &[1, 0], &[1]),
+            Err(ScatterError::Rank {
+                input: Input::Data,
+                ..
+            })
+        ));
+        assert!(matches!(
+            NdPlan::new(&[3], &[], &[]),
+            Err(ScatterError::Rank {
+                input: Input::Indices,
+                ..
+            })
+        ));
+        let err = NdPlan::new(&[3], &[1, 2], &[1]).unwrap_err().to_string();
+        assert!(err.contains("rank") && err.contains("shape"), "{err}");
+        let err = NdPlan::new(&[4, 5], &[3, 1], &[3, 4])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "shape: updates has shape [3, 4], expected [3, 5] (indices.shape[:-1] ++ data.shape[1:], \
+             with indices shape [3, 1] and data shape [4, 5])"
+        );
+    }
+
+    #[test]
+    fn empty_indices_and_zero_size_slices_write_nothing() {
+        let mut data = vec![1f32, 2.0];
+        scatter_nd(
+            &mut data,
+            &[2],
+            &[] as &[i32],
+            &[0, 1],
+            &[],
+            &[0],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(data, [1.0, 2.0]);
+        let mut empty: Vec<f32> = vec![];
+        scatter_nd(
+            &mut empty,
+            &[3, 0],
+            &[1i64],
+            &[1, 1],
+            &[],
+            &[1, 0],
+            Reduction::None,
+        )
+        .unwrap();
+        let err = scatter_nd(
+            &mut empty,
+            &[0, 3],
+            &[0i64],
+            &[1, 1],
+            &[],
+            &[1, 3],
+            Reduction::None,
+        )
+        .unwrap_err();
+        assert!(matches!(err, ScatterError::OutOfBounds { .. }));
+    }
+}

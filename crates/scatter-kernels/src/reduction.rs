@@ -1,0 +1,51 @@
+use std::fmt;
+
+/// How an update combines with the value already at its destination.
+///
+/// ONNX defines `None`, `Add`, `Mul`, `Max`, `Min`; `Mean` exists only for
+/// OpenVINO's `ScatterElementsUpdate` (see [`crate::scatter_elements_update`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Reduction {
+    /// The update replaces the destination; with duplicates the last wins.
+    #[default]
+    None,
+    Add,
+    Mul,
+    Max,
+    Min,
+    Mean,
+}
+
+impl Reduction {
+    pub const ALL: [Reduction; 6] = [
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Mul,
+        Reduction::Max,
+        Reduction::Min,
+        Reduction::Mean,
+    ];
+
+    /// The ONNX spelling (`mean` is OpenVINO's).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reduction::None => "none",
+            Reduction::Add => "add",
+            Reduction::Mul => "mul",
+            Reduction::Max => "max",
+            Reduction::Min => "min",
+            Reduction::Mean => "mean",
+        }
+    }
+
+    /// Parses the ONNX spelling; `None` for anything else.
+    pub fn from_onnx(s: &str) -> Option<Reduction> {
+        Reduction::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for Reduction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,364 @@
+//! ONNX `TensorScatter` (opset 24): KV-cache writes along a sequence axis.
+
+use crate::elements::normalize_axis;
+use crate::shape::{check_len, checked_count, element_count};
+use crate::{Input, ScatterError};
+
+/// Where a write past the end of the sequence axis goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TensorScatterMode {
+    /// Past the end is an error.
+    #[default]
+    Linear,
+    /// Positions wrap modulo the axis size.
+    Circular,
+}
+
+impl TensorScatterMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TensorScatterMode::Linear => "linear",
+            TensorScatterMode::Circular => "circular",
+        }
+    }
+
+    pub fn from_onnx(s: &str) -> Option<TensorScatterMode> {
+        match s {
+            "linear" => Some(TensorScatterMode::Linear),
+            "circular" => Some(TensorScatterMode::Circular),
+            _ => None,
+        }
+    }
+}
+
+/// The validated geometry of one `TensorScatter`.
+///
+/// Contract: `past_cache` of rank `r >= 2` (axis 0 is the batch);
+/// `axis` in `[-r, r - 1]` and not the batch axis; `update` equal to
+/// `past_cache` in shape except along `axis`, where it is no longer;
+/// `write_indices`, when given, of shape `[batch]`. For every prefix index
+/// before `axis` (its first component is the batch entry `b`) and every
+/// `s < update.shape[axis]`:
+/// `present[prefix, w_b + s, ..] = update[prefix, s, ..]`, with `w_b = 0`
+/// when `write_indices` is absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorScatterPlan {
+    cache_shape: Vec<usize>,
+    update_shape: Vec<usize>,
+    axis: usize,
+    batch: usize,
+    /// Product of the dims strictly between the batch axis and `axis`.
+    heads: usize,
+    seq: usize,
+    update_seq: usize,
+    /// Product of the dims after `axis`: one contiguous row.
+    inner: usize,
+    cache_len: usize,
+    update_len: usize,
+}
+
+/// Proof that every write index fits the plan in its mode.
+#[derive(Debug)]
+pub struct CheckedWriteIndices<'a> {
+    plan: &'a TensorScatterPlan,
+    starts: Option<&'a [i64]>,
+    mode: TensorScatterMode,
+}
+
+impl TensorScatterPlan {
+    pub fn new(
+        cache_shape: &[usize],
+        update_shape: &[usize],
+        write_indices_shape: Option<&[usize]>,
+        axis: i64,
+    ) -> Result<TensorScatterPlan, ScatterError> {
+        let rank = cache_shape.len();
+        if rank < 2 {
+            return Err(ScatterError::Rank {
+                input: Input::PastCache,
+                rank,
+                expected: "rank >= 2 (a batch axis and a sequence axis)".into(),
+            });
+        }
+        let axis_value = axis;
+        let axis = normalize_axis(axis, rank)?;
+        if axis == 0 {
+            return Err(ScatterError::Axis {
+                axis: axis_value,
+                rank,
+                expected: format!(
+                    "a value in [-{rank}, {}] other than the batch axis 0 (i.e. not 0 or -{rank})",
+                    rank - 1
+                ),
+            });
+        }
+        if update_shape.len() != rank {
+            return Err(ScatterError::Rank {
+                input: Input::Update,
+                rank: update_shape.len(),
+                expected: format!("{rank} (the rank of past_cache, shape {cache_shape:?})"),
+            });
+        }
+        for (i, (&u, &c)) in update_shape.iter().zip(cache_shape).enumerate() {
+            if (i == axis && u > c) || (i != axis && u != c) {
+                return Err(ScatterError::Shape {
+                    input: Input::Update,
+                    shape: update_shape.to_vec(),
+                    expected: format!(
+                        "the shape of past_cache {cache_shape:?} except along axis {axis}, where it may be shorter"
+                    ),
+                });
+            }
+        }
+        if let Some(w) = write_indices_shape
+            && w != [cache_shape[0]]
+        {
+            return Err(ScatterError::Shape {
+                input: Input::WriteIndices,
+                shape: w.to_vec(),
+                expected: format!(
+                    "[{}] (one start per batch entry of past_cache {cache_shape:?})",
+                    cache_shape[0]
+                ),
+            });
+        }
+        let cache_len = checked_count(Input::PastCache, cache_shape)?;
+        let update_len = checked_count(Input::Update, update_shape)?;
+        // Products of parts of a countable shape can still overflow when
+        // another dimension is 0 (past_cache [0, 0, 2, usize::MAX]). `apply`
+        // reads `heads` and `inner` only when update_len > 0, and then every
+        // dimension of past_cache is non-zero, so they fit; 0 otherwise.
+        let heads = element_count(&cache_shape[1..axis]).unwrap_or(0);
+        let inner = element_count(&cache_shape[axis + 1..]).unwrap_or(0);
+        Ok(TensorScatterPlan {
+            cache_shape: cache_shape.to_vec(),
+            update_shape: update_shape.to_vec(),
+            axis,
+            batch: cache_shape[0],
+            heads,
+            seq: cache_shape[axis],
+            update_seq: update_shape[axis],
+            inner,
+            cache_len,
+            update_len,
+        })
+    }
+
+    /// The normalized axis.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    /// Checks every start: in linear mode `0 <= w_b <= seq - update_seq`;
+    /// in circular mode any value (positions wrap).
+    pub fn check_write_indices<'a>(
+        &'a self,
+        starts: Option<&'a [i64]>,
+        mode: TensorScatterMode,
+    ) -> Result<CheckedWriteIndices<'a>, ScatterError> {
+        if let Some(starts) = starts {
+            check_len(Input::WriteIndices, &[self.batch], self.batch, starts.len())?;
+            if mode == TensorScatterMode::Linear {
+                let last_start = (self.seq - self.update_seq) as i64;
+                if let Some((b, &w)) = starts
+                    .iter()
+                    .enumerate()
+                    .find(|(_, w)| !(0..=last_start).contains(*w))
+                {
+                    return Err(ScatterError::WriteOutOfBounds {
+                        batch: b,
+                        start: w,
+                        len: self.update_seq,
+                        axis: self.axis,
+                        dim: self.seq,
+                    });
+                }
+            }
+        }
+        Ok(CheckedWriteIndices {
+            plan: self,
+            starts,
+            mode,
+        })
+    }
+}
+
+impl CheckedWriteIndices<'_> {
+    /// Copies `update` into `cache` in place: O(update) work.
+    pub fn apply<T: Clone>(&self, cache: &mut [T], update: &[T]) -> Result<(), ScatterError> {
+        let p = self.plan;
+        check_len(Input::PastCache, &p.cache_shape, p.cache_len, cache.len())?;
+        check_len(Input::Update, &p.update_shape, p.update_len, update.len())?;
+        if p.update_len == 0 {
+            return Ok(());
+        }
+        let row = p.inner;
+        for b in 0..p.batch {
+            let start = self.starts.map_or(0, |s| s[b]);
+            for h in 0..p.heads {
+                let prefix = b * p.heads + h;
+                let src = &update[prefix * p.update_seq * row..][..p.update_seq * row];
+                let dst = &mut cache[prefix * p.seq * row..][..p.seq * row];
+                match self.mode {
+                    TensorScatterMode::Linear => {
+                        // Checked: 0 <= start <= seq - update_seq.
+                        let start = start as usize;
+                        dst[start * row..(start + p.update_seq) * row].clone_from_slice(src);
+                    }
+                    TensorScatterMode::Circular => {
+                        // update_seq >= 1 here, so seq >= 1.
+                        let first = start.rem_euclid(p.seq as i64) as usize;
+                        let head = (p.seq - first).min(p.update_seq);
+                        dst[first * row..(first + head) * row].clone_from_slice(&src[..head * row]);
+                        // update_seq <= seq: the wrapped part never reaches `first`.
+                        let tail = p.update_seq - head;
+                        dst[..tail * row].clone_from_slice(&src[head * row..]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(
+        cache: &[i32],
+        cache_shape: &[usize],
+        update: &[i32],
+        update_shape: &[usize],
+        starts: Option<&[i64]>,
+        axis: i64,
+        mode: TensorScatterMode,
+    ) -> Result<Vec<i32>, ScatterError> {
+        let plan = TensorScatterPlan::new(
+            cache_shape,
+            update_shape,
+            starts.map(|s| [s.len()]).as_ref().map(|s| &s[..]),
+            axis,
+        )?;
+        let checked = plan.check_write_indices(starts, mode)?;
+        let mut out = cache.to_vec();
+        checked.apply(&mut out, update)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn linear_writes_each_batch_at_its_own_start() {
+        // cache [2, 4, 1], update [2, 2, 1], axis 1
+        let out = run(
+            &[0; 8],
+            &[2, 4, 1],
+            &[1, 2, 3, 4],
+            &[2, 2, 1],
+            Some(&[1, 2]),
+            1,
+            TensorScatterMode::Linear,
+        )
+        .unwrap();
+        assert_eq!(out, [0, 1, 2, 0, 0, 0, 3, 4]);
+    }
+
+    #[test]
+    fn absent_write_indices_start_at_zero() {
+        let out = run(
+            &[0; 4],
+            &[1, 4],
+            &[7, 8],
+            &[1, 2],
+            None,
+            -1,
+            TensorScatterMode::Linear,
+        )
+        .unwrap();
+        assert_eq!(out, [7, 8, 0, 0]);
+    }
+
+    #[test]
+    fn circular_wraps_past_the_end() {
+        let out = run(
+            &[0; 4],
+            &[1, 4],
+            &[7, 8, 9],
+            &[1, 3],
+            Some(&[3]),
+            1,
+            TensorScatterMode::Circular,
+        )
+        .unwrap();
+        assert_eq!(out, [8, 9, 0, 7]);
+    }
+
+    #[test]
+    fn linear_past_the_end_is_out_of_bounds() {
+        let err = run(
+            &[0; 4],
+            &[1, 4],
+            &[7, 8, 9],
+            &[1, 3],
+            Some(&[2]),
+            1,
+            TensorScatterMode::Linear,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "write_indices[0] = 2 with 3 updated positions is out of bounds for axis 1 of size 4 in linear mode (valid range [0, 1])"
+        );
+        assert!(
+            run(
+                &[0; 4],
+                &[1, 4],
+                &[7],
+                &[1, 1],
+                Some(&[-1]),
+                1,
+                TensorScatterMode::Linear
+            )
+            .is_err()
+        );
+        assert!(
+            run(
+                &[0; 4],
+                &[1, 4],
+                &[7],
+                &[1, 1],
+                Some(&[i64::MAX]),
+                1,
+                TensorScatterMode::Circular
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn batch_axis_and_shape_errors_are_refused() {
+        assert!(matches!(
+            TensorScatterPlan::new(&[2, 4], &[2, 1], None, 0),
+            Err(ScatterError::Axis { .. })
+        ));
+        assert!(matches!(
+            TensorScatterPlan::new(&[2, 4], &[2, 1], None, -2),
+            Err(ScatterError::Axis { .. })
+        ));
+        assert!(matches!(
+            TensorScatterPlan::new(&[2, 4], &[2, 5], None, 1),
+            Err(ScatterError::Shape { .. })
+        ));
+        assert!(matches!(
+            TensorScatterPlan::new(&[2, 4], &[1, 1], None, 1),
+            Err(ScatterError::Shape { .. })
+        ));
+        assert!(matches!(
+            TensorScatterPlan::new(&[2, 4], &[2, 1], Some(&[3]), 1),
+            Err(ScatterError::Shape { .. })
+        ));
+        assert!(matches!(
+            TensorScatterPlan::new(&[4], &[1], None, -1),
+            Err(ScatterError::Rank { .. })
+        ));
+    }
+}
