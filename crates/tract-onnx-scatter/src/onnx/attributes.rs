@@ -1,0 +1,150 @@
+//! Attribute validation shared by the ONNX builders: every attribute must
+//! be one the op version defines, with the right type and an allowed value.
+
+use tract_hir::internal::*;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::attribute_proto::AttributeType;
+use tract_onnx::pb::{AttributeProto, NodeProto};
+
+use crate::opset::{OpVersion, ScatterOp, op_version};
+use crate::site::NodeSite;
+
+/// The node name tract gives the node: its name, else its first output.
+fn node_name(node: &NodeProto) -> String {
+    if !node.name.is_empty() {
+        node.name.clone()
+    } else if let Some(out) = node.output.first().filter(|o| !o.is_empty()) {
+        out.clone()
+    } else {
+        node.op_type.clone()
+    }
+}
+
+/// A node whose op exists at the model's opset and carries only attributes
+/// its version defines.
+pub struct CheckedNode<'a> {
+    pub node: &'a NodeProto,
+    pub version: OpVersion,
+    pub site: NodeSite,
+}
+
+impl<'a> CheckedNode<'a> {
+    pub fn new(op: ScatterOp, ctx: &ParsingContext, node: &'a NodeProto) -> TractResult<Self> {
+        let opset = ctx.onnx_operator_set_version;
+        let site_opset = (op != ScatterOp::ScatterElementsUpdate).then_some(opset);
+        let site = NodeSite::new(op, node_name(node), site_opset);
+        let version = op_version(op, opset).map_err(|e| site.error(e))?;
+        for attr in &node.attribute {
+            if !version.attributes.contains(&attr.name.as_str()) {
+                bail!(site.error(format!(
+                    "attribute '{}' (value {}) is not defined by {}; it allows: {}",
+                    attr.name,
+                    describe_value(attr),
+                    version.label(),
+                    version.allowed_attributes()
+                )));
+            }
+        }
+        Ok(CheckedNode { node, version, site })
+    }
+
+    /// Requires exactly the given inputs (`optional` trailing ones may be
+    /// absent or empty).
+    pub fn expect_inputs(&self, required: &[&str], optional: &[&str]) -> TractResult<usize> {
+        let given = self.node.input.iter().rposition(|i| !i.is_empty()).map_or(0, |p| p + 1);
+        let all: Vec<&str> = required.iter().chain(optional).copied().collect();
+        if given < required.len() || given > all.len() {
+            bail!(self.site.error(format!(
+                "expects inputs ({}){}, got {given}",
+                required.join(", "),
+                if optional.is_empty() { String::new() } else { format!(" and optionally ({})", optional.join(", ")) }
+            )));
+        }
+        if let Some(p) = self.node.input[..required.len()].iter().position(|i| i.is_empty()) {
+            bail!(self.site.error(format!("input '{}' is required but empty", required[p])));
+        }
+        Ok(given)
+    }
+
+    fn attr(&self, name: &str) -> Option<&'a AttributeProto> {
+        self.node.attribute.iter().find(|a| a.name == name)
+    }
+
+    /// An `INT` attribute.
+    pub fn int(&self, name: &str) -> TractResult<Option<i64>> {
+        let Some(attr) = self.attr(name) else { return Ok(None) };
+        match attr_type(attr) {
+            Some(AttributeType::Int) => Ok(Some(attr.i)),
+            _ => bail!(self.site.error(format!(
+                "attribute '{name}' must be an int, got {} (value {})",
+                type_name(attr),
+                describe_value(attr)
+            ))),
+        }
+    }
+
+    /// A `STRING` attribute, as UTF-8.
+    pub fn string(&self, name: &str) -> TractResult<Option<String>> {
+        let Some(attr) = self.attr(name) else { return Ok(None) };
+        match attr_type(attr) {
+            Some(AttributeType::String) => String::from_utf8(attr.s.clone())
+                .map(Some)
+                .map_err(|_| self.site.error(format!("attribute '{name}' is not valid UTF-8"))),
+            _ => bail!(self.site.error(format!(
+                "attribute '{name}' must be a string, got {} (value {})",
+                type_name(attr),
+                describe_value(attr)
+            ))),
+        }
+    }
+
+    /// The `reduction` attribute, checked against the version's list.
+    pub fn onnx_reduction(&self) -> TractResult<scatter_kernels::Reduction> {
+        let Some(value) = self.string("reduction")? else {
+            return Ok(scatter_kernels::Reduction::None);
+        };
+        match scatter_kernels::Reduction::from_onnx(&value) {
+            Some(r) if self.version.reductions.contains(&r) => Ok(r),
+            _ => bail!(self.site.error(format!(
+                "reduction '{value}' is not allowed by {}; allowed: {}",
+                self.version.label(),
+                self.version.allowed_reductions()
+            ))),
+        }
+    }
+}
+
+fn attr_type(attr: &AttributeProto) -> Option<AttributeType> {
+    match AttributeType::try_from(attr.r#type).ok()? {
+        // IR < 3 models may leave the type unset: infer it from the payload.
+        AttributeType::Undefined => {
+            if !attr.s.is_empty() {
+                Some(AttributeType::String)
+            } else if attr.f != 0.0 {
+                Some(AttributeType::Float)
+            } else if attr.t.is_none() && attr.ints.is_empty() && attr.floats.is_empty() && attr.strings.is_empty() {
+                Some(AttributeType::Int)
+            } else {
+                None
+            }
+        }
+        t => Some(t),
+    }
+}
+
+fn type_name(attr: &AttributeProto) -> String {
+    attr_type(attr).map_or_else(|| "an attribute of undefined type".to_string(), |t| format!("{t}"))
+}
+
+/// A short rendering of an attribute's value for messages.
+fn describe_value(attr: &AttributeProto) -> String {
+    match attr_type(attr) {
+        Some(AttributeType::Int) => attr.i.to_string(),
+        Some(AttributeType::Float) => attr.f.to_string(),
+        Some(AttributeType::String) => format!("{:?}", String::from_utf8_lossy(&attr.s)),
+        Some(AttributeType::Ints) => format!("{:?}", attr.ints),
+        Some(AttributeType::Floats) => format!("{:?}", attr.floats),
+        Some(t) => format!("of type {t}"),
+        None => "of undefined type".into(),
+    }
+}

@@ -1,0 +1,81 @@
+//! ONNX `Scatter` (9, 10) and `ScatterElements` (11, 13, 16, 18): builders
+//! and the inference-level op.
+
+use scatter_kernels::{Reduction, ScatterError};
+use tract_hir::internal::*;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
+
+use crate::onnx::attributes::CheckedNode;
+use crate::onnx::typing;
+use crate::opset::ScatterOp;
+use crate::site::NodeSite;
+
+pub fn scatter(ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    build(ScatterOp::Scatter, ctx, node)
+}
+
+pub fn scatter_elements(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    build(ScatterOp::ScatterElements, ctx, node)
+}
+
+fn build(op: ScatterOp, ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let node = CheckedNode::new(op, ctx, node)?;
+    node.expect_inputs(&["data", "indices", "updates"], &[])?;
+    let axis = node.int("axis")?.unwrap_or(0);
+    let reduction = node.onnx_reduction()?;
+    Ok((expand(InferScatterElements { site: node.site, axis, reduction }), vec![]))
+}
+
+/// ScatterElements before typing: the axis may still be negative.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct InferScatterElements {
+    pub site: NodeSite,
+    pub axis: i64,
+    pub reduction: Reduction,
+}
+
+impl Expansion for InferScatterElements {
+    fn name(&self) -> StaticName {
+        self.site.op.onnx_name().into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!("axis: {} reduction: {}", self.axis, self.reduction)])
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_input_arity(inputs, 3)?;
+        check_output_arity(outputs, 1)?;
+        typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
+    }
+
+    fn wire(&self, prefix: &str, model: &mut TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
+        let rank = model.outlet_fact(inputs[0])?.rank();
+        let axis = normalize_axis(&self.site, self.axis, rank)?;
+        let (data, updates) = typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
+        let op = crate::ops::ScatterElements::onnx(self.site.clone(), axis, self.reduction);
+        model.wire_node(prefix, op, &[data, inputs[1], updates])
+    }
+}
+
+/// `axis` in `[-rank, rank - 1]` as a position, or the kernels' "axis" error.
+pub fn normalize_axis(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
+    let pos = if axis < 0 { axis.checked_add(rank as i64) } else { Some(axis) };
+    match pos {
+        Some(p) if p >= 0 && (p as usize) < rank => Ok(p as usize),
+        _ => Err(site.error(ScatterError::Axis {
+            axis,
+            rank,
+            expected: if rank == 0 { "data of rank >= 1".into() } else { format!("a value in [-{rank}, {}]", rank - 1) },
+        })),
+    }
+}

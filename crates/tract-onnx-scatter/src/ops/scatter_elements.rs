@@ -1,0 +1,164 @@
+//! The typed `ScatterElements` op (also serves `Scatter` 9/10 and, with
+//! `use_init_val`/`mean`, OpenVINO `ScatterElementsUpdate` with a constant
+//! axis).
+
+use scatter_kernels::{ElementsPlan, IndexValue, Reduction};
+use tract_core::internal::*;
+
+use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
+use crate::ops::types::{self, dispatch_element};
+use crate::site::NodeSite;
+
+/// `output = data`, then every update written along `axis` at the position
+/// its index gives, in row-major order of the indices.
+///
+/// Contract (checked at build time as far as the facts allow, the rest at
+/// run time, always before any write): data rank `r >= 1`; indices and
+/// updates of rank `r` and equal shape; `indices.shape[i] <= data.shape[i]`
+/// for `i != axis`; index values in `[-s, s - 1]`, `s = data.shape[axis]`;
+/// indices int32/int64; data and updates of one type that can do
+/// `reduction`. Runs in place when the data input is exclusively owned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScatterElements {
+    pub site: NodeSite,
+    /// Normalized: `0 <= axis < rank`.
+    pub axis: usize,
+    pub reduction: Reduction,
+    /// OpenVINO's `use_init_val`; always true for ONNX ops.
+    pub use_init_val: bool,
+}
+
+impl ScatterElements {
+    pub fn onnx(site: NodeSite, axis: usize, reduction: Reduction) -> ScatterElements {
+        ScatterElements { site, axis, reduction, use_init_val: true }
+    }
+
+    fn check_facts(&self, data: &TypedFact, indices: &TypedFact, updates: &TypedFact) -> TractResult<()> {
+        let site = &self.site;
+        types::check_indices_type(site, "indices", indices.datum_type)?;
+        types::check_same_type(site, data.datum_type, updates.datum_type)?;
+        types::check_reduction_for(site, data.datum_type, self.reduction)?;
+        if let Some(shapes) = all_concrete(&[data, indices, updates]) {
+            let plan = ElementsPlan::new(shapes[0], shapes[1], shapes[2], self.axis as i64)
+                .map_err(|e| site.error(e))?;
+            // Constant indices are checked now: the error surfaces at load.
+            if let Some(konst) = &indices.konst {
+                let konst = types::plain_indices(site, "indices", konst)?;
+                match konst.datum_type() {
+                    DatumType::I32 => plan.check_indices(types::slice::<i32>(&konst)?).map(drop),
+                    _ => plan.check_indices(types::slice::<i64>(&konst)?).map(drop),
+                }
+                .map_err(|e| site.error(e))?;
+            }
+            return Ok(());
+        }
+        let rank = data.rank();
+        if rank == 0 {
+            bail!(site.error(format!("rank: data has rank 0 (shape {:?}), expected rank >= 1", data.shape)));
+        }
+        if self.axis >= rank {
+            bail!(site.error(format!("axis {} is invalid for data of rank {rank}", self.axis)));
+        }
+        expect_rank(site, "indices", indices, rank, "the rank of data")?;
+        expect_rank(site, "updates", updates, rank, "the rank of indices")?;
+        for i in 0..rank {
+            if known_different(&updates.shape[i], &indices.shape[i]) {
+                bail!(site.error(format!(
+                    "shape: updates has shape {:?}, expected {:?} (the shape of indices)",
+                    updates.shape, indices.shape
+                )));
+            }
+            if i != self.axis && known_greater(&indices.shape[i], &data.shape[i]) {
+                bail!(site.error(format!(
+                    "shape: indices has shape {:?}, expected dim {i} <= {} (data shape {:?}; only axis {} may be longer)",
+                    indices.shape, data.shape[i], data.shape, self.axis
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn scatter<I: IndexValue>(&self, plan: &ElementsPlan, indices: &[I], data: TValue, updates: &Tensor) -> TractResult<Tensor> {
+        let site = &self.site;
+        let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
+        // Validated: now take the data, without a copy when exclusive.
+        let mut data = data.into_tensor();
+        let mut view = data.try_as_plain_ram_mut()?;
+        let done = dispatch_element!(view.datum_type(), site, "data", |T| {
+            let d = view.as_slice_mut::<T>()?;
+            let u = types::slice::<T>(updates)?;
+            if self.use_init_val && self.reduction != Reduction::Mean {
+                checked.apply(d, u, self.reduction).map_err(|e| site.error(e))
+            } else {
+                scatter_kernels::scatter_elements_update(d, plan.data_shape(), indices, plan.indices_shape(), u, self.axis as i64, self.reduction, self.use_init_val).map_err(|e| site.error(e))
+            }
+        }, tdim => {
+            let d = view.as_slice_mut::<TDim>()?;
+            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
+        });
+        done?;
+        Ok(data)
+    }
+}
+
+impl Op for ScatterElements {
+    fn name(&self) -> StaticName {
+        "ScatterElements".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        let mut info = vec![format!("axis: {} reduction: {}", self.axis, self.reduction)];
+        if !self.use_init_val {
+            info.push("use_init_val: false".into());
+        }
+        Ok(info)
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for ScatterElements {
+    op_out_of_plan!();
+
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let site = &self.site;
+        if inputs.len() != 3 {
+            bail!(site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+        }
+        let (data, indices, updates) = args_3!(inputs);
+        types::check_same_type(site, data.datum_type(), updates.datum_type())?;
+        types::check_reduction_for(site, data.datum_type(), self.reduction)?;
+        let plan = ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), self.axis as i64)
+            .map_err(|e| site.error(e))?;
+        let indices = types::plain_indices(site, "indices", &indices)?;
+        let output = match indices.datum_type() {
+            DatumType::I32 => self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?,
+            _ => self.scatter(&plan, types::slice::<i64>(&indices)?, data, &updates)?,
+        };
+        Ok(tvec!(output.into_tvalue()))
+    }
+}
+
+impl TypedOp for ScatterElements {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        if inputs.len() != 3 {
+            bail!(self.site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+        }
+        self.check_facts(inputs[0], inputs[1], inputs[2])?;
+        Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+    }
+
+    /// Empty indices write nothing: the op is the identity on data.
+    fn declutter(&self, model: &TypedModel, node: &TypedNode) -> TractResult<Option<TypedModelPatch>> {
+        let indices = model.outlet_fact(node.inputs[1])?;
+        rule_if!(indices.shape.iter().any(|d| *d == TDim::Val(0)));
+        TypedModelPatch::shunt_one_op(model, node)
+    }
+
+    fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
+        // One read-modify-write per update, plus the data copy when shared.
+        Ok(tvec!((Cost::Buffer(inputs[0].datum_type), inputs[2].shape.volume())))
+    }
+}

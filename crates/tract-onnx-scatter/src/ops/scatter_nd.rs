@@ -1,0 +1,145 @@
+//! The typed `ScatterND` op.
+
+use scatter_kernels::{IndexValue, NdPlan, Reduction};
+use tract_core::internal::*;
+
+use crate::ops::shapes::{all_concrete, known_different};
+use crate::ops::types::{self, dispatch_element};
+use crate::site::NodeSite;
+
+/// `output = data`, then for every index tuple `t` (row-major over
+/// `indices.shape[:-1]`), the slice `data[t]` combined with its update slice.
+///
+/// Contract (checked at build time as far as the facts allow, the rest at
+/// run time, always before any write): data rank `r >= 1`; indices rank
+/// `q >= 1` with `k = indices.shape[-1] <= r`; `updates.shape ==
+/// indices.shape[:-1] ++ data.shape[k:]`; each tuple component in
+/// `[-d, d - 1]` for its own data dim `d`; data and updates of one type that
+/// can do `reduction`. Runs in place when the data input is exclusive.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScatterNd {
+    pub site: NodeSite,
+    pub reduction: Reduction,
+}
+
+impl ScatterNd {
+    fn check_facts(&self, data: &TypedFact, indices: &TypedFact, updates: &TypedFact) -> TractResult<()> {
+        let site = &self.site;
+        types::check_indices_type(site, "indices", indices.datum_type)?;
+        types::check_same_type(site, data.datum_type, updates.datum_type)?;
+        types::check_reduction_for(site, data.datum_type, self.reduction)?;
+        if let Some(shapes) = all_concrete(&[data, indices, updates]) {
+            let plan = NdPlan::new(shapes[0], shapes[1], shapes[2]).map_err(|e| site.error(e))?;
+            if let Some(konst) = &indices.konst {
+                let konst = types::plain_indices(site, "indices", konst)?;
+                match konst.datum_type() {
+                    DatumType::I32 => plan.check_indices(types::slice::<i32>(&konst)?).map(drop),
+                    _ => plan.check_indices(types::slice::<i64>(&konst)?).map(drop),
+                }
+                .map_err(|e| site.error(e))?;
+            }
+            return Ok(());
+        }
+        let r = data.rank();
+        if r == 0 {
+            bail!(site.error(format!("rank: data has rank 0 (shape {:?}), expected rank >= 1", data.shape)));
+        }
+        let q = indices.rank();
+        if q == 0 {
+            bail!(site.error("rank: indices has rank 0, expected rank >= 1 (the last dimension holds the index tuples)"));
+        }
+        // k must be known to say anything about updates.
+        let Ok(k) = indices.shape[q - 1].to_i64() else { return Ok(()) };
+        let k = k as usize;
+        if k > r {
+            bail!(site.error(format!(
+                "rank: index tuples of length {k} (indices shape {:?}) exceed the rank {r} of data (shape {:?})",
+                indices.shape, data.shape
+            )));
+        }
+        let expected: TVec<TDim> = indices.shape[..q - 1].iter().chain(data.shape[k..].iter()).cloned().collect();
+        if updates.rank() != expected.len()
+            || updates.shape.iter().zip(&expected).any(|(u, e)| known_different(u, e))
+        {
+            bail!(site.error(format!(
+                "shape: updates has shape {:?}, expected {expected:?} (indices.shape[:-1] ++ data.shape[{k}:], \
+                 with indices shape {:?} and data shape {:?})",
+                updates.shape, indices.shape, data.shape
+            )));
+        }
+        Ok(())
+    }
+
+    fn scatter<I: IndexValue>(&self, plan: &NdPlan, indices: &[I], data: TValue, updates: &Tensor) -> TractResult<Tensor> {
+        let site = &self.site;
+        let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
+        let mut data = data.into_tensor();
+        let mut view = data.try_as_plain_ram_mut()?;
+        let done = dispatch_element!(view.datum_type(), site, "data", |T| {
+            let d = view.as_slice_mut::<T>()?;
+            checked.apply(d, types::slice::<T>(updates)?, self.reduction).map_err(|e| site.error(e))
+        }, tdim => {
+            let d = view.as_slice_mut::<TDim>()?;
+            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
+        });
+        done?;
+        Ok(data)
+    }
+}
+
+impl Op for ScatterNd {
+    fn name(&self) -> StaticName {
+        "ScatterND".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!("reduction: {}", self.reduction)])
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for ScatterNd {
+    op_out_of_plan!();
+
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let site = &self.site;
+        if inputs.len() != 3 {
+            bail!(site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+        }
+        let (data, indices, updates) = args_3!(inputs);
+        types::check_same_type(site, data.datum_type(), updates.datum_type())?;
+        types::check_reduction_for(site, data.datum_type(), self.reduction)?;
+        let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).map_err(|e| site.error(e))?;
+        let indices = types::plain_indices(site, "indices", &indices)?;
+        let output = match indices.datum_type() {
+            DatumType::I32 => self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?,
+            _ => self.scatter(&plan, types::slice::<i64>(&indices)?, data, &updates)?,
+        };
+        Ok(tvec!(output.into_tvalue()))
+    }
+}
+
+impl TypedOp for ScatterNd {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        if inputs.len() != 3 {
+            bail!(self.site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+        }
+        self.check_facts(inputs[0], inputs[1], inputs[2])?;
+        Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+    }
+
+    /// No index tuple writes nothing: the op is the identity on data.
+    fn declutter(&self, model: &TypedModel, node: &TypedNode) -> TractResult<Option<TypedModelPatch>> {
+        let indices = model.outlet_fact(node.inputs[1])?;
+        let rank = indices.rank();
+        rule_if!(rank >= 1 && indices.shape[..rank - 1].iter().any(|d| *d == TDim::Val(0)));
+        TypedModelPatch::shunt_one_op(model, node)
+    }
+
+    fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
+        Ok(tvec!((Cost::Buffer(inputs[0].datum_type), inputs[2].shape.volume())))
+    }
+}

@@ -1,0 +1,124 @@
+//! Which attributes and reductions each op allows at each opset: the
+//! validation table of the README, as data.
+
+use scatter_kernels::Reduction;
+
+/// The scatter ops this crate builds from ONNX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterOp {
+    Scatter,
+    ScatterElements,
+    ScatterNd,
+    TensorScatter,
+    /// OpenVINO `ScatterElementsUpdate-12` semantics, as a custom op.
+    ScatterElementsUpdate,
+}
+
+impl ScatterOp {
+    /// The ONNX `op_type`.
+    pub fn onnx_name(self) -> &'static str {
+        match self {
+            ScatterOp::Scatter => "Scatter",
+            ScatterOp::ScatterElements => "ScatterElements",
+            ScatterOp::ScatterNd => "ScatterND",
+            ScatterOp::TensorScatter => "TensorScatter",
+            ScatterOp::ScatterElementsUpdate => "ScatterElementsUpdate",
+        }
+    }
+}
+
+/// What one op version accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpVersion {
+    pub op: ScatterOp,
+    /// The op's `since_version` that governs this opset (e.g. 11 for
+    /// ScatterElements at opset 12).
+    pub since: i64,
+    pub attributes: &'static [&'static str],
+    /// ONNX reductions allowed; empty when the op has no `reduction`.
+    pub reductions: &'static [Reduction],
+}
+
+const NONE_ADD_MUL: &[Reduction] = &[Reduction::None, Reduction::Add, Reduction::Mul];
+const ALL_ONNX: &[Reduction] =
+    &[Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min];
+
+/// The version of `op` in force at default-domain `opset`, or why there is
+/// none.
+pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
+    use ScatterOp::*;
+    let v = |since, attributes, reductions| Ok(OpVersion { op, since, attributes, reductions });
+    let name = op.onnx_name();
+    match (op, opset) {
+        (Scatter, 9..=10) => v(9, &["axis"], &[]),
+        (Scatter, 11..) => Err(format!(
+            "opset {opset}: Scatter is deprecated since opset 11 and removed; use ScatterElements"
+        )),
+        (ScatterElements, 11..=12) => v(11, &["axis"], &[]),
+        (ScatterElements, 13..=15) => v(13, &["axis"], &[]),
+        (ScatterElements, 16..=17) => v(16, &["axis", "reduction"], NONE_ADD_MUL),
+        (ScatterElements, 18..) => v(18, &["axis", "reduction"], ALL_ONNX),
+        (ScatterNd, 11..=12) => v(11, &[], &[]),
+        (ScatterNd, 13..=15) => v(13, &[], &[]),
+        (ScatterNd, 16..=17) => v(16, &["reduction"], NONE_ADD_MUL),
+        (ScatterNd, 18..) => v(18, &["reduction"], ALL_ONNX),
+        (TensorScatter, 24..) => v(24, &["axis", "mode"], &[]),
+        // A custom-domain op: the default-domain opset does not govern it.
+        (ScatterElementsUpdate, _) => v(12, &["reduction", "use_init_val"], &[]),
+        (_, opset) => {
+            let first = match op {
+                Scatter => 9,
+                ScatterElements | ScatterNd => 11,
+                TensorScatter => 24,
+                ScatterElementsUpdate => unreachable!("every opset matched above"),
+            };
+            Err(format!("opset {opset}: {name} does not exist before opset {first}"))
+        }
+    }
+}
+
+impl OpVersion {
+    /// `Op-since`, e.g. `ScatterElements-16`.
+    pub fn label(&self) -> String {
+        format!("{}-{}", self.op.onnx_name(), self.since)
+    }
+
+    pub fn allowed_attributes(&self) -> String {
+        if self.attributes.is_empty() { "no attributes".into() } else { self.attributes.join(", ") }
+    }
+
+    pub fn allowed_reductions(&self) -> String {
+        self.reductions.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_follow_the_readme_table() {
+        use ScatterOp::*;
+        let since = |op, opset| op_version(op, opset).map(|v| v.since);
+        assert_eq!(since(Scatter, 9), Ok(9));
+        assert_eq!(since(Scatter, 10), Ok(9));
+        assert!(since(Scatter, 11).unwrap_err().contains("deprecated"));
+        assert!(since(Scatter, 8).unwrap_err().contains("does not exist before opset 9"));
+        assert!(since(ScatterElements, 10).is_err());
+        assert_eq!(since(ScatterElements, 12), Ok(11));
+        assert_eq!(since(ScatterElements, 15), Ok(13));
+        assert_eq!(since(ScatterElements, 17), Ok(16));
+        assert_eq!(since(ScatterElements, 23), Ok(18));
+        assert_eq!(since(ScatterNd, 14), Ok(13));
+        assert!(since(TensorScatter, 23).is_err());
+        assert_eq!(since(TensorScatter, 24), Ok(24));
+    }
+
+    #[test]
+    fn reductions_grow_with_the_opset() {
+        use ScatterOp::*;
+        assert!(op_version(ScatterElements, 13).unwrap().reductions.is_empty());
+        assert_eq!(op_version(ScatterNd, 16).unwrap().allowed_reductions(), "none, add, mul");
+        assert_eq!(op_version(ScatterNd, 18).unwrap().allowed_reductions(), "none, add, mul, max, min");
+    }
+}
