@@ -2,6 +2,10 @@ use crate::{Input, ScatterError};
 
 /// The number of elements of `shape`, or `None` when it overflows `usize`.
 pub fn element_count(shape: &[usize]) -> Option<usize> {
+    // A zero anywhere makes the count 0 even when other dims overflow.
+    if shape.contains(&0) {
+        return Some(0);
+    }
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
@@ -60,6 +64,7 @@ mod tests {
         assert_eq!(element_count(&[]), Some(1));
         assert_eq!(element_count(&[2, 0, usize::MAX]), Some(0));
         assert_eq!(element_count(&[usize::MAX, 2]), None);
+        assert_eq!(element_count(&[usize::MAX, 2, 0]), Some(0));
     }
 
     #[test]
