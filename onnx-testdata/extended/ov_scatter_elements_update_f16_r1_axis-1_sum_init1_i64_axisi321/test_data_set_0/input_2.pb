@@ -1,0 +1,2 @@
+
+BupdatesJ€C

@@ -1,0 +1,1 @@
+2ß2b2ab2abBupdates

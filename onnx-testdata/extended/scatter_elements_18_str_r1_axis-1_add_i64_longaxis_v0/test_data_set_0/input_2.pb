@@ -1,0 +1,1 @@
+2b2日日abBupdates

@@ -1,0 +1,1 @@
+20azb日日abBoutput

@@ -1,0 +1,1 @@
+2日02ßa2日 2 0a2Aza2abAz2a日aBupdates

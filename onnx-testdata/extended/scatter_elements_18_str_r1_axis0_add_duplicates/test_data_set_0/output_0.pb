@@ -1,0 +1,1 @@
+2 0aAza2z日0ßa日 a日a2abAzBoutput

@@ -1,0 +1,1 @@
+2abAA2éa2 2ab0 Bupdates

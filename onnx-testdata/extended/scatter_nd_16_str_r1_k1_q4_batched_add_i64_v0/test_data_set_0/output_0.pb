@@ -1,0 +1,1 @@
+2	bbéababA2zßzaAab2ab200zBoutput

@@ -1,0 +1,1 @@
+2日aa2aba20 Bupdates

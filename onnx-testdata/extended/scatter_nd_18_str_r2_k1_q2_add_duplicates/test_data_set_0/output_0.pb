@@ -1,0 +1,1 @@
+2abaé2abz2abzbbßa2aA02zabzaaab2abBoutput

@@ -1,0 +1,1 @@
+2zabz2bzz2ßé Bupdate
