@@ -1,0 +1,100 @@
+//! The engine under test, abstracted so the harness can drive tract (with or
+//! without plugins) and, in its own tests, synthetic frameworks.
+
+use crate::outcome::Phase;
+use anyhow::{Result, ensure};
+use std::path::Path;
+use tract_onnx::prelude::Framework as _;
+use tract_onnx::prelude::*;
+use tract_onnx::tract_hir::infer::Factoid as _;
+
+/// How the model is prepared before running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `into_typed()?.into_decluttered()?`
+    Decluttered,
+    /// `into_typed()?.into_optimized()?`
+    Optimized,
+}
+
+/// Something that can load an ONNX model, prepare it and run it.
+///
+/// Contract: call `enter(phase)` when entering each phase, so that an error
+/// or a panic is attributed to the right one; return the outputs in graph
+/// order. `inputs` are the non-initializer graph inputs, in graph order;
+/// `None` means "load and prepare only, do not run" (error tests without a
+/// data set), and then no outputs are returned.
+pub trait Framework {
+    fn run(
+        &self,
+        model_path: &Path,
+        inputs: Option<&[Tensor]>,
+        mode: Mode,
+        enter: &mut dyn FnMut(Phase),
+    ) -> Result<Vec<Tensor>>;
+}
+
+impl<F> Framework for F
+where
+    F: Fn(&Path, Option<&[Tensor]>, Mode, &mut dyn FnMut(Phase)) -> Result<Vec<Tensor>>,
+{
+    fn run(
+        &self,
+        model_path: &Path,
+        inputs: Option<&[Tensor]>,
+        mode: Mode,
+        enter: &mut dyn FnMut(Phase),
+    ) -> Result<Vec<Tensor>> {
+        self(model_path, inputs, mode, enter)
+    }
+}
+
+/// A tract ONNX framework (`tract_onnx::onnx()` or a plugin-extended one).
+pub struct Tract<'a>(pub &'a tract_onnx::Onnx);
+
+impl Framework for Tract<'_> {
+    fn run(
+        &self,
+        model_path: &Path,
+        inputs: Option<&[Tensor]>,
+        mode: Mode,
+        enter: &mut dyn FnMut(Phase),
+    ) -> Result<Vec<Tensor>> {
+        enter(Phase::Load);
+        let mut model = self.0.model_for_path(model_path)?;
+        let inputs = inputs.unwrap_or_default();
+        let run = !inputs.is_empty() || model.input_outlets()?.is_empty();
+        let sources = model.input_outlets()?.len();
+        ensure!(
+            sources == inputs.len() || inputs.is_empty(),
+            "the model has {sources} non-initializer inputs but the data set has {} input files",
+            inputs.len()
+        );
+        // Refine (not replace) the declared input facts with the data's type
+        // and shape: symbolic dims get resolved, contradictions are errors.
+        for (ix, input) in inputs.iter().enumerate() {
+            let declared = model.input_fact(ix)?.clone();
+            let fact = declared.unify(&InferenceFact::dt_shape_from_tensor(input))?;
+            model.set_input_fact(ix, fact)?;
+        }
+        enter(Phase::Typing);
+        let typed = model.into_typed()?;
+        let prepared = match mode {
+            Mode::Decluttered => {
+                enter(Phase::Declutter);
+                typed.into_decluttered()?
+            }
+            Mode::Optimized => {
+                enter(Phase::Optimize);
+                typed.into_optimized()?
+            }
+        };
+        if !run {
+            return Ok(vec![]);
+        }
+        enter(Phase::Run);
+        let runnable = prepared.into_runnable()?;
+        let outputs = runnable.run(inputs.iter().cloned().map(|t| t.into_tvalue()).collect())?;
+        Ok(outputs.into_iter().map(|v| v.into_tensor()).collect())
+    }
+}

@@ -1,0 +1,114 @@
+//! Where the golden suite's files live in a repository, and turning them
+//! into runnable [`Suite`]s.
+//!
+//! ```text
+//! <root>/onnx-testdata/manifest.toml            pinned releases and hashes
+//! <root>/onnx-testdata/expected-failures.toml   known failures of the gating framework
+//! <root>/onnx-testdata/cache/<version>/node/    fetched official tests (git-ignored)
+//! <root>/onnx-testdata/extended/                the project's own corpus
+//! ```
+
+use crate::expected_failures::ExpectedFailures;
+use crate::fetch::{Source, ensure_release};
+use crate::manifest::Manifest;
+use crate::suite::Suite;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Suite name of the extended corpus (also used in expected-failures.toml).
+pub const EXTENDED: &str = "extended";
+
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub root: PathBuf,
+}
+
+impl Layout {
+    /// `root` is the repository (workspace) root.
+    pub fn new(root: impl Into<PathBuf>) -> Layout {
+        Layout { root: root.into() }
+    }
+
+    fn testdata(&self) -> PathBuf {
+        self.root.join("onnx-testdata")
+    }
+
+    pub fn manifest_path(&self) -> PathBuf {
+        self.testdata().join("manifest.toml")
+    }
+
+    pub fn expected_failures_path(&self) -> PathBuf {
+        self.testdata().join("expected-failures.toml")
+    }
+
+    pub fn cache_dir(&self) -> PathBuf {
+        self.testdata().join("cache")
+    }
+
+    pub fn extended_dir(&self) -> PathBuf {
+        self.testdata().join(EXTENDED)
+    }
+
+    pub fn manifest(&self) -> Result<Manifest> {
+        Manifest::load(&self.manifest_path())
+    }
+
+    pub fn expected_failures(&self) -> Result<ExpectedFailures> {
+        ExpectedFailures::load(&self.expected_failures_path())
+    }
+
+    /// Fetches (if needed) and verifies one pinned release; returns its suite.
+    pub fn release_suite(
+        &self,
+        manifest: &Manifest,
+        version: &str,
+        source: &Source,
+    ) -> Result<Suite> {
+        let release = manifest.release(version).ok_or_else(|| {
+            anyhow::anyhow!(
+                "onnx {version} is not pinned in {:?}; pinned: {}",
+                self.manifest_path(),
+                manifest
+                    .releases
+                    .iter()
+                    .map(|r| r.version.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        let dir = ensure_release(release, &self.cache_dir(), source)?;
+        Ok(Suite {
+            name: version.to_string(),
+            root: dir.join("node"),
+        })
+    }
+
+    /// Every pinned release (fetched and verified) followed by the extended corpus.
+    pub fn all_suites(&self, source: &Source) -> Result<Vec<Suite>> {
+        let manifest = self.manifest()?;
+        let mut suites = manifest
+            .releases
+            .iter()
+            .map(|r| self.release_suite(&manifest, &r.version, source))
+            .collect::<Result<Vec<_>>>()?;
+        suites.push(self.extended_suite());
+        Ok(suites)
+    }
+
+    /// The extended corpus; an absent directory is an empty suite.
+    pub fn extended_suite(&self) -> Suite {
+        Suite {
+            name: EXTENDED.to_string(),
+            root: self.extended_dir(),
+        }
+    }
+}
+
+/// The workspace root of a crate whose manifest dir is one level below it
+/// (`xtask/`, `tests/`).
+pub fn root_above(manifest_dir: &str) -> PathBuf {
+    Path::new(manifest_dir)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}

@@ -1,0 +1,30 @@
+//! Golden conformance harness for ONNX node tests.
+//!
+//! Reads ONNX node-test directories (`model.onnx` plus
+//! `test_data_set_*/{input,output}_*.pb`), runs them through one or more named
+//! frameworks (decluttered and optimized), compares outputs with the ONNX
+//! backend tolerances, and reports. It knows nothing of any particular
+//! operator: which tests to run is the caller's business, driven by the
+//! pinned manifest ([`manifest`], [`fetch`]) and local corpora.
+
+pub mod compare;
+pub mod expected_failures;
+pub mod fetch;
+pub mod framework;
+pub mod layout;
+pub mod manifest;
+pub mod node_test;
+pub mod outcome;
+pub mod panic_guard;
+pub mod report;
+pub mod run;
+pub mod suite;
+pub mod tensor_proto;
+
+pub use expected_failures::{ExpectedFailure, ExpectedFailures, Gate};
+pub use framework::{Framework, Mode, Tract};
+pub use manifest::{Manifest, Release};
+pub use node_test::NodeTest;
+pub use outcome::{FrameworkOutcome, Outcome, Phase};
+pub use report::{Format, Report};
+pub use suite::{CaseResult, NamedFramework, Suite, run_suites};

@@ -1,0 +1,174 @@
+//! Reading ONNX node-test directories.
+//!
+//! Layout (as in `onnx/backend/test/data/node/<test>/`):
+//! ```text
+//! <test>/model.onnx
+//! <test>/test_data_set_<k>/input_<i>.pb     (TensorProto)
+//! <test>/test_data_set_<k>/output_<i>.pb    (TensorProto)
+//! <test>/expected_error.txt                  (optional, golden-suite extension)
+//! ```
+
+use crate::tensor_proto::decode_tensor_bytes;
+use anyhow::{Context, Result, bail};
+use prost::Message;
+use std::fs;
+use std::path::{Path, PathBuf};
+use tract_onnx::pb::ModelProto;
+use tract_onnx::prelude::Tensor;
+
+/// File name of the optional error expectation of a node test.
+pub const EXPECTED_ERROR_FILE: &str = "expected_error.txt";
+
+/// One node-test directory, with its data sets decoded.
+#[derive(Debug, Clone)]
+pub struct NodeTest {
+    /// Directory name, e.g. `test_scatternd`.
+    pub name: String,
+    pub dir: PathBuf,
+    /// When present, the test passes only if loading or running the model
+    /// fails with an error whose debug chain contains this text (case-insensitive).
+    pub expected_error: Option<String>,
+    /// Data sets in `test_data_set_<k>` order (numeric order of `k`).
+    pub data_sets: Vec<DataSet>,
+}
+
+/// One `test_data_set_<k>` directory.
+#[derive(Debug, Clone)]
+pub struct DataSet {
+    pub name: String,
+    /// `input_<i>.pb`, in order of `i`.
+    pub inputs: Vec<Tensor>,
+    /// `output_<i>.pb`, in order of `i` (may be empty for error tests).
+    pub outputs: Vec<Tensor>,
+}
+
+impl NodeTest {
+    /// Path of the model file.
+    pub fn model_path(&self) -> PathBuf {
+        self.dir.join("model.onnx")
+    }
+
+    /// Reads a node-test directory. Errors (never panics) on missing
+    /// `model.onnx`, unreadable or undecodable tensors, and gaps in the
+    /// `input_<i>`/`output_<i>` numbering.
+    pub fn load(dir: &Path) -> Result<NodeTest> {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .with_context(|| format!("node-test directory {dir:?} has no UTF-8 name"))?
+            .to_string();
+        if !dir.join("model.onnx").is_file() {
+            bail!("{dir:?} is not a node test: no model.onnx");
+        }
+        let expected_error = match fs::read_to_string(dir.join(EXPECTED_ERROR_FILE)) {
+            Ok(s) if s.trim().is_empty() => {
+                bail!(
+                    "{dir:?}: {EXPECTED_ERROR_FILE} is empty (write the expected error text in it)"
+                )
+            }
+            Ok(s) => Some(s.trim().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(e).with_context(|| format!("reading {EXPECTED_ERROR_FILE} in {dir:?}"));
+            }
+        };
+        let data_sets = numbered_entries(dir, "test_data_set_", "")?
+            .into_iter()
+            .map(|(_, path)| DataSet::load(&path))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(NodeTest {
+            name,
+            dir: dir.to_path_buf(),
+            expected_error,
+            data_sets,
+        })
+    }
+
+    /// The default-domain (`""` or `ai.onnx`) opset the model imports, if any.
+    pub fn opset(&self) -> Result<Option<i64>> {
+        let bytes = fs::read(self.model_path())
+            .with_context(|| format!("reading {:?}", self.model_path()))?;
+        let model = ModelProto::decode(bytes.as_slice())
+            .with_context(|| format!("decoding {:?} as ModelProto", self.model_path()))?;
+        Ok(model
+            .opset_import
+            .iter()
+            .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+            .map(|o| o.version))
+    }
+}
+
+impl DataSet {
+    fn load(dir: &Path) -> Result<DataSet> {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let read = |prefix: &str| -> Result<Vec<Tensor>> {
+            numbered_entries(dir, prefix, ".pb")?
+                .into_iter()
+                .map(|(_, path)| {
+                    let bytes = fs::read(&path).with_context(|| format!("reading {path:?}"))?;
+                    decode_tensor_bytes(&bytes).with_context(|| format!("in {path:?}"))
+                })
+                .collect()
+        };
+        Ok(DataSet {
+            inputs: read("input_")?,
+            outputs: read("output_")?,
+            name,
+        })
+    }
+}
+
+/// Entries of `dir` named `<prefix><number><suffix>`, sorted by number and
+/// required to be numbered 0..n without gaps (a gap means a lost file).
+fn numbered_entries(dir: &Path, prefix: &str, suffix: &str) -> Result<Vec<(usize, PathBuf)>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {dir:?}"))? {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let Some(n) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|n| n.strip_suffix(suffix))
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        found.push((n, entry.path()));
+    }
+    found.sort();
+    for (expected, (n, path)) in found.iter().enumerate() {
+        if *n != expected {
+            bail!("{path:?}: expected {prefix}{expected}{suffix} before it (numbering has a gap)");
+        }
+    }
+    Ok(found)
+}
+
+/// Finds node-test directories (those holding a `model.onnx`) at or below
+/// `root`, sorted by path. A missing `root` yields no tests.
+pub fn discover(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    if root.is_dir() {
+        walk(root, &mut found)?;
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+    if dir.join("model.onnx").is_file() {
+        found.push(dir.to_path_buf());
+        return Ok(());
+    }
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {dir:?}"))? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            walk(&entry.path(), found)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! Project automation, run as `cargo xtask <command>`.
+
+mod args;
+mod conformance;
+mod update_manifest;
+
+use anyhow::Result;
+use onnx_golden::fetch::Source;
+use onnx_golden::layout::{Layout, root_above};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  fetch-testdata [--from DIR]
+      Download (pip) the pinned onnx wheels, extract their node tests into
+      onnx-testdata/cache/ and verify every hash. --from DIR (or
+      ONNX_TESTDATA_FROM=DIR) uses an onnx checkout, unpacked wheel or a
+      directory of the pinned wheels instead of pip.
+  conformance [--format text|markdown|json|junit] [--output FILE]
+              [--filter SUBSTRING] [--from DIR]
+      Run the pinned official tests and onnx-testdata/extended/ with the
+      plugin and stock tract; exit non-zero on an unexpected plugin failure
+      or a stale entry of onnx-testdata/expected-failures.toml.
+  update-manifest [--wheels DIR]
+      Re-pin onnx-testdata/manifest.toml: for each listed release, take the
+      wheel from DIR (or pip), record its hash and the hash of every file of
+      the selected node tests.
+";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let mut argv = std::env::args().skip(1);
+    let Some(command) = argv.next() else {
+        eprint!("{USAGE}");
+        return Ok(ExitCode::FAILURE);
+    };
+    let mut args = args::Args::parse(argv)?;
+    let layout = Layout::new(root_above(env!("CARGO_MANIFEST_DIR")));
+    match command.as_str() {
+        "fetch-testdata" => {
+            let source = Source::resolve(args.path("--from"));
+            args.finish()?;
+            fetch(&layout, &source)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        "conformance" => conformance::run(&layout, args),
+        "update-manifest" => {
+            let wheels = args.path("--wheels");
+            args.finish()?;
+            update_manifest::run(&layout, wheels.as_deref())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            eprint!("unknown command {other:?}\n{USAGE}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn fetch(layout: &Layout, source: &Source) -> Result<()> {
+    let manifest = layout.manifest()?;
+    for release in &manifest.releases {
+        let suite = layout.release_suite(&manifest, &release.version, source)?;
+        eprintln!(
+            "onnx {}: {} tests, {} files verified in {}",
+            release.version,
+            release.tests().len(),
+            release.files.len(),
+            suite.root.display()
+        );
+    }
+    Ok(())
+}
