@@ -149,8 +149,10 @@ impl TensorScatterPlan {
         self.axis
     }
 
-    /// Checks every start: in linear mode `0 <= w_b <= seq - update_seq`;
-    /// in circular mode any value (positions wrap).
+    /// Checks every start: in linear mode `0 <= w_b <= seq - update_seq`
+    /// when the update has at least one position (an empty update writes
+    /// nothing, so no start is past the end); in circular mode any value
+    /// (positions wrap).
     pub fn check_write_indices<'a>(
         &'a self,
         starts: Option<&'a [i64]>,
@@ -158,7 +160,7 @@ impl TensorScatterPlan {
     ) -> Result<CheckedWriteIndices<'a>, ScatterError> {
         if let Some(starts) = starts {
             check_len(Input::WriteIndices, &[self.batch], self.batch, starts.len())?;
-            if mode == TensorScatterMode::Linear {
+            if mode == TensorScatterMode::Linear && self.update_seq > 0 {
                 let last_start = (self.seq - self.update_seq) as i64;
                 if let Some((b, &w)) = starts
                     .iter()

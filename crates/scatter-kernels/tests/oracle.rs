@@ -666,7 +666,8 @@ pub fn tensor_scatter<T: Clone>(
     let update_seq = update_shape[axis] as i128;
     if let Some((starts, _)) = write_indices {
         check_len("write_indices", batch, starts.len())?;
-        if mode == TensorScatterMode::Linear {
+        // An empty update writes nothing: any start is fine then.
+        if mode == TensorScatterMode::Linear && update_seq > 0 {
             for (b, &w) in starts.iter().enumerate() {
                 let w128 = w as i128;
                 if w128 < 0 || w128 + update_seq > seq {
