@@ -1,6 +1,7 @@
 //! ONNX scatter ops for tract, exact to the contract in the workspace README:
 //! `Scatter` (9, 10), `ScatterElements` (11, 13, 16, 18) and `ScatterND`
 //! (11, 13, 16, 18), validated per opset, panic-free, in place when they can.
+//! Also `TensorScatter` (24) and OpenVINO's `ScatterElementsUpdate-12` (custom op, any domain).
 //!
 //! Use [`onnx()`] in place of `tract_onnx::onnx()`, or [`register`] on an
 //! existing op register:
@@ -14,6 +15,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod nnef;
 pub mod onnx;
 pub mod ops;
 pub mod opset;
@@ -26,6 +28,8 @@ pub use tract_onnx;
 pub use tract_onnx_opl;
 
 pub use scatter_kernels;
+
+pub use nnef::{WithScatter, nnef};
 
 /// Overrides tract's `Scatter`, `ScatterElements` and `ScatterND` builders
 /// with this crate's.

@@ -40,20 +40,32 @@ pub struct OpVersion {
 }
 
 const NONE_ADD_MUL: &[Reduction] = &[Reduction::None, Reduction::Add, Reduction::Mul];
-const ALL_ONNX: &[Reduction] =
-    &[Reduction::None, Reduction::Add, Reduction::Mul, Reduction::Max, Reduction::Min];
+const ALL_ONNX: &[Reduction] = &[
+    Reduction::None,
+    Reduction::Add,
+    Reduction::Mul,
+    Reduction::Max,
+    Reduction::Min,
+];
 
 /// The version of `op` in force at default-domain `opset`, or why there is
 /// none.
 pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
     use ScatterOp::*;
-    let v = |since, attributes, reductions| Ok(OpVersion { op, since, attributes, reductions });
+    let v = |since, attributes, reductions| {
+        Ok(OpVersion {
+            op,
+            since,
+            attributes,
+            reductions,
+        })
+    };
     let name = op.onnx_name();
     match (op, opset) {
         (Scatter, 9..=10) => v(9, &["axis"], &[]),
-        (Scatter, 11..) => Err(format!(
-            "opset {opset}: Scatter is deprecated since opset 11 and removed; use ScatterElements"
-        )),
+        (Scatter, 11..) => {
+            Err("Scatter is deprecated since opset 11 and removed; use ScatterElements".to_string())
+        }
         (ScatterElements, 11..=12) => v(11, &["axis"], &[]),
         (ScatterElements, 13..=15) => v(13, &["axis"], &[]),
         (ScatterElements, 16..=17) => v(16, &["axis", "reduction"], NONE_ADD_MUL),
@@ -65,14 +77,14 @@ pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
         (TensorScatter, 24..) => v(24, &["axis", "mode"], &[]),
         // A custom-domain op: the default-domain opset does not govern it.
         (ScatterElementsUpdate, _) => v(12, &["reduction", "use_init_val"], &[]),
-        (_, opset) => {
+        _ => {
             let first = match op {
                 Scatter => 9,
                 ScatterElements | ScatterNd => 11,
                 TensorScatter => 24,
                 ScatterElementsUpdate => unreachable!("every opset matched above"),
             };
-            Err(format!("opset {opset}: {name} does not exist before opset {first}"))
+            Err(format!("{name} does not exist before opset {first}"))
         }
     }
 }
@@ -84,11 +96,19 @@ impl OpVersion {
     }
 
     pub fn allowed_attributes(&self) -> String {
-        if self.attributes.is_empty() { "no attributes".into() } else { self.attributes.join(", ") }
+        if self.attributes.is_empty() {
+            "no attributes".into()
+        } else {
+            self.attributes.join(", ")
+        }
     }
 
     pub fn allowed_reductions(&self) -> String {
-        self.reductions.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+        self.reductions
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -103,7 +123,11 @@ mod tests {
         assert_eq!(since(Scatter, 9), Ok(9));
         assert_eq!(since(Scatter, 10), Ok(9));
         assert!(since(Scatter, 11).unwrap_err().contains("deprecated"));
-        assert!(since(Scatter, 8).unwrap_err().contains("does not exist before opset 9"));
+        assert!(
+            since(Scatter, 8)
+                .unwrap_err()
+                .contains("does not exist before opset 9")
+        );
         assert!(since(ScatterElements, 10).is_err());
         assert_eq!(since(ScatterElements, 12), Ok(11));
         assert_eq!(since(ScatterElements, 15), Ok(13));
@@ -117,8 +141,19 @@ mod tests {
     #[test]
     fn reductions_grow_with_the_opset() {
         use ScatterOp::*;
-        assert!(op_version(ScatterElements, 13).unwrap().reductions.is_empty());
-        assert_eq!(op_version(ScatterNd, 16).unwrap().allowed_reductions(), "none, add, mul");
-        assert_eq!(op_version(ScatterNd, 18).unwrap().allowed_reductions(), "none, add, mul, max, min");
+        assert!(
+            op_version(ScatterElements, 13)
+                .unwrap()
+                .reductions
+                .is_empty()
+        );
+        assert_eq!(
+            op_version(ScatterNd, 16).unwrap().allowed_reductions(),
+            "none, add, mul"
+        );
+        assert_eq!(
+            op_version(ScatterNd, 18).unwrap().allowed_reductions(),
+            "none, add, mul, max, min"
+        );
     }
 }

@@ -19,7 +19,11 @@ pub struct NodeSite {
 
 impl NodeSite {
     pub fn new(op: ScatterOp, node: impl Into<String>, opset: Option<i64>) -> NodeSite {
-        NodeSite { op, node: node.into(), opset }
+        NodeSite {
+            op,
+            node: node.into(),
+            opset,
+        }
     }
 
     /// `reason`, prefixed with this site.

@@ -34,7 +34,15 @@ impl<'a> CheckedNode<'a> {
         let site_opset = (op != ScatterOp::ScatterElementsUpdate).then_some(opset);
         let site = NodeSite::new(op, node_name(node), site_opset);
         let version = op_version(op, opset).map_err(|e| site.error(e))?;
-        for attr in &node.attribute {
+        for (i, attr) in node.attribute.iter().enumerate() {
+            // ONNX forbids repeated names; reading the first would hide the rest.
+            if node.attribute[..i].iter().any(|a| a.name == attr.name) {
+                bail!(site.error(format!(
+                    "attribute '{}' is given more than once (again with value {})",
+                    attr.name,
+                    describe_value(attr)
+                )));
+            }
             if !version.attributes.contains(&attr.name.as_str()) {
                 bail!(site.error(format!(
                     "attribute '{}' (value {}) is not defined by {}; it allows: {}",
@@ -45,23 +53,42 @@ impl<'a> CheckedNode<'a> {
                 )));
             }
         }
-        Ok(CheckedNode { node, version, site })
+        Ok(CheckedNode {
+            node,
+            version,
+            site,
+        })
     }
 
     /// Requires exactly the given inputs (`optional` trailing ones may be
     /// absent or empty).
     pub fn expect_inputs(&self, required: &[&str], optional: &[&str]) -> TractResult<usize> {
-        let given = self.node.input.iter().rposition(|i| !i.is_empty()).map_or(0, |p| p + 1);
+        let given = self
+            .node
+            .input
+            .iter()
+            .rposition(|i| !i.is_empty())
+            .map_or(0, |p| p + 1);
         let all: Vec<&str> = required.iter().chain(optional).copied().collect();
         if given < required.len() || given > all.len() {
             bail!(self.site.error(format!(
                 "expects inputs ({}){}, got {given}",
                 required.join(", "),
-                if optional.is_empty() { String::new() } else { format!(" and optionally ({})", optional.join(", ")) }
+                if optional.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and optionally ({})", optional.join(", "))
+                }
             )));
         }
-        if let Some(p) = self.node.input[..required.len()].iter().position(|i| i.is_empty()) {
-            bail!(self.site.error(format!("input '{}' is required but empty", required[p])));
+        if let Some(p) = self.node.input[..required.len()]
+            .iter()
+            .position(|i| i.is_empty())
+        {
+            bail!(
+                self.site
+                    .error(format!("input '{}' is required but empty", required[p]))
+            );
         }
         Ok(given)
     }
@@ -72,7 +99,9 @@ impl<'a> CheckedNode<'a> {
 
     /// An `INT` attribute.
     pub fn int(&self, name: &str) -> TractResult<Option<i64>> {
-        let Some(attr) = self.attr(name) else { return Ok(None) };
+        let Some(attr) = self.attr(name) else {
+            return Ok(None);
+        };
         match attr_type(attr) {
             Some(AttributeType::Int) => Ok(Some(attr.i)),
             _ => bail!(self.site.error(format!(
@@ -85,11 +114,16 @@ impl<'a> CheckedNode<'a> {
 
     /// A `STRING` attribute, as UTF-8.
     pub fn string(&self, name: &str) -> TractResult<Option<String>> {
-        let Some(attr) = self.attr(name) else { return Ok(None) };
+        let Some(attr) = self.attr(name) else {
+            return Ok(None);
+        };
         match attr_type(attr) {
-            Some(AttributeType::String) => String::from_utf8(attr.s.clone())
-                .map(Some)
-                .map_err(|_| self.site.error(format!("attribute '{name}' is not valid UTF-8"))),
+            Some(AttributeType::String) => {
+                String::from_utf8(attr.s.clone()).map(Some).map_err(|_| {
+                    self.site
+                        .error(format!("attribute '{name}' is not valid UTF-8"))
+                })
+            }
             _ => bail!(self.site.error(format!(
                 "attribute '{name}' must be a string, got {} (value {})",
                 type_name(attr),
@@ -122,7 +156,11 @@ fn attr_type(attr: &AttributeProto) -> Option<AttributeType> {
                 Some(AttributeType::String)
             } else if attr.f != 0.0 {
                 Some(AttributeType::Float)
-            } else if attr.t.is_none() && attr.ints.is_empty() && attr.floats.is_empty() && attr.strings.is_empty() {
+            } else if attr.t.is_none()
+                && attr.ints.is_empty()
+                && attr.floats.is_empty()
+                && attr.strings.is_empty()
+            {
                 Some(AttributeType::Int)
             } else {
                 None
@@ -133,7 +171,10 @@ fn attr_type(attr: &AttributeProto) -> Option<AttributeType> {
 }
 
 fn type_name(attr: &AttributeProto) -> String {
-    attr_type(attr).map_or_else(|| "an attribute of undefined type".to_string(), |t| format!("{t}"))
+    attr_type(attr).map_or_else(
+        || "an attribute of undefined type".to_string(),
+        |t| format!("{t}"),
+    )
 }
 
 /// A short rendering of an attribute's value for messages.

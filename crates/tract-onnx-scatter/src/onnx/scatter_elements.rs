@@ -11,7 +11,10 @@ use crate::onnx::typing;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
-pub fn scatter(ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+pub fn scatter(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
     build(ScatterOp::Scatter, ctx, node)
 }
 
@@ -22,12 +25,23 @@ pub fn scatter_elements(
     build(ScatterOp::ScatterElements, ctx, node)
 }
 
-fn build(op: ScatterOp, ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+fn build(
+    op: ScatterOp,
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
     let node = CheckedNode::new(op, ctx, node)?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let axis = node.int("axis")?.unwrap_or(0);
     let reduction = node.onnx_reduction()?;
-    Ok((expand(InferScatterElements { site: node.site, axis, reduction }), vec![]))
+    Ok((
+        expand(InferScatterElements {
+            site: node.site,
+            axis,
+            reduction,
+        }),
+        vec![],
+    ))
 }
 
 /// ScatterElements before typing: the axis may still be negative.
@@ -44,7 +58,10 @@ impl Expansion for InferScatterElements {
     }
 
     fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!("axis: {} reduction: {}", self.axis, self.reduction)])
+        Ok(vec![format!(
+            "axis: {} reduction: {}",
+            self.axis, self.reduction
+        )])
     }
 
     fn rules<'r, 'p: 'r, 's: 'r>(
@@ -58,10 +75,16 @@ impl Expansion for InferScatterElements {
         typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
     }
 
-    fn wire(&self, prefix: &str, model: &mut TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
         let rank = model.outlet_fact(inputs[0])?.rank();
         let axis = normalize_axis(&self.site, self.axis, rank)?;
-        let (data, updates) = typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
+        let (data, updates) =
+            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
         let op = crate::ops::ScatterElements::onnx(self.site.clone(), axis, self.reduction);
         model.wire_node(prefix, op, &[data, inputs[1], updates])
     }
@@ -69,13 +92,21 @@ impl Expansion for InferScatterElements {
 
 /// `axis` in `[-rank, rank - 1]` as a position, or the kernels' "axis" error.
 pub fn normalize_axis(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
-    let pos = if axis < 0 { axis.checked_add(rank as i64) } else { Some(axis) };
+    let pos = if axis < 0 {
+        axis.checked_add(rank as i64)
+    } else {
+        Some(axis)
+    };
     match pos {
         Some(p) if p >= 0 && (p as usize) < rank => Ok(p as usize),
         _ => Err(site.error(ScatterError::Axis {
             axis,
             rank,
-            expected: if rank == 0 { "data of rank >= 1".into() } else { format!("a value in [-{rank}, {}]", rank - 1) },
+            expected: if rank == 0 {
+                "data of rank >= 1".into()
+            } else {
+                format!("a value in [-{rank}, {}]", rank - 1)
+            },
         })),
     }
 }

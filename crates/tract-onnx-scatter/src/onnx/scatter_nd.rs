@@ -10,11 +10,20 @@ use crate::onnx::typing;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
-pub fn scatter_nd(ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+pub fn scatter_nd(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
     let node = CheckedNode::new(ScatterOp::ScatterNd, ctx, node)?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let reduction = node.onnx_reduction()?;
-    Ok((expand(InferScatterNd { site: node.site, reduction }), vec![]))
+    Ok((
+        expand(InferScatterNd {
+            site: node.site,
+            reduction,
+        }),
+        vec![],
+    ))
 }
 
 /// ScatterND before typing.
@@ -44,9 +53,18 @@ impl Expansion for InferScatterNd {
         typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
     }
 
-    fn wire(&self, prefix: &str, model: &mut TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
-        let (data, updates) = typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
-        let op = crate::ops::ScatterNd { site: self.site.clone(), reduction: self.reduction };
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        let (data, updates) =
+            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
+        let op = crate::ops::ScatterNd {
+            site: self.site.clone(),
+            reduction: self.reduction,
+        };
         model.wire_node(prefix, op, &[data, inputs[1], updates])
     }
 }

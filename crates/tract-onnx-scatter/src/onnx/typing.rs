@@ -8,12 +8,16 @@ use crate::site::NodeSite;
 /// The output element type for data of type `data` and updates of type
 /// `updates`: they must be equal, except that int64 meets TDim (tract's
 /// symbolic int64 for shape arithmetic), which stays TDim.
-pub fn unified_type(site: &NodeSite, data: DatumType, updates: DatumType) -> TractResult<DatumType> {
+pub fn unified_type(
+    site: &NodeSite,
+    data: DatumType,
+    updates: DatumType,
+) -> TractResult<DatumType> {
     match (data, updates) {
         (a, b) if a == b => Ok(a),
         (DatumType::TDim, DatumType::I64) | (DatumType::I64, DatumType::TDim) => Ok(DatumType::TDim),
         _ => bail!(site.error(format!(
-            "type: updates has element type {updates:?} but data has {data:?}; they must be the same (no promotion)"
+            "type: updates has element type {} but data has {}; they must be the same (no promotion)", crate::ops::types::onnx_type(updates), crate::ops::types::onnx_type(data)
         ))),
     }
 }

@@ -30,14 +30,37 @@ pub struct ScatterElements {
 
 impl ScatterElements {
     pub fn onnx(site: NodeSite, axis: usize, reduction: Reduction) -> ScatterElements {
-        ScatterElements { site, axis, reduction, use_init_val: true }
+        ScatterElements {
+            site,
+            axis,
+            reduction,
+            use_init_val: true,
+        }
     }
 
-    fn check_facts(&self, data: &TypedFact, indices: &TypedFact, updates: &TypedFact) -> TractResult<()> {
+    /// Symbolic (TDim) data folds from the data value only: OpenVINO's
+    /// `use_init_val = 0` has no symbolic counterpart here.
+    fn check_symbolic_support(&self, dt: DatumType) -> TractResult<()> {
+        if dt == DatumType::TDim && !self.use_init_val && self.reduction != Reduction::None {
+            bail!(self.site.error(format!(
+                "type: use_init_val = 0 with reduction '{}' is not supported for symbolic (TDim) data",
+                self.reduction
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_facts(
+        &self,
+        data: &TypedFact,
+        indices: &TypedFact,
+        updates: &TypedFact,
+    ) -> TractResult<()> {
         let site = &self.site;
         types::check_indices_type(site, "indices", indices.datum_type)?;
         types::check_same_type(site, data.datum_type, updates.datum_type)?;
         types::check_reduction_for(site, data.datum_type, self.reduction)?;
+        self.check_symbolic_support(data.datum_type)?;
         if let Some(shapes) = all_concrete(&[data, indices, updates]) {
             let plan = ElementsPlan::new(shapes[0], shapes[1], shapes[2], self.axis as i64)
                 .map_err(|e| site.error(e))?;
@@ -54,10 +77,16 @@ impl ScatterElements {
         }
         let rank = data.rank();
         if rank == 0 {
-            bail!(site.error(format!("rank: data has rank 0 (shape {:?}), expected rank >= 1", data.shape)));
+            bail!(site.error(format!(
+                "rank: data has rank 0 (shape {:?}), expected rank >= 1",
+                data.shape
+            )));
         }
         if self.axis >= rank {
-            bail!(site.error(format!("axis {} is invalid for data of rank {rank}", self.axis)));
+            bail!(site.error(format!(
+                "axis {} is invalid for data of rank {rank}",
+                self.axis
+            )));
         }
         expect_rank(site, "indices", indices, rank, "the rank of data")?;
         expect_rank(site, "updates", updates, rank, "the rank of indices")?;
@@ -78,7 +107,13 @@ impl ScatterElements {
         Ok(())
     }
 
-    fn scatter<I: IndexValue>(&self, plan: &ElementsPlan, indices: &[I], data: TValue, updates: &Tensor) -> TractResult<Tensor> {
+    fn scatter<I: IndexValue>(
+        &self,
+        plan: &ElementsPlan,
+        indices: &[I],
+        data: TValue,
+        updates: &Tensor,
+    ) -> TractResult<Tensor> {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
@@ -93,6 +128,7 @@ impl ScatterElements {
                 scatter_kernels::scatter_elements_update(d, plan.data_shape(), indices, plan.indices_shape(), u, self.axis as i64, self.reduction, self.use_init_val).map_err(|e| site.error(e))
             }
         }, tdim => {
+            self.check_symbolic_support(DatumType::TDim)?;
             let d = view.as_slice_mut::<TDim>()?;
             checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
         });
@@ -123,16 +159,26 @@ impl EvalOp for ScatterElements {
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         let site = &self.site;
         if inputs.len() != 3 {
-            bail!(site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+            bail!(site.error(format!(
+                "expects 3 inputs (data, indices, updates), got {}",
+                inputs.len()
+            )));
         }
         let (data, indices, updates) = args_3!(inputs);
         types::check_same_type(site, data.datum_type(), updates.datum_type())?;
         types::check_reduction_for(site, data.datum_type(), self.reduction)?;
-        let plan = ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), self.axis as i64)
-            .map_err(|e| site.error(e))?;
+        let plan = ElementsPlan::new(
+            data.shape(),
+            indices.shape(),
+            updates.shape(),
+            self.axis as i64,
+        )
+        .map_err(|e| site.error(e))?;
         let indices = types::plain_indices(site, "indices", &indices)?;
         let output = match indices.datum_type() {
-            DatumType::I32 => self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?,
+            DatumType::I32 => {
+                self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?
+            }
             _ => self.scatter(&plan, types::slice::<i64>(&indices)?, data, &updates)?,
         };
         Ok(tvec!(output.into_tvalue()))
@@ -144,21 +190,31 @@ impl TypedOp for ScatterElements {
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
         if inputs.len() != 3 {
-            bail!(self.site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+            bail!(self.site.error(format!(
+                "expects 3 inputs (data, indices, updates), got {}",
+                inputs.len()
+            )));
         }
         self.check_facts(inputs[0], inputs[1], inputs[2])?;
         Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
     }
 
     /// Empty indices write nothing: the op is the identity on data.
-    fn declutter(&self, model: &TypedModel, node: &TypedNode) -> TractResult<Option<TypedModelPatch>> {
+    fn declutter(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
         let indices = model.outlet_fact(node.inputs[1])?;
         rule_if!(indices.shape.iter().any(|d| *d == TDim::Val(0)));
-        TypedModelPatch::shunt_one_op(model, node)
+        crate::ops::block_assignment::shunt_to_data(model, node)
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
         // One read-modify-write per update, plus the data copy when shared.
-        Ok(tvec!((Cost::Buffer(inputs[0].datum_type), inputs[2].shape.volume())))
+        Ok(tvec!((
+            Cost::Buffer(inputs[0].datum_type),
+            inputs[2].shape.volume()
+        )))
     }
 }

@@ -23,7 +23,12 @@ pub struct ScatterNd {
 }
 
 impl ScatterNd {
-    fn check_facts(&self, data: &TypedFact, indices: &TypedFact, updates: &TypedFact) -> TractResult<()> {
+    fn check_facts(
+        &self,
+        data: &TypedFact,
+        indices: &TypedFact,
+        updates: &TypedFact,
+    ) -> TractResult<()> {
         let site = &self.site;
         types::check_indices_type(site, "indices", indices.datum_type)?;
         types::check_same_type(site, data.datum_type, updates.datum_type)?;
@@ -42,14 +47,19 @@ impl ScatterNd {
         }
         let r = data.rank();
         if r == 0 {
-            bail!(site.error(format!("rank: data has rank 0 (shape {:?}), expected rank >= 1", data.shape)));
+            bail!(site.error(format!(
+                "rank: data has rank 0 (shape {:?}), expected rank >= 1",
+                data.shape
+            )));
         }
         let q = indices.rank();
         if q == 0 {
             bail!(site.error("rank: indices has rank 0, expected rank >= 1 (the last dimension holds the index tuples)"));
         }
         // k must be known to say anything about updates.
-        let Ok(k) = indices.shape[q - 1].to_i64() else { return Ok(()) };
+        let Ok(k) = indices.shape[q - 1].to_i64() else {
+            return Ok(());
+        };
         let k = k as usize;
         if k > r {
             bail!(site.error(format!(
@@ -57,9 +67,17 @@ impl ScatterNd {
                 indices.shape, data.shape
             )));
         }
-        let expected: TVec<TDim> = indices.shape[..q - 1].iter().chain(data.shape[k..].iter()).cloned().collect();
+        let expected: TVec<TDim> = indices.shape[..q - 1]
+            .iter()
+            .chain(data.shape[k..].iter())
+            .cloned()
+            .collect();
         if updates.rank() != expected.len()
-            || updates.shape.iter().zip(&expected).any(|(u, e)| known_different(u, e))
+            || updates
+                .shape
+                .iter()
+                .zip(&expected)
+                .any(|(u, e)| known_different(u, e))
         {
             bail!(site.error(format!(
                 "shape: updates has shape {:?}, expected {expected:?} (indices.shape[:-1] ++ data.shape[{k}:], \
@@ -70,7 +88,13 @@ impl ScatterNd {
         Ok(())
     }
 
-    fn scatter<I: IndexValue>(&self, plan: &NdPlan, indices: &[I], data: TValue, updates: &Tensor) -> TractResult<Tensor> {
+    fn scatter<I: IndexValue>(
+        &self,
+        plan: &NdPlan,
+        indices: &[I],
+        data: TValue,
+        updates: &Tensor,
+    ) -> TractResult<Tensor> {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         let mut data = data.into_tensor();
@@ -105,15 +129,21 @@ impl EvalOp for ScatterNd {
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         let site = &self.site;
         if inputs.len() != 3 {
-            bail!(site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+            bail!(site.error(format!(
+                "expects 3 inputs (data, indices, updates), got {}",
+                inputs.len()
+            )));
         }
         let (data, indices, updates) = args_3!(inputs);
         types::check_same_type(site, data.datum_type(), updates.datum_type())?;
         types::check_reduction_for(site, data.datum_type(), self.reduction)?;
-        let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).map_err(|e| site.error(e))?;
+        let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape())
+            .map_err(|e| site.error(e))?;
         let indices = types::plain_indices(site, "indices", &indices)?;
         let output = match indices.datum_type() {
-            DatumType::I32 => self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?,
+            DatumType::I32 => {
+                self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?
+            }
             _ => self.scatter(&plan, types::slice::<i64>(&indices)?, data, &updates)?,
         };
         Ok(tvec!(output.into_tvalue()))
@@ -125,21 +155,36 @@ impl TypedOp for ScatterNd {
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
         if inputs.len() != 3 {
-            bail!(self.site.error(format!("expects 3 inputs (data, indices, updates), got {}", inputs.len())));
+            bail!(self.site.error(format!(
+                "expects 3 inputs (data, indices, updates), got {}",
+                inputs.len()
+            )));
         }
         self.check_facts(inputs[0], inputs[1], inputs[2])?;
         Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
     }
 
-    /// No index tuple writes nothing: the op is the identity on data.
-    fn declutter(&self, model: &TypedModel, node: &TypedNode) -> TractResult<Option<TypedModelPatch>> {
+    /// No index tuple writes nothing: the op is the identity on data. A
+    /// constant block assignment becomes Slice/Concat
+    /// ([`crate::ops::block_assignment`]).
+    fn declutter(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
         let indices = model.outlet_fact(node.inputs[1])?;
         let rank = indices.rank();
-        rule_if!(rank >= 1 && indices.shape[..rank - 1].iter().any(|d| *d == TDim::Val(0)));
-        TypedModelPatch::shunt_one_op(model, node)
+        if rank >= 1 && indices.shape[..rank - 1].iter().any(|d| *d == TDim::Val(0)) {
+            return crate::ops::block_assignment::shunt_to_data(model, node);
+        }
+        // Constant indices enumerating a block: Slice/Concat.
+        crate::ops::block_assignment::rewrite(self, model, node)
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
-        Ok(tvec!((Cost::Buffer(inputs[0].datum_type), inputs[2].shape.volume())))
+        Ok(tvec!((
+            Cost::Buffer(inputs[0].datum_type),
+            inputs[2].shape.volume()
+        )))
     }
 }

@@ -11,7 +11,13 @@ pub fn all_concrete<'a>(facts: &[&'a TypedFact]) -> Option<Vec<&'a [usize]>> {
 }
 
 /// Fails with a "rank" message unless `fact` has rank `expected`.
-pub fn expect_rank(site: &NodeSite, name: &str, fact: &TypedFact, expected: usize, why: &str) -> TractResult<()> {
+pub fn expect_rank(
+    site: &NodeSite,
+    name: &str,
+    fact: &TypedFact,
+    expected: usize,
+    why: &str,
+) -> TractResult<()> {
     if fact.rank() != expected {
         bail!(site.error(format!(
             "rank: {name} has rank {} (shape {:?}), expected {expected} ({why})",

@@ -9,27 +9,65 @@ use tract_core::internal::*;
 use crate::site::NodeSite;
 
 /// Element types the scatter ops hold, in the order messages list them.
-pub const SUPPORTED: &str =
-    "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float, double, string";
+pub const SUPPORTED: &str = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float, double, string";
 
 /// Runs `$body` with `$T` bound to the kernel element type of `$dt`; TDim
 /// (tract's symbolic integers) runs `$tdim`; anything else is a type error.
 macro_rules! dispatch_element {
     ($dt:expr, $site:expr, $input:expr, |$T:ident| $body:block, tdim => $tdim:block) => {
         match $dt {
-            DatumType::Bool => { type $T = bool; $body }
-            DatumType::I8 => { type $T = i8; $body }
-            DatumType::I16 => { type $T = i16; $body }
-            DatumType::I32 => { type $T = i32; $body }
-            DatumType::I64 => { type $T = i64; $body }
-            DatumType::U8 => { type $T = u8; $body }
-            DatumType::U16 => { type $T = u16; $body }
-            DatumType::U32 => { type $T = u32; $body }
-            DatumType::U64 => { type $T = u64; $body }
-            DatumType::F16 => { type $T = half::f16; $body }
-            DatumType::F32 => { type $T = f32; $body }
-            DatumType::F64 => { type $T = f64; $body }
-            DatumType::String => { type $T = String; $body }
+            DatumType::Bool => {
+                type $T = bool;
+                $body
+            }
+            DatumType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DatumType::I16 => {
+                type $T = i16;
+                $body
+            }
+            DatumType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DatumType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DatumType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DatumType::U16 => {
+                type $T = u16;
+                $body
+            }
+            DatumType::U32 => {
+                type $T = u32;
+                $body
+            }
+            DatumType::U64 => {
+                type $T = u64;
+                $body
+            }
+            DatumType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            DatumType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DatumType::F64 => {
+                type $T = f64;
+                $body
+            }
+            DatumType::String => {
+                type $T = String;
+                $body
+            }
             DatumType::TDim => $tdim,
             other => Err($crate::ops::types::unsupported($site, $input, other)),
         }
@@ -37,15 +75,40 @@ macro_rules! dispatch_element {
 }
 pub(crate) use dispatch_element;
 
+/// The ONNX name of a tract element type, for messages (TDim is tract's
+/// symbolic int64).
+pub fn onnx_type(dt: DatumType) -> String {
+    match dt {
+        DatumType::Bool => "bool".into(),
+        DatumType::I8 => "int8".into(),
+        DatumType::I16 => "int16".into(),
+        DatumType::I32 => "int32".into(),
+        DatumType::I64 => "int64".into(),
+        DatumType::U8 => "uint8".into(),
+        DatumType::U16 => "uint16".into(),
+        DatumType::U32 => "uint32".into(),
+        DatumType::U64 => "uint64".into(),
+        DatumType::F16 => "float16".into(),
+        DatumType::F32 => "float".into(),
+        DatumType::F64 => "double".into(),
+        DatumType::String => "string".into(),
+        DatumType::TDim => "int64 (symbolic)".into(),
+        other => format!("{other:?}"),
+    }
+}
+
 pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error {
-    site.error(format!("type: {input} has element type {dt:?}, which scatter ops do not hold (supported: {SUPPORTED})"))
+    site.error(format!(
+        "type: {input} has element type {}, which scatter ops do not hold (supported: {SUPPORTED})",
+        onnx_type(dt)
+    ))
 }
 
 /// data and updates must be of one type: no promotion.
 pub fn check_same_type(site: &NodeSite, data: DatumType, updates: DatumType) -> TractResult<()> {
     if data != updates {
         bail!(site.error(format!(
-            "type: updates has element type {updates:?} but data has {data:?}; they must be the same (no promotion)"
+            "type: updates has element type {} but data has {}; they must be the same (no promotion)", onnx_type(updates), onnx_type(data)
         )));
     }
     Ok(())
@@ -55,13 +118,20 @@ pub fn check_same_type(site: &NodeSite, data: DatumType, updates: DatumType) -> 
 /// arithmetic.
 pub fn check_indices_type(site: &NodeSite, name: &str, dt: DatumType) -> TractResult<()> {
     if !matches!(dt, DatumType::I32 | DatumType::I64 | DatumType::TDim) {
-        bail!(site.error(format!("type: {name} has element type {dt:?}, expected int32 or int64")));
+        bail!(site.error(format!(
+            "type: {name} has element type {}, expected int32 or int64",
+            onnx_type(dt)
+        )));
     }
     Ok(())
 }
 
 /// The data type is one the ops hold and it can do `reduction`.
-pub fn check_reduction_for(site: &NodeSite, dt: DatumType, reduction: Reduction) -> TractResult<()> {
+pub fn check_reduction_for(
+    site: &NodeSite,
+    dt: DatumType,
+    reduction: Reduction,
+) -> TractResult<()> {
     fn check<T: Element>(site: &NodeSite, r: Reduction) -> TractResult<()> {
         T::check_reduction(r).map_err(|e| site.error(e))
     }
@@ -75,13 +145,26 @@ pub fn check_reduction_for(site: &NodeSite, dt: DatumType, reduction: Reduction)
 
 /// `t` as int32 or int64 indices: borrowed when it already is one, a
 /// concrete int64 copy when tract carries it as TDim.
-pub fn plain_indices<'a>(site: &NodeSite, name: &str, t: &'a Tensor) -> TractResult<Cow<'a, Tensor>> {
+pub fn plain_indices<'a>(
+    site: &NodeSite,
+    name: &str,
+    t: &'a Tensor,
+) -> TractResult<Cow<'a, Tensor>> {
     match t.datum_type() {
         DatumType::I32 | DatumType::I64 => Ok(Cow::Borrowed(t)),
-        DatumType::TDim => Ok(Cow::Owned(t.cast_to::<i64>().map_err(|e| {
-            site.error(format!("type: {name} holds symbolic values that are not known yet ({e})"))
-        })?.into_owned())),
-        dt => bail!(site.error(format!("type: {name} has element type {dt:?}, expected int32 or int64"))),
+        DatumType::TDim => Ok(Cow::Owned(
+            t.cast_to::<i64>()
+                .map_err(|e| {
+                    site.error(format!(
+                        "type: {name} holds symbolic values that are not known yet ({e})"
+                    ))
+                })?
+                .into_owned(),
+        )),
+        dt => bail!(site.error(format!(
+            "type: {name} has element type {}, expected int32 or int64",
+            onnx_type(dt)
+        ))),
     }
 }
 
@@ -96,6 +179,6 @@ pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
     }
 }
 
-pub fn slice<'a, T: Datum>(t: &'a Tensor) -> TractResult<&'a [T]> {
+pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
     t.try_as_plain_ram()?.as_slice::<T>()
 }

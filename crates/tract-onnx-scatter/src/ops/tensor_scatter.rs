@@ -1,0 +1,436 @@
+//! The typed `TensorScatter` op (ONNX opset 24): in-place KV-cache writes.
+
+use std::borrow::Cow;
+
+use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
+use tract_core::internal::*;
+
+use crate::ops::shapes::{all_concrete, known_different, known_greater};
+use crate::ops::types::{self, dispatch_element};
+use crate::site::NodeSite;
+
+/// `present = past_cache`, then for every prefix before `axis` (its first
+/// component is the batch entry `b`) and every `s < update.shape[axis]`:
+/// `present[prefix, w_b + s, ..] = update[prefix, s, ..]`, wrapping modulo
+/// `past_cache.shape[axis]` in circular mode; `w_b = write_indices[b]`, or 0
+/// when the third input is absent.
+///
+/// Contract (checked at build time as far as the facts allow, the rest at
+/// run time, always before any write): past_cache of rank `r >= 2`; `axis`
+/// in `[1, r - 1]`; update of rank `r`, equal to past_cache in shape except
+/// along `axis`, where it is no longer; write_indices int64 of shape
+/// `[batch]`; in linear mode `0 <= w_b <= past_cache.shape[axis] -
+/// update.shape[axis]` (not checked when update has no position along
+/// `axis`: nothing is written). Runs in place when past_cache is exclusively
+/// owned: O(update) work, no copy of the cache.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TensorScatter {
+    pub site: NodeSite,
+    /// Normalized: `1 <= axis < rank`.
+    pub axis: usize,
+    pub mode: TensorScatterMode,
+}
+
+/// Element types `T` of `dt` accepted for past_cache and update.
+fn check_element(site: &NodeSite, dt: DatumType) -> TractResult<()> {
+    dispatch_element!(dt, site, "past_cache", |T| {
+        let _: Option<T> = None;
+        Ok(())
+    }, tdim => { Ok(()) })
+}
+
+fn check_types(
+    site: &NodeSite,
+    cache: DatumType,
+    update: DatumType,
+    write: Option<DatumType>,
+) -> TractResult<()> {
+    check_element(site, cache)?;
+    if cache != update {
+        bail!(site.error(format!(
+            "type: update has element type {} but past_cache has {}; they must be the same (no promotion)", crate::ops::types::onnx_type(update), crate::ops::types::onnx_type(cache)
+        )));
+    }
+    if let Some(dt) = write
+        && !matches!(dt, DatumType::I64 | DatumType::TDim)
+    {
+        bail!(site.error(format!(
+            "type: write_indices has element type {}, expected int64",
+            crate::ops::types::onnx_type(dt)
+        )));
+    }
+    Ok(())
+}
+
+/// write_indices as plain int64: borrowed, or a concrete copy of tract's
+/// symbolic int64.
+fn plain_write_indices<'a>(site: &NodeSite, t: &'a Tensor) -> TractResult<Cow<'a, Tensor>> {
+    match t.datum_type() {
+        DatumType::I64 => Ok(Cow::Borrowed(t)),
+        DatumType::TDim => Ok(Cow::Owned(
+            t.cast_to::<i64>()
+                .map_err(|e| {
+                    site.error(format!(
+                        "type: write_indices holds symbolic values that are not known yet ({e})"
+                    ))
+                })?
+                .into_owned(),
+        )),
+        dt => bail!(site.error(format!(
+            "type: write_indices has element type {}, expected int64",
+            crate::ops::types::onnx_type(dt)
+        ))),
+    }
+}
+
+impl TensorScatter {
+    fn check_facts(&self, inputs: &[&TypedFact]) -> TractResult<()> {
+        let site = &self.site;
+        let (cache, update, write) = (inputs[0], inputs[1], inputs.get(2).copied());
+        check_types(
+            site,
+            cache.datum_type,
+            update.datum_type,
+            write.map(|w| w.datum_type),
+        )?;
+        if let Some(shapes) = all_concrete(&[cache, update]) {
+            let write_shape = match write {
+                Some(w) => match w.shape.as_concrete() {
+                    Some(s) => Some(s),
+                    None => return self.check_symbolic(cache, update, write),
+                },
+                None => None,
+            };
+            let plan = TensorScatterPlan::new(shapes[0], shapes[1], write_shape, self.axis as i64)
+                .map_err(|e| site.error(e))?;
+            // Constant write indices are checked now: the error surfaces at load.
+            if let Some(konst) = write.and_then(|w| w.konst.as_ref()) {
+                let konst = plain_write_indices(site, konst)?;
+                plan.check_write_indices(Some(types::slice::<i64>(&konst)?), self.mode)
+                    .map_err(|e| site.error(e))?;
+            }
+            return Ok(());
+        }
+        self.check_symbolic(cache, update, write)
+    }
+
+    /// What can be said when some dimension is symbolic.
+    fn check_symbolic(
+        &self,
+        cache: &TypedFact,
+        update: &TypedFact,
+        write: Option<&TypedFact>,
+    ) -> TractResult<()> {
+        let site = &self.site;
+        let rank = cache.rank();
+        if rank < 2 {
+            bail!(site.error(ScatterError::Rank {
+                input: Input::PastCache,
+                rank,
+                expected: "rank >= 2 (a batch axis and a sequence axis)".into(),
+            }));
+        }
+        if self.axis == 0 || self.axis >= rank {
+            bail!(site.error(ScatterError::Axis {
+                axis: self.axis as i64,
+                rank,
+                expected: format!(
+                    "a value in [-{rank}, {}] other than the batch axis 0 (i.e. not 0 or -{rank})",
+                    rank - 1
+                ),
+            }));
+        }
+        if update.rank() != rank {
+            bail!(site.error(format!(
+                "rank: update has rank {}, expected {rank} (the rank of past_cache, shape {:?})",
+                update.rank(),
+                cache.shape
+            )));
+        }
+        for i in 0..rank {
+            let bad = if i == self.axis {
+                known_greater(&update.shape[i], &cache.shape[i])
+            } else {
+                known_different(&update.shape[i], &cache.shape[i])
+            };
+            if bad {
+                bail!(site.error(format!(
+                    "shape: update has shape {:?}, expected the shape of past_cache {:?} except along axis {}, \
+                     where it may be shorter",
+                    update.shape, cache.shape, self.axis
+                )));
+            }
+        }
+        if let Some(w) = write
+            && (w.rank() != 1 || known_different(&w.shape[0], &cache.shape[0]))
+        {
+            bail!(site.error(format!(
+                "shape: write_indices has shape {:?}, expected [{}] (one start per batch entry of past_cache {:?})",
+                w.shape, cache.shape[0], cache.shape
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Op for TensorScatter {
+    fn name(&self) -> StaticName {
+        "TensorScatter".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!(
+            "axis: {} mode: {}",
+            self.axis,
+            self.mode.as_str()
+        )])
+    }
+
+    op_as_typed_op!();
+}
+
+fn check_arity(site: &NodeSite, n: usize) -> TractResult<()> {
+    if !(2..=3).contains(&n) {
+        bail!(site.error(format!(
+            "expects inputs (past_cache, update) and optionally (write_indices), got {n}"
+        )));
+    }
+    Ok(())
+}
+
+impl EvalOp for TensorScatter {
+    op_out_of_plan!();
+
+    fn eval(&self, _ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let site = &self.site;
+        check_arity(site, inputs.len())?;
+        let write = if inputs.len() == 3 {
+            inputs.pop()
+        } else {
+            None
+        };
+        let (cache, update) = args_2!(inputs);
+        check_types(
+            site,
+            cache.datum_type(),
+            update.datum_type(),
+            write.as_ref().map(|w| w.datum_type()),
+        )?;
+        let write = write
+            .as_ref()
+            .map(|w| plain_write_indices(site, w))
+            .transpose()?;
+        let plan = TensorScatterPlan::new(
+            cache.shape(),
+            update.shape(),
+            write.as_ref().map(|w| w.shape()),
+            self.axis as i64,
+        )
+        .map_err(|e| site.error(e))?;
+        let starts = write.as_ref().map(|w| types::slice::<i64>(w)).transpose()?;
+        let checked = plan
+            .check_write_indices(starts, self.mode)
+            .map_err(|e| self.site.error(e))?;
+        // Validated: now take the cache, without a copy when exclusive.
+        let mut present = cache.into_tensor();
+        let mut view = present.try_as_plain_ram_mut()?;
+        let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
+            let cache = view.as_slice_mut::<T>()?;
+            checked.apply(cache, types::slice::<T>(&update)?).map_err(|e| site.error(e))
+        }, tdim => {
+            let cache = view.as_slice_mut::<TDim>()?;
+            checked.apply(cache, types::slice::<TDim>(&update)?).map_err(|e| site.error(e))
+        });
+        done?;
+        Ok(tvec!(present.into_tvalue()))
+    }
+}
+
+impl TypedOp for TensorScatter {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        check_arity(&self.site, inputs.len())?;
+        self.check_facts(inputs)?;
+        Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+    }
+
+    fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
+        // One copy per updated element, plus the cache copy when shared.
+        Ok(tvec!((
+            Cost::Buffer(inputs[0].datum_type),
+            inputs[1].shape.volume()
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opset::ScatterOp;
+
+    fn op(axis: usize, mode: TensorScatterMode) -> TensorScatter {
+        TensorScatter {
+            site: NodeSite::new(ScatterOp::TensorScatter, "ts", Some(24)),
+            axis,
+            mode,
+        }
+    }
+
+    fn run(op: &TensorScatter, inputs: TVec<Tensor>) -> TractResult<Tensor> {
+        let inputs = inputs.into_iter().map(|t| t.into_tvalue()).collect();
+        Ok(op
+            .eval(&EvalContext::out_of_plan(), inputs)?
+            .remove(0)
+            .into_tensor())
+    }
+
+    fn cache() -> Tensor {
+        tensor3(&[[[0f32], [0.], [0.], [0.]], [[0.], [0.], [0.], [0.]]])
+    }
+
+    #[test]
+    fn linear_mode_writes_each_batch_row_at_its_own_start() {
+        let update = tensor3(&[[[1f32], [2.]], [[3.], [4.]]]);
+        let out = run(
+            &op(1, TensorScatterMode::Linear),
+            tvec!(cache(), update, tensor1(&[1i64, 2])),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            tensor3(&[[[0f32], [1.], [2.], [0.]], [[0.], [0.], [3.], [4.]]])
+        );
+    }
+
+    #[test]
+    fn an_exclusively_owned_cache_is_written_in_place() {
+        let cache = cache().into_tvalue();
+        let before = types::slice::<f32>(&cache).unwrap().as_ptr();
+        let update = tensor3(&[[[1f32]], [[2.]]]).into_tvalue();
+        let op = op(1, TensorScatterMode::Linear);
+        let out = op
+            .eval(&EvalContext::out_of_plan(), tvec!(cache, update))
+            .unwrap()
+            .remove(0);
+        assert_eq!(types::slice::<f32>(&out).unwrap().as_ptr(), before);
+    }
+
+    #[test]
+    fn absent_write_indices_write_at_the_start() {
+        let update = tensor3(&[[[1f32]], [[2.]]]);
+        let out = run(&op(1, TensorScatterMode::Linear), tvec!(cache(), update)).unwrap();
+        assert_eq!(
+            out,
+            tensor3(&[[[1f32], [0.], [0.], [0.]], [[2.], [0.], [0.], [0.]]])
+        );
+    }
+
+    #[test]
+    fn circular_mode_wraps_past_the_end() {
+        let update = tensor3(&[[[1f32], [2.]], [[3.], [4.]]]);
+        let out = run(
+            &op(1, TensorScatterMode::Circular),
+            tvec!(cache(), update, tensor1(&[3i64, 9])),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            tensor3(&[[[2f32], [0.], [0.], [1.]], [[0.], [3.], [4.], [0.]]])
+        );
+    }
+
+    #[test]
+    fn linear_write_past_the_end_is_out_of_bounds_and_names_the_node() {
+        let update = tensor3(&[[[1f32], [2.]], [[3.], [4.]]]);
+        let err = run(
+            &op(1, TensorScatterMode::Linear),
+            tvec!(cache(), update, tensor1(&[0i64, 3])),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("TensorScatter node 'ts' (opset 24): "),
+            "{msg}"
+        );
+        assert!(msg.contains("out of bounds"), "{msg}");
+    }
+
+    #[test]
+    fn an_empty_update_accepts_any_start() {
+        let update = Tensor::zero::<f32>(&[2, 0, 1]).unwrap();
+        let out = run(
+            &op(1, TensorScatterMode::Linear),
+            tvec!(cache(), update, tensor1(&[9i64, -1])),
+        )
+        .unwrap();
+        assert_eq!(out, cache());
+    }
+
+    #[test]
+    fn int32_write_indices_are_a_type_error() {
+        let update = tensor3(&[[[1f32]], [[2.]]]);
+        let err = run(
+            &op(1, TensorScatterMode::Linear),
+            tvec!(cache(), update, tensor1(&[0i32, 0])),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("type: write_indices"), "{err}");
+    }
+
+    #[test]
+    fn strings_and_symbolic_integers_are_copied() {
+        let cache = tensor2(&[["a".to_string(), "b".to_string(), "c".to_string()]]);
+        let out = run(
+            &op(1, TensorScatterMode::Linear),
+            tvec!(cache, tensor2(&[["z".to_string()]]), tensor1(&[2i64])),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            tensor2(&[["a".to_string(), "b".to_string(), "z".to_string()]])
+        );
+        let cache = tensor2(&[[TDim::Val(1), TDim::Val(2)]]);
+        let out = run(
+            &op(1, TensorScatterMode::Circular),
+            tvec!(cache, tensor2(&[[TDim::Val(7)]]), tensor1(&[3i64])),
+        )
+        .unwrap();
+        assert_eq!(out, tensor2(&[[TDim::Val(1), TDim::Val(7)]]));
+    }
+
+    #[test]
+    fn facts_refuse_a_constant_out_of_bounds_write_index_at_load() {
+        let o = op(1, TensorScatterMode::Linear);
+        let cache = f32::fact([2, 4, 1]);
+        let update = f32::fact([2, 2, 1]);
+        let good = TypedFact::try_from(&tensor1(&[0i64, 2]).into_arc_tensor()).unwrap();
+        assert!(o.output_facts(&[&cache, &update, &good]).is_ok());
+        let bad = TypedFact::try_from(&tensor1(&[0i64, 3]).into_arc_tensor()).unwrap();
+        let err = o.output_facts(&[&cache, &update, &bad]).unwrap_err();
+        assert!(err.to_string().contains("out of bounds"), "{err}");
+    }
+
+    #[test]
+    fn facts_check_symbolic_shapes_as_far_as_they_are_known() {
+        let o = op(2, TensorScatterMode::Linear);
+        let s = SymbolScope::default().sym("S");
+        let cache = f32::fact(&[TDim::Val(1), TDim::Val(2), s.to_dim(), TDim::Val(4)]);
+        let update = f32::fact([1, 2, 1, 4]);
+        assert!(o.output_facts(&[&cache, &update]).is_ok());
+        let wrong = f32::fact([1, 3, 1, 4]);
+        assert!(
+            o.output_facts(&[&cache, &wrong])
+                .unwrap_err()
+                .to_string()
+                .contains("shape")
+        );
+        let wrong_rank = f32::fact([1, 2, 1]);
+        assert!(
+            o.output_facts(&[&cache, &wrong_rank])
+                .unwrap_err()
+                .to_string()
+                .contains("rank")
+        );
+    }
+}
