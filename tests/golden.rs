@@ -1,0 +1,57 @@
+//! Running the golden conformance suite with the plugin, as `cargo test` does.
+
+use onnx_golden::fetch::Source;
+use onnx_golden::layout::{Layout, root_above};
+use onnx_golden::{NamedFramework, Report, Suite, Tract, run_suites};
+
+/// The repository layout, seen from this crate.
+pub fn layout() -> Layout {
+    Layout::new(root_above(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Fetches (first use) and runs one pinned onnx release; panics with the
+/// list of unexpected and stale expected failures.
+pub fn check_release(version: &str) {
+    let layout = layout();
+    let source = Source::resolve(None);
+    let suite = layout
+        .manifest()
+        .and_then(|manifest| layout.release_suite(&manifest, version, &source))
+        .unwrap_or_else(|e| panic!("golden data of onnx {version} unavailable: {e:#}"));
+    check(&layout, suite);
+}
+
+/// Runs the extended corpus (none if `onnx-testdata/extended/` is absent).
+pub fn check_extended() {
+    let layout = layout();
+    check(&layout, layout.extended_suite());
+}
+
+fn check(layout: &Layout, suite: Suite) {
+    let expected = layout
+        .expected_failures()
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let plugin = tract_onnx_scatter::onnx();
+    let frameworks = [NamedFramework {
+        name: "plugin".into(),
+        framework: &Tract(&plugin),
+    }];
+    let name = suite.name.clone();
+    let cases = run_suites(&[suite], &frameworks, None, &mut |_, _, _| {})
+        .unwrap_or_else(|e| panic!("listing golden tests of {name}: {e:#}"));
+    let report = Report::new(vec!["plugin".into()], 0, cases, &expected);
+    let totals = &report.totals[0];
+    println!(
+        "golden {name}: {} tests, {} passed, {} failed ({} expected), {} panicked",
+        report.cases.len(),
+        totals.pass,
+        totals.fail,
+        report.gate.expected,
+        totals.panic
+    );
+    assert!(
+        report.gate.is_ok(),
+        "golden suite {name} failed (details: `cargo xtask conformance --filter NAME`):\n{}",
+        report.gate.explain()
+    );
+}

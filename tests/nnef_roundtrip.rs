@@ -1,0 +1,500 @@
+//! NNEF: a model typed through `tract_onnx_scatter::onnx()` writes to an
+//! NNEF tar with `tract_onnx_scatter::nnef()` and reads back to the same
+//! outputs, for every op × reduction × element type.
+
+#[path = "support/graph.rs"]
+mod graph;
+
+use graph::{Graph, attr_int, attr_string, tensor};
+use tract_onnx_scatter::ops::{ScatterElements, ScatterElementsUpdate, ScatterNd, TensorScatter};
+use tract_onnx_scatter::opset::ScatterOp;
+use tract_onnx_scatter::scatter_kernels::{Reduction, TensorScatterMode};
+use tract_onnx_scatter::site::NodeSite;
+use tract_onnx_scatter::tract_nnef;
+use tract_onnx_scatter::tract_onnx::prelude::*;
+use tract_onnx_scatter::tract_onnx_opl::WithOnnx;
+use tract_onnx_scatter::{WithScatter, nnef};
+
+/// Every element type the ops hold. String is included: tract's NNEF `.dat`
+/// format stores string tensors (a tract vendor item type).
+const TYPES: &[DatumType] = &[
+    DatumType::F32,
+    DatumType::F16,
+    DatumType::F64,
+    DatumType::I8,
+    DatumType::I16,
+    DatumType::I32,
+    DatumType::I64,
+    DatumType::U8,
+    DatumType::U16,
+    DatumType::U32,
+    DatumType::U64,
+    DatumType::Bool,
+    DatumType::String,
+];
+
+const ONNX_REDUCTIONS: &[Reduction] = &[
+    Reduction::None,
+    Reduction::Add,
+    Reduction::Mul,
+    Reduction::Max,
+    Reduction::Min,
+];
+
+fn legal(dt: DatumType, reduction: Reduction) -> bool {
+    let site = NodeSite::new(ScatterOp::ScatterElements, "probe", None);
+    tract_onnx_scatter::ops::types::check_reduction_for(&site, dt, reduction).is_ok()
+}
+
+fn tar(model: &TypedModel) -> Vec<u8> {
+    nnef()
+        .write_to_tar(model, vec![])
+        .unwrap_or_else(|e| panic!("writing NNEF: {e:?}"))
+}
+
+fn read(bytes: &[u8]) -> TractResult<TypedModel> {
+    nnef().model_for_read(&mut &bytes[..])
+}
+
+/// Writes, reads back, checks both run to the same outputs; returns the
+/// read-back model.
+fn round_trip(model: &TypedModel, inputs: &[Tensor], what: &str) -> TypedModel {
+    let bytes = tar(model);
+    let back = read(&bytes).unwrap_or_else(|e| panic!("{what}: reading NNEF back: {e:?}"));
+    let expected =
+        graph::run(model, inputs).unwrap_or_else(|e| panic!("{what}: running original: {e:?}"));
+    let got =
+        graph::run(&back, inputs).unwrap_or_else(|e| panic!("{what}: running read-back: {e:?}"));
+    assert_eq!(expected.len(), got.len(), "{what}");
+    for (e, g) in expected.iter().zip(&got) {
+        assert_eq!(e.datum_type(), g.datum_type(), "{what}");
+        assert_eq!(**e, **g, "{what}: outputs differ");
+    }
+    back
+}
+
+/// data [3, 4], indices [3, 2] with duplicates along axis 1, updates [3, 2].
+fn scatter_elements_case(dt: DatumType, reduction: Reduction) -> (Graph, Vec<Tensor>) {
+    let mut attrs = vec![attr_int("axis", 1)];
+    if reduction != Reduction::None {
+        attrs.push(attr_string("reduction", reduction.as_str()));
+    }
+    let graph = Graph::new(18)
+        .input_c("data", dt, &[3, 4])
+        .input_c("indices", DatumType::I64, &[3, 2])
+        .input_c("updates", dt, &[3, 2])
+        .node(
+            "ScatterElements",
+            &["data", "indices", "updates"],
+            &["out"],
+            attrs,
+        )
+        .output("out", dt);
+    let data: Vec<i64> = (0..12).map(|i| i % 3 + 1).collect();
+    let inputs = vec![
+        tensor(dt, &[3, 4], &data),
+        tensor(DatumType::I64, &[3, 2], &[0, 0, 3, -1, 1, 2]),
+        tensor(dt, &[3, 2], &[2, 0, 1, 2, 0, 1]),
+    ];
+    (graph, inputs)
+}
+
+/// data [4, 3], indices [3, 1] with a duplicate row, updates [3, 3].
+fn scatter_nd_case(dt: DatumType, reduction: Reduction) -> (Graph, Vec<Tensor>) {
+    let mut attrs = vec![];
+    if reduction != Reduction::None {
+        attrs.push(attr_string("reduction", reduction.as_str()));
+    }
+    let graph = Graph::new(18)
+        .input_c("data", dt, &[4, 3])
+        .input_c("indices", DatumType::I64, &[3, 1])
+        .input_c("updates", dt, &[3, 3])
+        .node(
+            "ScatterND",
+            &["data", "indices", "updates"],
+            &["out"],
+            attrs,
+        )
+        .output("out", dt);
+    let data: Vec<i64> = (0..12).map(|i| i % 3 + 1).collect();
+    let inputs = vec![
+        tensor(dt, &[4, 3], &data),
+        tensor(DatumType::I64, &[3, 1], &[1, -1, 1]),
+        tensor(dt, &[3, 3], &[2, 0, 1, 1, 2, 2, 0, 1, 2]),
+    ];
+    (graph, inputs)
+}
+
+fn only_node<O: TypedOp>(model: &TypedModel) -> (&TypedNode, &O) {
+    let nodes: Vec<&TypedNode> = model.nodes().iter().filter(|n| n.op_is::<O>()).collect();
+    assert_eq!(nodes.len(), 1, "{model}");
+    (nodes[0], nodes[0].op_as::<O>().unwrap())
+}
+
+#[test]
+fn scatter_elements_round_trips_for_every_type_and_reduction() {
+    let mut count = 0;
+    for &dt in TYPES {
+        for &reduction in ONNX_REDUCTIONS.iter().filter(|r| legal(dt, **r)) {
+            let what = format!("ScatterElements {dt:?} {reduction}");
+            let (graph, inputs) = scatter_elements_case(dt, reduction);
+            let model = graph
+                .decluttered()
+                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let back = round_trip(&model, &inputs, &what);
+            let (node, op) = only_node::<ScatterElements>(&back);
+            assert_eq!(
+                (op.axis, op.reduction, op.use_init_val),
+                (1, reduction, true),
+                "{what}"
+            );
+            assert_eq!(
+                op.site,
+                NodeSite::new(ScatterOp::ScatterElements, node.name.clone(), None),
+                "{what}"
+            );
+            count += 1;
+        }
+    }
+    // Every type does at least none; numbers do all five.
+    assert!(count >= TYPES.len() + 10 * 4, "{count}");
+}
+
+#[test]
+fn scatter_nd_round_trips_for_every_type_and_reduction() {
+    let mut count = 0;
+    for &dt in TYPES {
+        for &reduction in ONNX_REDUCTIONS.iter().filter(|r| legal(dt, **r)) {
+            let what = format!("ScatterND {dt:?} {reduction}");
+            let (graph, inputs) = scatter_nd_case(dt, reduction);
+            let model = graph
+                .decluttered()
+                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let back = round_trip(&model, &inputs, &what);
+            let (node, op) = only_node::<ScatterNd>(&back);
+            assert_eq!(op.reduction, reduction, "{what}");
+            assert_eq!(
+                op.site,
+                NodeSite::new(ScatterOp::ScatterNd, node.name.clone(), None),
+                "{what}"
+            );
+            count += 1;
+        }
+    }
+    assert!(count >= TYPES.len() + 10 * 4, "{count}");
+}
+
+#[test]
+fn legacy_scatter_keeps_its_onnx_name() {
+    let graph = Graph::new(10)
+        .input_c("data", DatumType::F32, &[2, 3])
+        .input_c("indices", DatumType::I32, &[2, 1])
+        .input_c("updates", DatumType::F32, &[2, 1])
+        .node(
+            "Scatter",
+            &["data", "indices", "updates"],
+            &["out"],
+            vec![attr_int("axis", -1)],
+        )
+        .output("out", DatumType::F32);
+    let model = graph.decluttered().unwrap();
+    let inputs = [
+        tensor(DatumType::F32, &[2, 3], &[1, 2, 3, 4, 5, 6]),
+        tensor(DatumType::I32, &[2, 1], &[2, 0]),
+        tensor(DatumType::F32, &[2, 1], &[9, 8]),
+    ];
+    let back = round_trip(&model, &inputs, "Scatter-9");
+    let (_, op) = only_node::<ScatterElements>(&back);
+    assert_eq!(
+        (op.site.op, op.axis, op.site.opset),
+        (ScatterOp::Scatter, 1, None)
+    );
+}
+
+/// ScatterElements as OpenVINO's ScatterElementsUpdate builds it (mean,
+/// use_init_val false), wired directly: every reduction × use_init_val.
+#[test]
+fn elements_update_semantics_round_trip() {
+    let mut count = 0;
+    for &dt in &[
+        DatumType::F32,
+        DatumType::F64,
+        DatumType::F16,
+        DatumType::I32,
+        DatumType::U8,
+    ] {
+        for reduction in Reduction::ALL.into_iter().filter(|r| legal(dt, *r)) {
+            for use_init_val in [true, false] {
+                let what =
+                    format!("ScatterElementsUpdate {dt:?} {reduction} use_init_val={use_init_val}");
+                let mut model = TypedModel::default();
+                let data = model.add_source("data", dt.fact([3, 4])).unwrap();
+                let indices = model
+                    .add_source("indices", DatumType::I64.fact([3, 2]))
+                    .unwrap();
+                let updates = model.add_source("updates", dt.fact([3, 2])).unwrap();
+                let site = NodeSite::new(ScatterOp::ScatterElementsUpdate, "seu", None);
+                let op = ScatterElements {
+                    site,
+                    axis: 1,
+                    reduction,
+                    use_init_val,
+                };
+                let out = model
+                    .wire_node("seu", op, &[data, indices, updates])
+                    .unwrap();
+                model.select_output_outlets(&out).unwrap();
+                let (_, inputs) = scatter_elements_case(dt, Reduction::None);
+                let back = round_trip(&model, &inputs, &what);
+                let (_, op) = only_node::<ScatterElements>(&back);
+                assert_eq!(
+                    (op.site.op, op.reduction, op.use_init_val),
+                    (ScatterOp::ScatterElementsUpdate, reduction, use_init_val),
+                    "{what}"
+                );
+                count += 1;
+            }
+        }
+    }
+    assert!(count >= 5 * 2 * 5, "{count}");
+}
+
+/// past_cache [2, 5, 3], update [2, 2, 3] along axis 1, write_indices [2]
+/// when `with_write`: a circular write wraps past the end.
+fn tensor_scatter_case(
+    dt: DatumType,
+    mode: TensorScatterMode,
+    with_write: bool,
+) -> (Graph, Vec<Tensor>) {
+    let mut node_inputs = vec!["past_cache", "update"];
+    let mut graph = Graph::new(24)
+        .input_c("past_cache", dt, &[2, 5, 3])
+        .input_c("update", dt, &[2, 2, 3]);
+    if with_write {
+        graph = graph.input_c("write_indices", DatumType::I64, &[2]);
+        node_inputs.push("write_indices");
+    }
+    let graph = graph
+        .node(
+            "TensorScatter",
+            &node_inputs,
+            &["present"],
+            vec![attr_int("axis", -2), attr_string("mode", mode.as_str())],
+        )
+        .output("present", dt);
+    let cache: Vec<i64> = (0..30).map(|i| i % 7).collect();
+    let update: Vec<i64> = (0..12).map(|i| 10 + i).collect();
+    let mut inputs = vec![
+        tensor(dt, &[2, 5, 3], &cache),
+        tensor(dt, &[2, 2, 3], &update),
+    ];
+    if with_write {
+        let starts = match mode {
+            TensorScatterMode::Linear => [1, 3],
+            TensorScatterMode::Circular => [4, 2],
+        };
+        inputs.push(tensor(DatumType::I64, &[2], &starts));
+    }
+    (graph, inputs)
+}
+
+#[test]
+fn tensor_scatter_round_trips_in_both_modes_with_and_without_write_indices() {
+    let mut count = 0;
+    for dt in [DatumType::F32, DatumType::F16, DatumType::I64] {
+        for mode in [TensorScatterMode::Linear, TensorScatterMode::Circular] {
+            for with_write in [true, false] {
+                let what = format!(
+                    "TensorScatter {dt:?} {} write_indices={with_write}",
+                    mode.as_str()
+                );
+                let (graph, inputs) = tensor_scatter_case(dt, mode, with_write);
+                let model = graph
+                    .decluttered()
+                    .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+                only_node::<TensorScatter>(&model);
+                let bytes = tar(&model);
+                let graph_nnef = tar_entries(&bytes).remove("graph.nnef").unwrap();
+                assert!(
+                    graph_nnef.contains("tract_onnx_tensor_scatter("),
+                    "{what}: {graph_nnef}"
+                );
+                assert_eq!(
+                    graph_nnef.contains("write_indices = "),
+                    with_write,
+                    "{what}: {graph_nnef}"
+                );
+                let back = round_trip(&model, &inputs, &what);
+                let (node, op) = only_node::<TensorScatter>(&back);
+                assert_eq!((op.axis, op.mode), (1, mode), "{what}");
+                assert_eq!(node.inputs.len(), 2 + with_write as usize, "{what}");
+                assert_eq!(
+                    op.site,
+                    NodeSite::new(ScatterOp::TensorScatter, node.name.clone(), None),
+                    "{what}"
+                );
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, 12);
+}
+
+/// OpenVINO ScatterElementsUpdate with its axis a graph input: the runtime
+/// axis op survives declutter and round-trips as such.
+fn elements_update_runtime_axis_case(reduction: &str, use_init_val: i64) -> TypedModel {
+    use prost::Message;
+    use tract_onnx_scatter::tract_onnx::pb::OperatorSetIdProto;
+    let graph = Graph::new(18)
+        .input_c("data", DatumType::F32, &[3, 4])
+        .input_c("indices", DatumType::I64, &[3, 2])
+        .input_c("updates", DatumType::F32, &[3, 2])
+        .input_c("axis", DatumType::I64, &[])
+        .node(
+            "ScatterElementsUpdate",
+            &["data", "indices", "updates", "axis"],
+            &["out"],
+            vec![
+                attr_string("reduction", reduction),
+                attr_int("use_init_val", use_init_val),
+            ],
+        )
+        .output("out", DatumType::F32);
+    let mut proto = graph.proto();
+    proto.opset_import.push(OperatorSetIdProto {
+        domain: "org.openvinotoolkit".into(),
+        version: 1,
+    });
+    proto.graph.as_mut().unwrap().node[0].domain = "org.openvinotoolkit".into();
+    let bytes = proto.encode_to_vec();
+    tract_onnx_scatter::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_typed())
+        .and_then(|m| m.into_decluttered())
+        .unwrap_or_else(|e| panic!("ScatterElementsUpdate {reduction}: {e:?}"))
+}
+
+#[test]
+fn elements_update_with_a_runtime_axis_round_trips() {
+    for (name, reduction, use_init_val) in [
+        ("none", Reduction::None, 1),
+        ("sum", Reduction::Add, 1),
+        ("max", Reduction::Max, 0),
+        ("mean", Reduction::Mean, 0),
+        ("mean", Reduction::Mean, 1),
+    ] {
+        let what = format!("ScatterElementsUpdate {name} use_init_val={use_init_val}");
+        let model = elements_update_runtime_axis_case(name, use_init_val);
+        only_node::<ScatterElementsUpdate>(&model);
+        let bytes = tar(&model);
+        let graph_nnef = tar_entries(&bytes).remove("graph.nnef").unwrap();
+        assert!(
+            graph_nnef.contains("tract_onnx_scatter_elements_update("),
+            "{what}: {graph_nnef}"
+        );
+        let (_, mut inputs) = scatter_elements_case(DatumType::F32, Reduction::None);
+        // Indices in range along either axis: [3, 2] into [3, 4].
+        inputs[1] = tensor(DatumType::I64, &[3, 2], &[0, 0, 2, -1, 1, 2]);
+        for axis in [1i64, 0, -1, -2] {
+            let mut inputs = inputs.clone();
+            inputs.push(tensor(DatumType::I64, &[], &[axis]));
+            let what = format!("{what} axis={axis}");
+            let back = round_trip(&model, &inputs, &what);
+            let (node, op) = only_node::<ScatterElementsUpdate>(&back);
+            assert_eq!(
+                (op.reduction, op.use_init_val),
+                (reduction, use_init_val == 1),
+                "{what}"
+            );
+            assert_eq!(
+                op.site,
+                NodeSite::new(ScatterOp::ScatterElementsUpdate, node.name.clone(), None),
+                "{what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_tar_declares_the_registry() {
+    let (graph, _) = scatter_nd_case(DatumType::F32, Reduction::Add);
+    let model = graph.decluttered().unwrap();
+    let bytes = tar(&model);
+    let mut archive = tar_entries(&bytes);
+    let graph_nnef = archive.remove("graph.nnef").expect("graph.nnef in the tar");
+    assert!(
+        graph_nnef.contains("extension tract_registry tract_onnx_scatter;"),
+        "{graph_nnef}"
+    );
+    assert!(
+        graph_nnef.contains("tract_onnx_scatter_nd("),
+        "{graph_nnef}"
+    );
+    assert!(graph_nnef.contains("reduction = \"add\""), "{graph_nnef}");
+}
+
+/// Text files of a tar archive, by path (a minimal ustar reader: the test
+/// needs no tar crate).
+fn tar_entries(bytes: &[u8]) -> std::collections::HashMap<String, String> {
+    let mut entries = std::collections::HashMap::new();
+    let mut at = 0;
+    while at + 512 <= bytes.len() && bytes[at] != 0 {
+        let header = &bytes[at..at + 512];
+        let name = String::from_utf8_lossy(&header[..100])
+            .trim_end_matches('\0')
+            .to_string();
+        let size_field = String::from_utf8_lossy(&header[124..136])
+            .trim_matches(|c: char| c == '\0' || c == ' ')
+            .to_string();
+        let size = usize::from_str_radix(&size_field, 8).unwrap();
+        let body = &bytes[at + 512..at + 512 + size];
+        entries.insert(
+            name.trim_start_matches("./").to_string(),
+            String::from_utf8_lossy(body).into_owned(),
+        );
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    entries
+}
+
+#[test]
+fn loading_without_the_registry_names_it() {
+    let (graph, _) = scatter_elements_case(DatumType::F32, Reduction::None);
+    let model = graph.decluttered().unwrap();
+    let bytes = tar(&model);
+    let without = tract_nnef::nnef().with_onnx();
+    let err = without
+        .model_for_read(&mut &bytes[..])
+        .expect_err("loads without the registry");
+    let message = format!("{err:?}");
+    assert!(message.contains("tract_onnx_scatter"), "{message}");
+    println!("loading without the registry: {message}");
+    // And enabling it on the same framework makes it load.
+    let with = tract_nnef::nnef().with_onnx().with_scatter();
+    with.model_for_read(&mut &bytes[..]).unwrap();
+}
+
+#[test]
+fn writing_without_the_registry_fails() {
+    let (graph, _) = scatter_elements_case(DatumType::F32, Reduction::None);
+    let model = graph.decluttered().unwrap();
+    let err = tract_nnef::nnef()
+        .with_onnx()
+        .write_to_tar(&model, vec![])
+        .expect_err("writes without the registry");
+    let message = format!("{err:?}");
+    assert!(message.contains("No serializer found"), "{message}");
+    println!("writing without the registry: {message}");
+}
+
+#[test]
+fn enabling_twice_registers_once() {
+    let mut framework = nnef();
+    framework.enable_scatter();
+    let count = framework
+        .registries
+        .iter()
+        .filter(|r| r.id.0 == "tract_onnx_scatter")
+        .count();
+    assert_eq!(count, 1);
+}
