@@ -177,6 +177,14 @@ fn foo_on_scatter_nd_18_is_an_undefined_attribute() {
 }
 
 #[test]
+fn a_reduction_given_twice_is_refused_instead_of_reading_the_first() {
+    let m = model("ScatterElements", 18)
+        .attr(attr_string("reduction", "add"))
+        .attr(attr_string("reduction", "foo"));
+    snap!("repeated_attribute_reduction", load_error(&m));
+}
+
+#[test]
 fn axis_on_scatter_nd_13_is_an_undefined_attribute_and_it_has_no_attributes() {
     let m = model("ScatterND", 13).attr(attr_int("axis", 0));
     snap!("undefined_attribute_axis_scatter_nd_13", load_error(&m));
