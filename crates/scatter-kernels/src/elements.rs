@@ -144,6 +144,33 @@ impl ElementsPlan {
     }
 }
 
+/// `data` and `updates` as f32 slices when `T` is f32.
+fn f32_slices<'a, T: 'static>(
+    data: &'a mut [T],
+    updates: &'a [T],
+) -> Option<(&'a mut [f32], &'a [f32])> {
+    if std::any::TypeId::of::<T>() != std::any::TypeId::of::<f32>() {
+        return None;
+    }
+    // SAFETY: `T` is `f32` (same TypeId), so both casts are identities of
+    // type, length, alignment and lifetime.
+    unsafe {
+        Some((
+            std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<f32>(), data.len()),
+            std::slice::from_raw_parts(updates.as_ptr().cast::<f32>(), updates.len()),
+        ))
+    }
+}
+
+/// `Element::max`/`min` for f32 without a branch: `acc = update` when `acc`
+/// is not NaN and (`update` is NaN or `better`), bitwise select otherwise.
+#[inline(always)]
+fn select_f32(acc: &mut f32, update: f32, better: bool) {
+    let take = !acc.is_nan() & (update.is_nan() | better);
+    let mask = (take as u32).wrapping_neg();
+    *acc = f32::from_bits((update.to_bits() & mask) | (acc.to_bits() & !mask));
+}
+
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     /// Calls `f(data_offset, indices_position)` for every index, in
     /// row-major order of the indices.
@@ -224,14 +251,46 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         }
         self.check_buffers(data, updates)?;
         match reduction {
-            Reduction::None => self.visit(|o, p| data[o].clone_from(&updates[p])),
-            Reduction::Add => self.visit(|o, p| T::add(&mut data[o], &updates[p])),
-            Reduction::Mul => self.visit(|o, p| T::mul(&mut data[o], &updates[p])),
-            Reduction::Max => self.visit(|o, p| T::max(&mut data[o], &updates[p])),
-            Reduction::Min => self.visit(|o, p| T::min(&mut data[o], &updates[p])),
+            Reduction::None => self.visit_unchecked(data, updates, |d, u| d.clone_from(u)),
+            Reduction::Add => self.visit_unchecked(data, updates, T::add),
+            Reduction::Mul => self.visit_unchecked(data, updates, T::mul),
+            Reduction::Max | Reduction::Min if f32_slices(data, updates).is_some() => {
+                // Random max/min mispredicts the `update > acc` branch about
+                // half the time: f32 (the common case) takes a branchless
+                // select with the same NaN semantics as `Element::max/min`.
+                let (d, u) = f32_slices(data, updates).expect("checked above");
+                if reduction == Reduction::Max {
+                    self.visit_unchecked(d, u, |a, u| select_f32(a, *u, *u > *a))
+                } else {
+                    self.visit_unchecked(d, u, |a, u| select_f32(a, *u, *u < *a))
+                }
+            }
+            Reduction::Max => self.visit_unchecked(data, updates, T::max),
+            Reduction::Min => self.visit_unchecked(data, updates, T::min),
             Reduction::Mean => unreachable!("refused above"),
         }
         Ok(())
+    }
+
+    /// [`Self::visit`] with `f(&mut data[offset], &updates[position])`,
+    /// without bounds checks. Callers run [`Self::check_buffers`] first.
+    #[inline(always)]
+    fn visit_unchecked<T>(&self, data: &mut [T], updates: &[T], mut f: impl FnMut(&mut T, &T)) {
+        debug_assert_eq!(data.len(), self.plan.data_len);
+        debug_assert_eq!(updates.len(), self.plan.indices_len);
+        self.visit(|o, p| {
+            debug_assert!(o < data.len() && p < updates.len());
+            // SAFETY: in bounds by construction. `check_buffers` proved
+            // `data.len() == product(data_shape)` and `updates.len() ==
+            // product(indices_shape)`; `visit` yields `p` in
+            // `[0, indices_len)` and `o` = sum of coordinates times
+            // row-major data strides where every coordinate is below its
+            // data dimension: the axis one because `check_indices`
+            // validated every index into `[-dim, dim - 1]` (normalized to
+            // `[0, dim - 1]`), the others because the plan proved
+            // `indices_shape[i] <= data_shape[i]` for `i != axis`.
+            unsafe { f(data.get_unchecked_mut(o), updates.get_unchecked(p)) }
+        })
     }
 
     /// Like [`Self::apply`] for any `Clone` type with a caller-given
@@ -252,6 +311,28 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
 mod tests {
     use super::*;
     use crate::scatter_elements;
+
+    #[test]
+    fn f32_branchless_max_min_match_the_generic_element_path() {
+        // f32 takes the branchless select; f64 the generic `Element` path.
+        let values = [1.0, f32::NAN, -0.0, 0.0, 3.0, -2.5, f32::INFINITY, 7.0];
+        let indices: Vec<i64> = (0..64).map(|i| (i * 5 + i / 3) % 8).collect();
+        let updates: Vec<f32> = (0..64).map(|i| values[(i * 3 + 1) % 8]).collect();
+        for reduction in [Reduction::Max, Reduction::Min] {
+            let mut d32 = values.to_vec();
+            let mut d64: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+            let u64s: Vec<f64> = updates.iter().map(|&v| v as f64).collect();
+            scatter_elements(&mut d32, &[8], &indices, &[64], &updates, 0, reduction).unwrap();
+            scatter_elements(&mut d64, &[8], &indices, &[64], &u64s, 0, reduction).unwrap();
+            for (a, b) in d32.iter().zip(&d64) {
+                assert_eq!(
+                    a.to_bits(),
+                    (*b as f32).to_bits(),
+                    "{reduction}: {d32:?} vs {d64:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn onnx_example_1_axis_0() {

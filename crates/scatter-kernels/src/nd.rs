@@ -157,6 +157,15 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             }
             return;
         }
+        if plan.k == 1 {
+            let (stride, dim) = (plan.data_strides[0], plan.data_shape[0] as i64);
+            for (t, i) in self.indices.iter().enumerate() {
+                let i = i.to_i64();
+                let j = if i < 0 { i + dim } else { i } as usize;
+                f(j * stride, t);
+            }
+            return;
+        }
         let strides = &plan.data_strides[..plan.k];
         let dims = &plan.data_shape[..plan.k];
         for (t, tuple) in self.indices.chunks_exact(plan.k).enumerate() {
@@ -206,27 +215,63 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             });
         }
         self.check_buffers(data, updates)?;
-        let len = self.plan.slice_len;
-        let fold = |f: fn(&mut T, &T), data: &mut [T]| {
-            self.visit(|o, t| {
-                for (d, u) in data[o..o + len]
-                    .iter_mut()
-                    .zip(&updates[t * len..(t + 1) * len])
-                {
-                    f(d, u)
-                }
-            })
-        };
         match reduction {
-            Reduction::None => self
-                .visit(|o, t| data[o..o + len].clone_from_slice(&updates[t * len..(t + 1) * len])),
-            Reduction::Add => fold(T::add, data),
-            Reduction::Mul => fold(T::mul, data),
-            Reduction::Max => fold(T::max, data),
-            Reduction::Min => fold(T::min, data),
+            Reduction::None if self.plan.slice_len == 1 => {
+                self.fold(data, updates, |d, u| d.clone_from(u))
+            }
+            Reduction::None => self.visit_slices(data, updates, |d, u| d.clone_from_slice(u)),
+            Reduction::Add => self.fold(data, updates, T::add),
+            Reduction::Mul => self.fold(data, updates, T::mul),
+            Reduction::Max => self.fold(data, updates, T::max),
+            Reduction::Min => self.fold(data, updates, T::min),
             Reduction::Mean => unreachable!("refused above"),
         }
         Ok(())
+    }
+
+    /// `f(dst, src)` on every element pair of every (data slice, update
+    /// slice); single-element slices (`k == rank`) skip the inner loop.
+    #[inline(always)]
+    fn fold<T>(&self, data: &mut [T], updates: &[T], mut f: impl FnMut(&mut T, &T)) {
+        if self.plan.slice_len == 1 {
+            self.visit_slices(data, updates, |d, u| {
+                // SAFETY: `visit_slices` hands slices of `slice_len == 1`.
+                unsafe { f(d.get_unchecked_mut(0), u.get_unchecked(0)) }
+            })
+        } else {
+            self.visit_slices(data, updates, |d, u| {
+                for (d, u) in d.iter_mut().zip(u) {
+                    f(d, u)
+                }
+            })
+        }
+    }
+
+    /// Calls `f(data slice, update slice)` (both of `slice_len` elements)
+    /// for every tuple in row-major order, without bounds checks. Callers
+    /// run [`Self::check_buffers`] first.
+    #[inline(always)]
+    fn visit_slices<T>(&self, data: &mut [T], updates: &[T], mut f: impl FnMut(&mut [T], &[T])) {
+        let len = self.plan.slice_len;
+        debug_assert_eq!(data.len(), self.plan.data_len);
+        debug_assert_eq!(updates.len(), self.plan.tuples * len);
+        self.visit(|o, t| {
+            debug_assert!(o + len <= data.len() && (t + 1) * len <= updates.len());
+            // SAFETY: in bounds by construction. `check_buffers` proved
+            // `data.len() == product(data_shape)` and `updates.len() ==
+            // tuples * slice_len`; `visit` yields `t < tuples` and `o` =
+            // sum over the first k axes of a coordinate validated by
+            // `check_indices` into `[0, dim - 1]` times its row-major
+            // stride, so `o` is the start of a whole slice of
+            // `slice_len = product(data_shape[k..])` elements:
+            // `o + slice_len <= data.len()`.
+            unsafe {
+                f(
+                    data.get_unchecked_mut(o..o + len),
+                    updates.get_unchecked(t * len..(t + 1) * len),
+                )
+            }
+        })
     }
 
     /// Like [`Self::apply`] for any `Clone` type with a caller-given
