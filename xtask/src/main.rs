@@ -1,7 +1,9 @@
 //! Project automation, run as `cargo xtask <command>`.
 
 mod args;
+mod bench;
 mod conformance;
+mod fuzz;
 mod update_manifest;
 
 use anyhow::Result;
@@ -23,6 +25,10 @@ commands:
       Run the pinned official tests and onnx-testdata/extended/ with the
       plugin and stock tract; exit non-zero on an unexpected plugin failure
       or a stale entry of onnx-testdata/expected-failures.toml.
+  fuzz [--seconds N] [--target kernels|one_node_model|model_bytes]
+      Run each cargo-fuzz target of fuzz/ (or the one named) for N seconds
+      (default 60) on stable; non-zero exit on a crash. Needs
+      `cargo install cargo-fuzz`. See fuzz/README.md.
   update-manifest [--wheels DIR]
       Re-pin onnx-testdata/manifest.toml: for each listed release, take the
       wheel from DIR (or pip), record its hash and the hash of every file of
@@ -55,6 +61,8 @@ fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         "conformance" => conformance::run(&layout, args),
+        "bench" => bench::run(args),
+        "fuzz" => fuzz::run(args),
         "update-manifest" => {
             let wheels = args.path("--wheels");
             args.finish()?;

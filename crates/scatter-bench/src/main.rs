@@ -1,0 +1,207 @@
+//! `scatter-bench`: times every workload with the plugin (data exclusive
+//! and shared), stock tract, a warm memcpy of data and onnxruntime, then
+//! prints a markdown table. Run through `cargo xtask bench` (release).
+//!
+//! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
+//! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use scatter_bench::report::{Row, markdown};
+use scatter_bench::timing::{Budget, human, measure};
+use scatter_bench::{Runner, Workload, memcpy, ort, workloads};
+use tract_onnx_scatter::tract_onnx;
+
+struct Options {
+    filter: Option<String>,
+    budget: Budget,
+    python: Option<PathBuf>,
+    ort: bool,
+    stock: bool,
+    output: Option<PathBuf>,
+}
+
+fn options() -> Result<Options> {
+    let mut o = Options {
+        filter: None,
+        budget: Budget::default(),
+        python: None,
+        ort: true,
+        stock: true,
+        output: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--filter" => o.filter = Some(value()?),
+            "--budget-ms" => o.budget.time = Duration::from_millis(value()?.parse()?),
+            "--python" => o.python = Some(value()?.into()),
+            "--output" => o.output = Some(value()?.into()),
+            "--no-ort" => o.ort = false,
+            "--no-stock" => o.stock = false,
+            // `cargo bench` passes this to every target.
+            "--bench" => {}
+            other => bail!(
+                "unknown option {other:?} (--filter S, --budget-ms N, --python PATH, --no-ort, \
+                 --no-stock, --output FILE)"
+            ),
+        }
+    }
+    Ok(o)
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} cores, {cpu}")
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Times the plugin, stock tract and memcpy on `w`.
+fn measure_tract(w: &Workload, o: &Options) -> Result<Row> {
+    let budget = o.budget;
+    let mut row = Row {
+        name: w.name.into(),
+        data_bytes: w.data_bytes(),
+        copy_bound: w.copy_bound,
+        ..Row::default()
+    };
+    let mut dst = vec![0f32; w.data.len()];
+    row.memcpy = Some(
+        measure(budget, || {
+            memcpy(&mut dst, &w.data);
+            std::hint::black_box(&dst);
+            Ok::<_, anyhow::Error>(())
+        })?
+        .median(),
+    );
+    drop(dst);
+    row.alloc_copy = Some(
+        measure(budget, || {
+            std::hint::black_box(w.data.to_vec());
+            Ok::<_, anyhow::Error>(())
+        })?
+        .median(),
+    );
+
+    let plugin = tract_onnx_scatter::onnx();
+    let mut runner = Runner::new(w, &plugin).context("planning with the plugin")?;
+    row.plugin_shared = Some(measure(budget, || runner.run_shared().map(drop))?.median());
+    row.plugin_exclusive = Some(measure(budget, || runner.run_exclusive())?.median());
+    drop(runner);
+
+    if o.stock {
+        let stock = tract_onnx::onnx();
+        match Runner::new(w, &stock) {
+            Ok(mut runner) => {
+                // Stock tract can be very slow: fewer samples suffice.
+                let b = Budget {
+                    min_iters: 3,
+                    ..budget
+                };
+                match measure(b, || runner.run_shared().map(drop)) {
+                    Ok(s) => row.stock_shared = Some(s.median()),
+                    Err(e) => eprintln!("  stock tract failed on {}: {e:#}", w.name),
+                }
+            }
+            Err(e) => eprintln!("  stock tract cannot plan {}: {e:#}", w.name),
+        }
+    }
+    Ok(row)
+}
+
+fn main() -> Result<()> {
+    let o = options()?;
+    let started = Instant::now();
+    if cfg!(debug_assertions) {
+        eprintln!("warning: scatter-bench built without optimizations; numbers are meaningless");
+    }
+    let machine = machine();
+    let load_before = load();
+    eprintln!("machine: {machine}; load average before: {load_before}");
+
+    let names: Vec<&str> = scatter_bench::NAMES
+        .into_iter()
+        .filter(|n| o.filter.as_deref().is_none_or(|f| n.contains(f)))
+        .collect();
+    if names.is_empty() {
+        bail!("no workload matches {:?}", o.filter);
+    }
+
+    let python = if o.ort {
+        match ort::find_python(o.python.as_deref()) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("onnxruntime column skipped: {e:#}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let ort_dir = std::env::temp_dir().join(format!("scatter-bench-{}", std::process::id()));
+
+    let mut rows = vec![];
+    for w in workloads(o.filter.as_deref()) {
+        eprintln!("{}: measuring tract...", w.name);
+        let row = measure_tract(&w, &o).with_context(|| w.name)?;
+        eprintln!(
+            "  memcpy {}  plugin excl {}  plugin shared {}  stock {}",
+            row.memcpy.map_or("n/a".into(), human),
+            row.plugin_exclusive.map_or("n/a".into(), human),
+            row.plugin_shared.map_or("n/a".into(), human),
+            row.stock_shared.map_or("n/a".into(), human),
+        );
+        if python.is_some() {
+            ort::write_workload(&ort_dir, &w)?;
+        }
+        rows.push(row);
+    }
+
+    let mut ort_version = None;
+    if let Some(python) = &python {
+        eprintln!("onnxruntime: timing {} workloads...", rows.len());
+        match ort::run(python, &ort_dir, o.budget) {
+            Ok(medians) => {
+                for row in &mut rows {
+                    row.ort = medians.get(&row.name).copied();
+                }
+                ort_version = ort::version(python).ok();
+            }
+            Err(e) => eprintln!("onnxruntime column skipped: {e:#}"),
+        }
+        let _ = std::fs::remove_dir_all(&ort_dir);
+    }
+
+    let load_after = load();
+    let mut out = markdown(&rows);
+    out.push_str(&format!(
+        "\nmachine: {machine}; load average (1/5/15 min) before: {load_before}, after: {load_after}; \
+         onnxruntime: {}; total {:.0} s.\n\
+         `*` copy-bound workload (the geomeans of the /memcpy and /fresh copy ratios are over these). \
+         memcpy: data into a warm buffer; fresh copy: data into a newly allocated one (`to_vec`).\n",
+        ort_version.as_deref().unwrap_or("not run"),
+        started.elapsed().as_secs_f64()
+    ));
+    print!("{out}");
+    if let Some(path) = &o.output {
+        std::fs::write(path, &out).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}

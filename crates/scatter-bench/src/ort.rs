@@ -1,0 +1,149 @@
+//! The onnxruntime side: the same models and inputs written to a temporary
+//! directory (`model.onnx` + `.npy`), timed by `xtask/bench_ort.py`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::timing::Budget;
+use crate::workloads::Workload;
+
+/// The workspace root (this crate lives in `crates/scatter-bench`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/scatter-bench has two ancestors")
+        .to_path_buf()
+}
+
+/// The Python to run onnxruntime with: `explicit`, else `$ORT_PYTHON`,
+/// else `<root>/.venv/bin/python`, else `python3`; `Err` saying why when
+/// it cannot import onnxruntime.
+pub fn find_python(explicit: Option<&Path>) -> Result<PathBuf> {
+    let venv = workspace_root().join(".venv/bin/python");
+    let python = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("ORT_PYTHON").map(PathBuf::from))
+        .or_else(|| venv.exists().then_some(venv))
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let out = Command::new(&python)
+        .args([
+            "-c",
+            "import onnxruntime, numpy; print(onnxruntime.__version__)",
+        ])
+        .output()
+        .with_context(|| format!("running {}", python.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} cannot import onnxruntime and numpy (set up with `python3 -m venv .venv && \
+             .venv/bin/pip install -r onnx-testdata/requirements.txt`)",
+            python.display()
+        );
+    }
+    Ok(python)
+}
+
+/// The onnxruntime version `python` imports.
+pub fn version(python: &Path) -> Result<String> {
+    let out = Command::new(python)
+        .args(["-c", "import onnxruntime; print(onnxruntime.__version__)"])
+        .output()?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A `.npy` (format 1.0) of little-endian `descr` elements.
+fn write_npy(path: &Path, descr: &str, shape: &[usize], bytes: &[u8]) -> Result<()> {
+    let shape = match shape {
+        [d] => format!("({d},)"),
+        dims => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // magic (6) + version (2) + header length (2) + header + '\n', to a
+    // multiple of 64.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    f.write_all(b"\x93NUMPY\x01\x00")?;
+    f.write_all(&(header.len() as u16).to_le_bytes())?;
+    f.write_all(header.as_bytes())?;
+    f.write_all(bytes)?;
+    f.flush()?;
+    Ok(())
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn i64_bytes(v: &[i64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Writes `dir/<name>/{model.onnx, data.npy, indices.npy, updates.npy}`.
+pub fn write_workload(dir: &Path, w: &Workload) -> Result<()> {
+    let dir = dir.join(w.name);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("model.onnx"), w.model_bytes())?;
+    write_npy(
+        &dir.join("data.npy"),
+        "<f4",
+        &w.data_shape,
+        &f32_bytes(&w.data),
+    )?;
+    write_npy(
+        &dir.join("indices.npy"),
+        "<i8",
+        &w.indices_shape,
+        &i64_bytes(&w.indices),
+    )?;
+    write_npy(
+        &dir.join("updates.npy"),
+        "<f4",
+        &w.updates_shape,
+        &f32_bytes(&w.updates),
+    )?;
+    Ok(())
+}
+
+/// Times every workload under `dir` with onnxruntime (single thread, io
+/// binding): median per workload name.
+pub fn run(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, Duration>> {
+    let script = workspace_root().join("xtask/bench_ort.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(dir)
+        .args(["--budget", &budget.time.as_secs_f64().to_string()])
+        .args(["--min-runs", &budget.min_iters.to_string()])
+        .args(["--max-runs", &budget.max_iters.to_string()])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    if !out.status.success() {
+        bail!("{} failed ({})", script.display(), out.status);
+    }
+    let mut medians = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // "<name> <median seconds> <runs>"
+        let mut parts = line.split_whitespace();
+        if let (Some(name), Some(median)) = (parts.next(), parts.next()) {
+            let secs: f64 = median
+                .parse()
+                .with_context(|| format!("parsing {line:?} from {}", script.display()))?;
+            medians.insert(name.to_string(), Duration::from_secs_f64(secs));
+        }
+    }
+    Ok(medians)
+}

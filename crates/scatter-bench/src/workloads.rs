@@ -1,0 +1,400 @@
+//! The benchmark workloads, generated in code from fixed seeds, and the
+//! one-node ONNX models that run them.
+
+use prost::Message;
+use tract_onnx_scatter::tract_onnx::pb::attribute_proto::AttributeType;
+use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;
+use tract_onnx_scatter::tract_onnx::pb::tensor_shape_proto::{Dimension, dimension};
+use tract_onnx_scatter::tract_onnx::pb::{
+    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto,
+    TypeProto, ValueInfoProto, type_proto,
+};
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+/// The ONNX op a workload runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScatterOp {
+    ScatterElements,
+    ScatterNd,
+}
+
+impl ScatterOp {
+    pub fn onnx_name(self) -> &'static str {
+        match self {
+            ScatterOp::ScatterElements => "ScatterElements",
+            ScatterOp::ScatterNd => "ScatterND",
+        }
+    }
+}
+
+/// One benchmark case: a single scatter node on f32 data, int64 indices.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: &'static str,
+    pub op: ScatterOp,
+    pub data_shape: Vec<usize>,
+    pub data: Vec<f32>,
+    pub indices_shape: Vec<usize>,
+    pub indices: Vec<i64>,
+    pub updates_shape: Vec<usize>,
+    pub updates: Vec<f32>,
+    /// `ScatterElements` only.
+    pub axis: i64,
+    /// ONNX spelling; `"none"` writes no attribute.
+    pub reduction: &'static str,
+    /// Time dominated by the copy of data when data is shared.
+    pub copy_bound: bool,
+}
+
+/// The names of [`workloads`], in order.
+pub const NAMES: [&str; 8] = [
+    "se_ov_example6",
+    "se_add_axis1",
+    "se_max_dense_axis0",
+    "snd_rows",
+    "snd_elems",
+    "snd_kv_cache",
+    "snd_add_hist",
+    "se_tiny",
+];
+
+/// SplitMix64: tiny, deterministic, good enough to spread indices.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, n)` (multiply-shift; bias irrelevant here).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    pub fn f32s(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f32()).collect()
+    }
+
+    pub fn indices(&mut self, n: usize, below: usize) -> Vec<i64> {
+        (0..n).map(|_| self.below(below as u64) as i64).collect()
+    }
+}
+
+fn count(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// `ScatterElements` with random indices along `axis`.
+fn elements(
+    name: &'static str,
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    axis: usize,
+    reduction: &'static str,
+    copy_bound: bool,
+    seed: u64,
+) -> Workload {
+    let mut rng = Rng::new(seed);
+    let data = rng.f32s(count(data_shape));
+    let indices = rng.indices(count(indices_shape), data_shape[axis]);
+    let updates = rng.f32s(count(indices_shape));
+    Workload {
+        name,
+        op: ScatterOp::ScatterElements,
+        data_shape: data_shape.to_vec(),
+        data,
+        indices_shape: indices_shape.to_vec(),
+        indices,
+        updates_shape: indices_shape.to_vec(),
+        updates,
+        axis: axis as i64,
+        reduction,
+        copy_bound,
+    }
+}
+
+/// `ScatterND` with the given index tuples.
+fn nd(
+    name: &'static str,
+    data_shape: &[usize],
+    indices_shape: &[usize],
+    indices: Vec<i64>,
+    reduction: &'static str,
+    copy_bound: bool,
+    seed: u64,
+) -> Workload {
+    let (&k, batch) = indices_shape.split_last().expect("indices rank >= 1");
+    let updates_shape: Vec<usize> = batch.iter().chain(&data_shape[k..]).copied().collect();
+    let mut rng = Rng::new(seed);
+    let data = rng.f32s(count(data_shape));
+    let updates = rng.f32s(count(&updates_shape));
+    Workload {
+        name,
+        op: ScatterOp::ScatterNd,
+        data_shape: data_shape.to_vec(),
+        data,
+        indices_shape: indices_shape.to_vec(),
+        indices,
+        updates_shape,
+        updates,
+        axis: 0,
+        reduction,
+        copy_bound,
+    }
+}
+
+/// `n` distinct values of `[0, total)` in a scattered order: an affine
+/// bijection `i -> (a * i + b) mod total` with `a` coprime to `total`.
+fn distinct(n: usize, total: usize, rng: &mut Rng) -> Vec<usize> {
+    assert!(n <= total);
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let total64 = total as u64;
+    let mut a = rng.below(total64).max(1) | 1;
+    while gcd(a, total64) != 1 {
+        a += 2;
+    }
+    let b = rng.below(total64);
+    (0..n as u64)
+        .map(|i| ((a as u128 * i as u128 + b as u128) % total64 as u128) as usize)
+        .collect()
+}
+
+/// Builds the workload called `name` (one of [`NAMES`]).
+pub fn workload(name: &str) -> Option<Workload> {
+    Some(match name {
+        "se_ov_example6" => elements(
+            "se_ov_example6",
+            &[1000, 256, 7, 7],
+            &[125, 20, 7, 6],
+            0,
+            "none",
+            true,
+            1,
+        ),
+        "se_add_axis1" => elements(
+            "se_add_axis1",
+            &[4096, 4096],
+            &[4096, 64],
+            1,
+            "add",
+            true,
+            2,
+        ),
+        "se_max_dense_axis0" => elements(
+            "se_max_dense_axis0",
+            &[2048, 2048],
+            &[2048, 2048],
+            0,
+            "max",
+            false,
+            3,
+        ),
+        "snd_rows" => {
+            let mut rng = Rng::new(4);
+            let rows = distinct(8, 32, &mut rng);
+            let indices = rows.into_iter().map(|r| r as i64).collect();
+            nd(
+                "snd_rows",
+                &[32, 1024, 1024],
+                &[8, 1],
+                indices,
+                "none",
+                true,
+                4,
+            )
+        }
+        "snd_elems" => {
+            let mut rng = Rng::new(5);
+            let flat = distinct(1_000_000, 10_000 * 1000, &mut rng);
+            let indices = flat
+                .into_iter()
+                .flat_map(|f| [(f / 1000) as i64, (f % 1000) as i64])
+                .collect();
+            nd(
+                "snd_elems",
+                &[10_000, 1000],
+                &[1_000_000, 2],
+                indices,
+                "none",
+                false,
+                5,
+            )
+        }
+        "snd_kv_cache" => {
+            let mut rng = Rng::new(6);
+            let indices = (0..32)
+                .flat_map(|h| [0, h, rng.below(2048) as i64])
+                .collect();
+            nd(
+                "snd_kv_cache",
+                &[1, 32, 2048, 128],
+                &[1, 32, 3],
+                indices,
+                "none",
+                true,
+                6,
+            )
+        }
+        "snd_add_hist" => {
+            let mut rng = Rng::new(7);
+            let indices = rng.indices(1 << 20, 65536);
+            nd(
+                "snd_add_hist",
+                &[65536],
+                &[1 << 20, 1],
+                indices,
+                "add",
+                false,
+                7,
+            )
+        }
+        "se_tiny" => Workload {
+            name: "se_tiny",
+            op: ScatterOp::ScatterElements,
+            data_shape: vec![3, 3],
+            data: vec![0.0; 9],
+            indices_shape: vec![2, 3],
+            indices: vec![1, 0, 2, 0, 2, 1],
+            updates_shape: vec![2, 3],
+            updates: vec![1.0, 1.1, 1.2, 2.0, 2.1, 2.2],
+            axis: 0,
+            reduction: "none",
+            copy_bound: false,
+        },
+        _ => return None,
+    })
+}
+
+/// Every workload whose name contains `filter`.
+pub fn workloads(filter: Option<&str>) -> Vec<Workload> {
+    NAMES
+        .iter()
+        .filter(|n| filter.is_none_or(|f| n.contains(f)))
+        .filter_map(|n| workload(n))
+        .collect()
+}
+
+fn value_info(name: &str, shape: &[usize], elem: DataType) -> ValueInfoProto {
+    let dim = shape
+        .iter()
+        .map(|&d| Dimension {
+            value: Some(dimension::Value::DimValue(d as i64)),
+            ..Default::default()
+        })
+        .collect();
+    ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: elem as i32,
+                shape: Some(TensorShapeProto { dim }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+impl Workload {
+    /// Bytes of the data tensor.
+    pub fn data_bytes(&self) -> usize {
+        self.data.len() * std::mem::size_of::<f32>()
+    }
+
+    /// A one-node opset-18 model: graph inputs `data`, `indices`,
+    /// `updates` (none constant, so no load-time rewrite applies), output
+    /// `output`.
+    pub fn model_proto(&self) -> ModelProto {
+        let mut attribute = vec![];
+        if self.op == ScatterOp::ScatterElements {
+            attribute.push(AttributeProto {
+                name: "axis".into(),
+                r#type: AttributeType::Int as i32,
+                i: self.axis,
+                ..Default::default()
+            });
+        }
+        if self.reduction != "none" {
+            attribute.push(AttributeProto {
+                name: "reduction".into(),
+                r#type: AttributeType::String as i32,
+                s: self.reduction.as_bytes().to_vec(),
+                ..Default::default()
+            });
+        }
+        let graph = GraphProto {
+            name: self.name.into(),
+            input: vec![
+                value_info("data", &self.data_shape, DataType::Float),
+                value_info("indices", &self.indices_shape, DataType::Int64),
+                value_info("updates", &self.updates_shape, DataType::Float),
+            ],
+            output: vec![value_info("output", &self.data_shape, DataType::Float)],
+            node: vec![NodeProto {
+                input: vec!["data".into(), "indices".into(), "updates".into()],
+                output: vec!["output".into()],
+                name: "scatter".into(),
+                op_type: self.op.onnx_name().into(),
+                attribute,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        ModelProto {
+            ir_version: 8,
+            opset_import: vec![OperatorSetIdProto {
+                domain: String::new(),
+                version: 18,
+            }],
+            producer_name: "scatter-bench".into(),
+            graph: Some(graph),
+            ..Default::default()
+        }
+    }
+
+    pub fn model_bytes(&self) -> Vec<u8> {
+        self.model_proto().encode_to_vec()
+    }
+
+    /// Loads, optimizes and plans the model with `onnx` (the plugin's
+    /// `tract_onnx_scatter::onnx()` or stock `tract_onnx::onnx()`).
+    pub fn compile(
+        &self,
+        onnx: &tract_onnx_scatter::tract_onnx::Onnx,
+    ) -> TractResult<Arc<TypedSimplePlan>> {
+        let bytes = self.model_bytes();
+        onnx.model_for_read(&mut &bytes[..])?
+            .into_optimized()?
+            .into_runnable()
+    }
+
+    pub fn data_tensor(&self) -> TractResult<Tensor> {
+        tensor1(&self.data).into_shape(&self.data_shape)
+    }
+
+    pub fn indices_tensor(&self) -> TractResult<Tensor> {
+        tensor1(&self.indices).into_shape(&self.indices_shape)
+    }
+
+    pub fn updates_tensor(&self) -> TractResult<Tensor> {
+        tensor1(&self.updates).into_shape(&self.updates_shape)
+    }
+}
