@@ -20,6 +20,7 @@ pub mod report;
 pub mod run;
 pub mod suite;
 pub mod tensor_proto;
+pub mod wheel_file;
 
 pub use expected_failures::{ExpectedFailure, ExpectedFailures, Gate};
 pub use framework::{Framework, Mode, Tract};
