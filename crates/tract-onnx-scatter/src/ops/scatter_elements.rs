@@ -6,7 +6,7 @@ use scatter_kernels::{ElementsPlan, IndexValue, Reduction};
 use tract_core::internal::*;
 
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
-use crate::ops::types::{self, dispatch_element};
+use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
 
 /// `output = data`, then every update written along `axis` at the position
@@ -67,11 +67,8 @@ impl ScatterElements {
             // Constant indices are checked now: the error surfaces at load.
             if let Some(konst) = &indices.konst {
                 let konst = types::plain_indices(site, "indices", konst)?;
-                match konst.datum_type() {
-                    DatumType::I32 => plan.check_indices(types::slice::<i32>(&konst)?).map(drop),
-                    _ => plan.check_indices(types::slice::<i64>(&konst)?).map(drop),
-                }
-                .map_err(|e| site.error(e))?;
+                with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
+                    .map_err(|e| site.error(e))?;
             }
             return Ok(());
         }
@@ -158,12 +155,7 @@ impl EvalOp for ScatterElements {
 
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         let site = &self.site;
-        if inputs.len() != 3 {
-            bail!(site.error(format!(
-                "expects 3 inputs (data, indices, updates), got {}",
-                inputs.len()
-            )));
-        }
+        types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
         types::check_same_type(site, data.datum_type(), updates.datum_type())?;
         types::check_reduction_for(site, data.datum_type(), self.reduction)?;
@@ -175,12 +167,7 @@ impl EvalOp for ScatterElements {
         )
         .map_err(|e| site.error(e))?;
         let indices = types::plain_indices(site, "indices", &indices)?;
-        let output = match indices.datum_type() {
-            DatumType::I32 => {
-                self.scatter(&plan, types::slice::<i32>(&indices)?, data, &updates)?
-            }
-            _ => self.scatter(&plan, types::slice::<i64>(&indices)?, data, &updates)?,
-        };
+        let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
         Ok(tvec!(output.into_tvalue()))
     }
 }
@@ -189,12 +176,7 @@ impl TypedOp for ScatterElements {
     as_op!();
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        if inputs.len() != 3 {
-            bail!(self.site.error(format!(
-                "expects 3 inputs (data, indices, updates), got {}",
-                inputs.len()
-            )));
-        }
+        types::expect_three_inputs(&self.site, inputs.len())?;
         self.check_facts(inputs[0], inputs[1], inputs[2])?;
         Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
     }

@@ -97,6 +97,35 @@ pub fn onnx_type(dt: DatumType) -> String {
     }
 }
 
+/// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
+/// int64 slice (the tensor has been through [`plain_indices`]), so the
+/// kernels read indices in their stored type.
+macro_rules! with_index_slice {
+    ($tensor:expr, |$idx:ident| $body:expr) => {
+        match $tensor.datum_type() {
+            DatumType::I32 => {
+                let $idx = $crate::ops::types::slice::<i32>(&$tensor)?;
+                $body
+            }
+            _ => {
+                let $idx = $crate::ops::types::slice::<i64>(&$tensor)?;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_index_slice;
+
+/// The three-input ops (data, indices, updates) refuse any other count.
+pub fn expect_three_inputs(site: &NodeSite, given: usize) -> TractResult<()> {
+    if given != 3 {
+        bail!(site.error(format!(
+            "expects 3 inputs (data, indices, updates), got {given}"
+        )));
+    }
+    Ok(())
+}
+
 pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error {
     site.error(format!(
         "type: {input} has element type {}, which scatter ops do not hold (supported: {SUPPORTED})",
