@@ -18,7 +18,6 @@ use onnx_golden::layout::root_above;
 use onnx_golden::tensor_proto::decode_tensor_bytes;
 use onnx_golden::wheel_file::{WheelFile, wheel_files_from_toml};
 use std::path::PathBuf;
-use std::time::Instant;
 use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
@@ -189,46 +188,6 @@ fn gtcrn_matches_onnxruntime_and_stock_frame_after_frame() {
                 "gtcrn {what}: max |plugin - ort| {vs_ort:e}, max |plugin - stock| {vs_stock:e}"
             );
         }
-    }
-}
-
-/// Per-frame time of the plugin and of stock tract (onnxruntime's, measured
-/// with the same inputs from Python, is in onnx-testdata/real-models/README.md).
-/// Run with `cargo test --release` (or `--profile bench`)
-/// `-p integration-tests --test real_models gtcrn_timing -- --ignored --nocapture`.
-#[test]
-#[ignore = "timing, meaningful in release mode only"]
-fn gtcrn_timing() {
-    let path = model_path("gtcrn");
-    let (inputs, _) = data_set("gtcrn", 0);
-    let feed: TVec<TValue> = inputs.into_iter().map(|t| t.into_tvalue()).collect();
-    let plans = [
-        ("plugin", tract_onnx_scatter::onnx()),
-        ("stock", tract_onnx::onnx()),
-    ]
-    .map(|(name, onnx)| {
-        (
-            name,
-            optimized(&onnx, &path).unwrap().into_runnable().unwrap(),
-        )
-    });
-    // Interleaved rounds, best round kept: robust to a shared, noisy machine.
-    let (rounds, n) = (60, 100);
-    let mut best = [f64::MAX; 2];
-    for _round in 0..rounds {
-        for (ix, (_, plan)) in plans.iter().enumerate() {
-            let start = Instant::now();
-            for _ in 0..n {
-                std::hint::black_box(plan.run(feed.clone()).unwrap());
-            }
-            best[ix] = best[ix].min(start.elapsed().as_secs_f64() / n as f64);
-        }
-    }
-    for ((name, _), best) in plans.iter().zip(best) {
-        eprintln!(
-            "gtcrn {name}: {:.3} ms per frame (best of {rounds} interleaved rounds of {n})",
-            best * 1e3
-        );
     }
 }
 

@@ -1,10 +1,12 @@
 //! Benchmarks of the scatter plugin: workload definitions ([`workloads`]),
-//! in-memory ONNX model builders, a timing loop ([`timing`]), the
+//! in-memory ONNX model builders, the real GTCRN model per frame
+//! ([`gtcrn`]), a timing loop ([`timing`]), the
 //! onnxruntime side ([`ort`]) and the report table ([`report`]).
 //!
 //! `cargo xtask bench` runs the `scatter-bench` binary in release mode;
 //! `cargo bench -p scatter-bench` runs the divan benches of the plugin.
 
+pub mod gtcrn;
 pub mod ort;
 pub mod report;
 pub mod timing;
@@ -12,7 +14,7 @@ pub mod workloads;
 
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-pub use workloads::{NAMES, ScatterOp, Workload, workload, workloads};
+pub use workloads::{NAMES, STOCK_NAMES, ScatterOp, Workload, workload, workloads};
 
 /// A planned model with its inputs and a persistent state, ready to be run
 /// repeatedly.

@@ -1,6 +1,8 @@
 //! `scatter-bench`: times every workload with the plugin (data exclusive
 //! and shared), stock tract, a warm memcpy of data and onnxruntime, then
-//! prints a markdown table. Run through `cargo xtask bench` (release).
+//! the real GTCRN model per streaming frame (`gtcrn_frame`: plugin, stock
+//! tract, onnxruntime; no memcpy), and prints a markdown table. Run through
+//! `cargo xtask bench` (release).
 //!
 //! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`.
@@ -9,6 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use scatter_bench::gtcrn::{self, Gtcrn, GtcrnRunner};
 use scatter_bench::report::{Row, markdown};
 use scatter_bench::timing::{Budget, human, measure};
 use scatter_bench::{Runner, Workload, memcpy, ort, workloads};
@@ -126,6 +129,44 @@ fn measure_tract(w: &Workload, o: &Options) -> Result<Row> {
     Ok(row)
 }
 
+/// Times GTCRN per frame: the plugin with the caches moved in (exclusive)
+/// and kept by the caller (shared), stock tract shared. The caches are fed
+/// back frame after frame in every mode.
+fn measure_gtcrn(g: &Gtcrn, o: &Options) -> Result<Row> {
+    let budget = o.budget;
+    let mut row = Row {
+        name: gtcrn::NAME.into(),
+        data_bytes: g.input_bytes(),
+        copy_bound: false,
+        ..Row::default()
+    };
+    let plugin = tract_onnx_scatter::onnx();
+    let mut runner = GtcrnRunner::new(g, &plugin).context("planning GTCRN with the plugin")?;
+    row.plugin_shared = Some(measure(budget, || runner.run_shared())?.median());
+    row.plugin_exclusive = Some(measure(budget, || runner.run_exclusive())?.median());
+    drop(runner);
+    if o.stock {
+        match GtcrnRunner::new(g, &tract_onnx::onnx()) {
+            Ok(mut runner) => match measure(budget, || runner.run_shared()) {
+                Ok(s) => row.stock_shared = Some(s.median()),
+                Err(e) => eprintln!("  stock tract failed on {}: {e:#}", gtcrn::NAME),
+            },
+            Err(e) => eprintln!("  stock tract cannot plan {}: {e:#}", gtcrn::NAME),
+        }
+    }
+    Ok(row)
+}
+
+fn report(row: &Row) {
+    eprintln!(
+        "  memcpy {}  plugin excl {}  plugin shared {}  stock {}",
+        row.memcpy.map_or("n/a".into(), human),
+        row.plugin_exclusive.map_or("n/a".into(), human),
+        row.plugin_shared.map_or("n/a".into(), human),
+        row.stock_shared.map_or("n/a".into(), human),
+    );
+}
+
 fn main() -> Result<()> {
     let o = options()?;
     let started = Instant::now();
@@ -136,11 +177,9 @@ fn main() -> Result<()> {
     let load_before = load();
     eprintln!("machine: {machine}; load average before: {load_before}");
 
-    let names: Vec<&str> = scatter_bench::NAMES
-        .into_iter()
-        .filter(|n| o.filter.as_deref().is_none_or(|f| n.contains(f)))
-        .collect();
-    if names.is_empty() {
+    let selected = |n: &str| o.filter.as_deref().is_none_or(|f| n.contains(f));
+    let with_gtcrn = selected(gtcrn::NAME);
+    if !with_gtcrn && !scatter_bench::NAMES.into_iter().any(selected) {
         bail!("no workload matches {:?}", o.filter);
     }
 
@@ -161,15 +200,19 @@ fn main() -> Result<()> {
     for w in workloads(o.filter.as_deref()) {
         eprintln!("{}: measuring tract...", w.name);
         let row = measure_tract(&w, &o).with_context(|| w.name)?;
-        eprintln!(
-            "  memcpy {}  plugin excl {}  plugin shared {}  stock {}",
-            row.memcpy.map_or("n/a".into(), human),
-            row.plugin_exclusive.map_or("n/a".into(), human),
-            row.plugin_shared.map_or("n/a".into(), human),
-            row.stock_shared.map_or("n/a".into(), human),
-        );
+        report(&row);
         if python.is_some() {
             ort::write_workload(&ort_dir, &w)?;
+        }
+        rows.push(row);
+    }
+    if with_gtcrn {
+        eprintln!("{}: measuring tract...", gtcrn::NAME);
+        let g = Gtcrn::load().context("loading GTCRN")?;
+        let row = measure_gtcrn(&g, &o).context(gtcrn::NAME)?;
+        report(&row);
+        if python.is_some() {
+            ort::write_gtcrn(&ort_dir, &g)?;
         }
         rows.push(row);
     }
@@ -195,7 +238,9 @@ fn main() -> Result<()> {
         "\nmachine: {machine}; load average (1/5/15 min) before: {load_before}, after: {load_after}; \
          onnxruntime: {}; total {:.0} s.\n\
          `*` copy-bound workload (the geomeans of the /memcpy and /fresh copy ratios are over these). \
-         memcpy: data into a warm buffer; fresh copy: data into a newly allocated one (`to_vec`).\n",
+         memcpy: data into a warm buffer; fresh copy: data into a newly allocated one (`to_vec`). \
+         gtcrn_frame: one GTCRN frame, caches fed back (data: all its inputs); \
+         ts_kv_decode: TensorScatter, which stock tract lacks.\n",
         ort_version.as_deref().unwrap_or("not run"),
         started.elapsed().as_secs_f64()
     ));

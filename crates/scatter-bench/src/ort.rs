@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use crate::gtcrn::{self, Gtcrn};
 use crate::timing::Budget;
 use crate::workloads::Workload;
 
@@ -115,6 +116,33 @@ pub fn write_workload(dir: &Path, w: &Workload) -> Result<()> {
         &w.updates_shape,
         &f32_bytes(&w.updates),
     )?;
+    Ok(())
+}
+
+/// Writes `dir/gtcrn_frame/{model.onnx, <input name>.npy, feedback.txt}`;
+/// `feedback.txt` pairs each cache output with the input it feeds
+/// (`<output> <input>` per line).
+pub fn write_gtcrn(dir: &Path, g: &Gtcrn) -> Result<()> {
+    let dir = dir.join(gtcrn::NAME);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::copy(&g.model_path, dir.join("model.onnx"))?;
+    for (name, t) in g.input_names.iter().zip(&g.inputs) {
+        let t = t.cast_to::<f32>()?;
+        let values = t.to_plain_array_view::<f32>()?;
+        let values: Vec<f32> = values.iter().copied().collect();
+        write_npy(
+            &dir.join(format!("{name}.npy")),
+            "<f4",
+            t.shape(),
+            &f32_bytes(&values),
+        )?;
+    }
+    let feedback: String = g.output_names[1..]
+        .iter()
+        .zip(&g.input_names[1..])
+        .map(|(o, i)| format!("{o} {i}\n"))
+        .collect();
+    std::fs::write(dir.join("feedback.txt"), feedback)?;
     Ok(())
 }
 

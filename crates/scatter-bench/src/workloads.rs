@@ -16,6 +16,10 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 pub enum ScatterOp {
     ScatterElements,
     ScatterNd,
+    /// ONNX `TensorScatter` (opset 24), mode linear: graph inputs keep the
+    /// names `data` (past_cache), `indices` (write_indices) and `updates`
+    /// (update); the node takes them in its own order.
+    TensorScatter,
 }
 
 impl ScatterOp {
@@ -23,6 +27,7 @@ impl ScatterOp {
         match self {
             ScatterOp::ScatterElements => "ScatterElements",
             ScatterOp::ScatterNd => "ScatterND",
+            ScatterOp::TensorScatter => "TensorScatter",
         }
     }
 }
@@ -38,7 +43,7 @@ pub struct Workload {
     pub indices: Vec<i64>,
     pub updates_shape: Vec<usize>,
     pub updates: Vec<f32>,
-    /// `ScatterElements` only.
+    /// `ScatterElements` and `TensorScatter` only.
     pub axis: i64,
     /// ONNX spelling; `"none"` writes no attribute.
     pub reduction: &'static str,
@@ -47,7 +52,20 @@ pub struct Workload {
 }
 
 /// The names of [`workloads`], in order.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
+    "se_ov_example6",
+    "se_add_axis1",
+    "se_max_dense_axis0",
+    "snd_rows",
+    "snd_elems",
+    "snd_kv_cache",
+    "snd_add_hist",
+    "se_tiny",
+    "ts_kv_decode",
+];
+
+/// The workloads stock tract can run (it has no `TensorScatter`).
+pub const STOCK_NAMES: [&str; 8] = [
     "se_ov_example6",
     "se_add_axis1",
     "se_max_dense_axis0",
@@ -279,6 +297,28 @@ pub fn workload(name: &str) -> Option<Workload> {
             reduction: "none",
             copy_bound: false,
         },
+        // One decode step of a KV cache: a single token written at a
+        // position of a [batch 1, 32 heads, 2048 positions, 128] f32 cache.
+        "ts_kv_decode" => {
+            let data_shape = [1, 32, 2048, 128];
+            let updates_shape = [1, 32, 1, 128];
+            let mut rng = Rng::new(9);
+            let data = rng.f32s(count(&data_shape));
+            let updates = rng.f32s(count(&updates_shape));
+            Workload {
+                name: "ts_kv_decode",
+                op: ScatterOp::TensorScatter,
+                data_shape: data_shape.to_vec(),
+                data,
+                indices_shape: vec![1],
+                indices: vec![1000],
+                updates_shape: updates_shape.to_vec(),
+                updates,
+                axis: -2,
+                reduction: "none",
+                copy_bound: true,
+            }
+        }
         _ => return None,
     })
 }
@@ -319,16 +359,24 @@ impl Workload {
         self.data.len() * std::mem::size_of::<f32>()
     }
 
-    /// A one-node opset-18 model: graph inputs `data`, `indices`,
-    /// `updates` (none constant, so no load-time rewrite applies), output
-    /// `output`.
+    /// A one-node model (opset 18; 24 for `TensorScatter`, mode linear):
+    /// graph inputs `data`, `indices`, `updates` (none constant, so no
+    /// load-time rewrite applies), output `output`.
     pub fn model_proto(&self) -> ModelProto {
         let mut attribute = vec![];
-        if self.op == ScatterOp::ScatterElements {
+        if self.op != ScatterOp::ScatterNd {
             attribute.push(AttributeProto {
                 name: "axis".into(),
                 r#type: AttributeType::Int as i32,
                 i: self.axis,
+                ..Default::default()
+            });
+        }
+        if self.op == ScatterOp::TensorScatter {
+            attribute.push(AttributeProto {
+                name: "mode".into(),
+                r#type: AttributeType::String as i32,
+                s: b"linear".to_vec(),
                 ..Default::default()
             });
         }
@@ -340,6 +388,10 @@ impl Workload {
                 ..Default::default()
             });
         }
+        let (node_inputs, opset, ir_version) = match self.op {
+            ScatterOp::TensorScatter => (["data", "updates", "indices"], 24, 11),
+            _ => (["data", "indices", "updates"], 18, 8),
+        };
         let graph = GraphProto {
             name: self.name.into(),
             input: vec![
@@ -349,7 +401,7 @@ impl Workload {
             ],
             output: vec![value_info("output", &self.data_shape, DataType::Float)],
             node: vec![NodeProto {
-                input: vec!["data".into(), "indices".into(), "updates".into()],
+                input: node_inputs.map(String::from).to_vec(),
                 output: vec!["output".into()],
                 name: "scatter".into(),
                 op_type: self.op.onnx_name().into(),
@@ -359,10 +411,10 @@ impl Workload {
             ..Default::default()
         };
         ModelProto {
-            ir_version: 8,
+            ir_version,
             opset_import: vec![OperatorSetIdProto {
                 domain: String::new(),
-                version: 18,
+                version: opset,
             }],
             producer_name: "scatter-bench".into(),
             graph: Some(graph),
