@@ -297,6 +297,7 @@ fn load_scatter_elements(
             axis,
             reduction,
             use_init_val,
+            reuse_output: false,
         },
         &[data, indices, updates],
     )
@@ -312,7 +313,14 @@ fn load_scatter_nd(
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
     let reduction = reduction(&site, &reduction_name)?;
-    builder.wire(ScatterNd { site, reduction }, &[data, indices, updates])
+    builder.wire(
+        ScatterNd {
+            site,
+            reduction,
+            reuse_output: false,
+        },
+        &[data, indices, updates],
+    )
 }
 
 fn load_tensor_scatter(
@@ -335,7 +343,15 @@ fn load_tensor_scatter(
     let axis = crate::onnx::tensor_scatter::normalize_axis(&site, axis, rank)?;
     let mut inputs = vec![past_cache, update];
     inputs.extend(write_indices);
-    builder.wire(TensorScatter { site, axis, mode }, &inputs)
+    builder.wire(
+        TensorScatter {
+            site,
+            axis,
+            mode,
+            reuse_output: false,
+        },
+        &inputs,
+    )
 }
 
 fn load_scatter_elements_update(

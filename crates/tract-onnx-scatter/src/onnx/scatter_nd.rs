@@ -64,6 +64,7 @@ impl Expansion for InferScatterNd {
         let op = crate::ops::ScatterNd {
             site: self.site.clone(),
             reduction: self.reduction,
+            reuse_output: false,
         };
         model.wire_node(prefix, op, &[data, inputs[1], updates])
     }

@@ -96,6 +96,7 @@ impl Expansion for InferTensorScatter {
             site: self.site.clone(),
             axis,
             mode: self.mode,
+            reuse_output: false,
         };
         model.wire_node(prefix, op, inputs)
     }

@@ -5,6 +5,7 @@
 use scatter_kernels::{ElementsPlan, IndexValue, Reduction};
 use tract_core::internal::*;
 
+use crate::ops::recycle::{self, RecycleState, Recycling};
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -26,6 +27,11 @@ pub struct ScatterElements {
     pub reduction: Reduction,
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
     pub use_init_val: bool,
+    /// Set at codegen when the output is a model output and nothing else:
+    /// the node then keeps its last output and, data being shared, reuses
+    /// that buffer once the caller has dropped it ([`crate::ops::recycle`]).
+    /// An execution detail: false until codegen, not serialized.
+    pub reuse_output: bool,
 }
 
 impl ScatterElements {
@@ -35,6 +41,7 @@ impl ScatterElements {
             axis,
             reduction,
             use_init_val: true,
+            reuse_output: false,
         }
     }
 
@@ -110,11 +117,12 @@ impl ScatterElements {
         indices: &[I],
         data: TValue,
         updates: &Tensor,
+        slot: Option<&mut Option<TValue>>,
     ) -> TractResult<Tensor> {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let mut data = data.into_tensor();
+        let mut data = recycle::take_output(site, "data", data, slot)?;
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -154,6 +162,22 @@ impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        Ok(tvec!(self.eval_recycling(inputs, None)?))
+    }
+
+    fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
+        Ok(self
+            .reuse_output
+            .then(|| Box::new(RecycleState::<Self>::new()) as Box<dyn OpState>))
+    }
+}
+
+impl Recycling for ScatterElements {
+    fn eval_recycling(
+        &self,
+        inputs: TVec<TValue>,
+        slot: Option<&mut Option<TValue>>,
+    ) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
@@ -167,8 +191,9 @@ impl EvalOp for ScatterElements {
         )
         .map_err(|e| site.error(e))?;
         let indices = types::plain_indices(site, "indices", &indices)?;
-        let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
-        Ok(tvec!(output.into_tvalue()))
+        let output = with_index_slice!(indices, |idx| self
+            .scatter(&plan, idx, data, &updates, slot)?);
+        Ok(output.into_tvalue())
     }
 }
 
@@ -190,6 +215,24 @@ impl TypedOp for ScatterElements {
         let indices = model.outlet_fact(node.inputs[1])?;
         rule_if!(indices.shape.iter().any(|d| *d == TDim::Val(0)));
         crate::ops::block_assignment::shunt_to_data(model, node)
+    }
+
+    fn codegen(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
+        rule_if!(!self.reuse_output && recycle::output_is_terminal(model, node));
+        let op = ScatterElements {
+            reuse_output: true,
+            ..self.clone()
+        };
+        Ok(Some(TypedModelPatch::replace_single_op(
+            model,
+            node,
+            &node.inputs,
+            op,
+        )?))
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {

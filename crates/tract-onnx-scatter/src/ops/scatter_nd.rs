@@ -3,6 +3,7 @@
 use scatter_kernels::{IndexValue, NdPlan, Reduction};
 use tract_core::internal::*;
 
+use crate::ops::recycle::{self, RecycleState, Recycling};
 use crate::ops::shapes::{all_concrete, known_different};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -20,6 +21,10 @@ use crate::site::NodeSite;
 pub struct ScatterNd {
     pub site: NodeSite,
     pub reduction: Reduction,
+    /// Set at codegen when the output is a model output and nothing else:
+    /// see [`crate::ops::recycle`]. An execution detail: false until
+    /// codegen, not serialized.
+    pub reuse_output: bool,
 }
 
 impl ScatterNd {
@@ -91,10 +96,12 @@ impl ScatterNd {
         indices: &[I],
         data: TValue,
         updates: &Tensor,
+        slot: Option<&mut Option<TValue>>,
     ) -> TractResult<Tensor> {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
-        let mut data = data.into_tensor();
+        // Validated: now take the data, without a copy when exclusive.
+        let mut data = recycle::take_output(site, "data", data, slot)?;
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -124,6 +131,22 @@ impl EvalOp for ScatterNd {
     op_out_of_plan!();
 
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        Ok(tvec!(self.eval_recycling(inputs, None)?))
+    }
+
+    fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
+        Ok(self
+            .reuse_output
+            .then(|| Box::new(RecycleState::<Self>::new()) as Box<dyn OpState>))
+    }
+}
+
+impl Recycling for ScatterNd {
+    fn eval_recycling(
+        &self,
+        inputs: TVec<TValue>,
+        slot: Option<&mut Option<TValue>>,
+    ) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
@@ -132,8 +155,9 @@ impl EvalOp for ScatterNd {
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape())
             .map_err(|e| site.error(e))?;
         let indices = types::plain_indices(site, "indices", &indices)?;
-        let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
-        Ok(tvec!(output.into_tvalue()))
+        let output = with_index_slice!(indices, |idx| self
+            .scatter(&plan, idx, data, &updates, slot)?);
+        Ok(output.into_tvalue())
     }
 }
 
@@ -161,6 +185,24 @@ impl TypedOp for ScatterNd {
         }
         // Constant indices enumerating a block: Slice/Concat.
         crate::ops::block_assignment::rewrite(self, model, node)
+    }
+
+    fn codegen(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
+        rule_if!(!self.reuse_output && recycle::output_is_terminal(model, node));
+        let op = ScatterNd {
+            reuse_output: true,
+            ..self.clone()
+        };
+        Ok(Some(TypedModelPatch::replace_single_op(
+            model,
+            node,
+            &node.inputs,
+            op,
+        )?))
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
 use tract_core::internal::*;
 
+use crate::ops::recycle::{self, RecycleState, Recycling};
 use crate::ops::shapes::{all_concrete, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element};
 use crate::site::NodeSite;
@@ -29,6 +30,10 @@ pub struct TensorScatter {
     /// Normalized: `1 <= axis < rank`.
     pub axis: usize,
     pub mode: TensorScatterMode,
+    /// Set at codegen when the output is a model output and nothing else:
+    /// see [`crate::ops::recycle`]. An execution detail: false until
+    /// codegen, not serialized.
+    pub reuse_output: bool,
 }
 
 /// Element types `T` of `dt` accepted for past_cache and update.
@@ -201,7 +206,23 @@ fn check_arity(site: &NodeSite, n: usize) -> TractResult<()> {
 impl EvalOp for TensorScatter {
     op_out_of_plan!();
 
-    fn eval(&self, _ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        Ok(tvec!(self.eval_recycling(inputs, None)?))
+    }
+
+    fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
+        Ok(self
+            .reuse_output
+            .then(|| Box::new(RecycleState::<Self>::new()) as Box<dyn OpState>))
+    }
+}
+
+impl Recycling for TensorScatter {
+    fn eval_recycling(
+        &self,
+        mut inputs: TVec<TValue>,
+        slot: Option<&mut Option<TValue>>,
+    ) -> TractResult<TValue> {
         let site = &self.site;
         check_arity(site, inputs.len())?;
         let write = if inputs.len() == 3 {
@@ -232,7 +253,7 @@ impl EvalOp for TensorScatter {
             .check_write_indices(starts, self.mode)
             .map_err(|e| self.site.error(e))?;
         // Validated: now take the cache, without a copy when exclusive.
-        let mut present = cache.into_tensor();
+        let mut present = recycle::take_output(site, "past_cache", cache, slot)?;
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
@@ -242,7 +263,7 @@ impl EvalOp for TensorScatter {
             checked.apply(cache, types::slice::<TDim>(&update)?).map_err(|e| site.error(e))
         });
         done?;
-        Ok(tvec!(present.into_tvalue()))
+        Ok(present.into_tvalue())
     }
 }
 
@@ -253,6 +274,24 @@ impl TypedOp for TensorScatter {
         check_arity(&self.site, inputs.len())?;
         self.check_facts(inputs)?;
         Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+    }
+
+    fn codegen(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
+        rule_if!(!self.reuse_output && recycle::output_is_terminal(model, node));
+        let op = TensorScatter {
+            reuse_output: true,
+            ..self.clone()
+        };
+        Ok(Some(TypedModelPatch::replace_single_op(
+            model,
+            node,
+            &node.inputs,
+            op,
+        )?))
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
@@ -274,6 +313,7 @@ mod tests {
             site: NodeSite::new(ScatterOp::TensorScatter, "ts", Some(24)),
             axis,
             mode,
+            reuse_output: false,
         }
     }
 
