@@ -11,6 +11,7 @@
 //! `crates/scatter-kernels/tests/hostile.rs`) before fixing it.
 
 use anyhow::{Context, Result, bail};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
@@ -39,7 +40,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let targets: Vec<&str> = match args.take("--target") {
         Some(name) => match TARGETS.iter().find(|t| **t == name) {
             Some(t) => vec![*t],
-            None => bail!("unknown fuzz target {name:?}; targets: {}", TARGETS.join(", ")),
+            None => bail!(
+                "unknown fuzz target {name:?}; targets: {}",
+                TARGETS.join(", ")
+            ),
         },
         None => TARGETS.to_vec(),
     };
@@ -65,7 +69,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         let seeds = fuzz.join("seeds").join(target);
         std::fs::create_dir_all(&corpus)?;
         eprintln!("== fuzz {target} for {seconds} s ==");
-        let output = Command::new(&cargo)
+        let mut child = Command::new(&cargo)
             .current_dir(&fuzz)
             // cargo-fuzz passes -Z flags only for sanitizers; the bootstrap
             // switch lets the rest (and its nightly check) pass on stable.
@@ -78,20 +82,34 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             .args(LIBFUZZER_OPTIONS)
             .stdout(Stdio::inherit())
             .stderr(Stdio::piped())
-            .output()?;
-        let log = String::from_utf8_lossy(&output.stderr);
-        eprint!("{log}");
+            .spawn()?;
+        // Echo libFuzzer's log as it comes; keep its last status line and
+        // its final stats for the summary.
+        let mut log = String::new();
+        let mut last_status = String::new();
+        if let Some(stderr) = child.stderr.take() {
+            let mut reader = BufReader::new(stderr);
+            let mut buf = vec![];
+            while reader.read_until(b'\n', &mut buf)? > 0 {
+                let line = String::from_utf8_lossy(&buf);
+                eprint!("{line}");
+                if line.starts_with('#') && line.contains("cov:") {
+                    last_status = line.trim_end().to_string();
+                } else if line.starts_with("stat::") {
+                    log.push_str(&line);
+                }
+                buf.clear();
+            }
+        }
+        log.push_str(&last_status);
+        let status = child.wait()?;
         let stats = final_stats(&log);
         summary.push(format!(
             "{target}: {} ({})",
             stats.unwrap_or_else(|| "no stats".into()),
-            if output.status.success() {
-                "ok"
-            } else {
-                "CRASH"
-            }
+            if status.success() { "ok" } else { "CRASH" }
         ));
-        if !output.status.success() {
+        if !status.success() {
             failed.push(*target);
         }
     }
@@ -128,7 +146,11 @@ fn final_stats(log: &str) -> Option<String> {
         .lines()
         .find_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
         .map(|s| s.trim().to_string())
-        .or_else(|| last.split_whitespace().next().map(|s| s.trim_start_matches('#').to_string()))?;
+        .or_else(|| {
+            last.split_whitespace()
+                .next()
+                .map(|s| s.trim_start_matches('#').to_string())
+        })?;
     Some(format!(
         "{execs} execs, cov {}, ft {}, corpus {}",
         field("cov:").unwrap_or_default(),
