@@ -25,6 +25,30 @@ pub fn output_is_terminal(model: &TypedModel, node: &TypedNode) -> bool {
         && model.outputs.contains(&OutletId::new(node.id, 0))
 }
 
+/// `EvalOp::state` of a recycling op: a [`RecycleState`] when the op was
+/// flagged at codegen, none otherwise.
+pub fn state_for<O: Recycling>(reuse_output: bool) -> TractResult<Option<Box<dyn OpState>>> {
+    Ok(reuse_output.then(|| Box::new(RecycleState::<O>::new()) as Box<dyn OpState>))
+}
+
+/// `TypedOp::codegen` of a recycling op: replaces `node` by `flagged()`
+/// (the op with `reuse_output` set) when its output is terminal and it is
+/// not flagged yet.
+pub fn flag_if_terminal<O: TypedOp>(
+    model: &TypedModel,
+    node: &TypedNode,
+    already_flagged: bool,
+    flagged: impl FnOnce() -> O,
+) -> TractResult<Option<TypedModelPatch>> {
+    rule_if!(!already_flagged && output_is_terminal(model, node));
+    Ok(Some(TypedModelPatch::replace_single_op(
+        model,
+        node,
+        &node.inputs,
+        flagged(),
+    )?))
+}
+
 /// A scatter op that can write its output into a recycled buffer.
 pub trait Recycling: Op + Clone {
     /// Evaluates the op, taking the output buffer through `slot` (see

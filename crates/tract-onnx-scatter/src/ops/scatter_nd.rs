@@ -3,7 +3,7 @@
 use scatter_kernels::{IndexValue, NdPlan, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::recycle::{self, RecycleState, Recycling};
+use crate::ops::recycle::{self, Recycling};
 use crate::ops::shapes::{all_concrete, known_different};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -135,9 +135,7 @@ impl EvalOp for ScatterNd {
     }
 
     fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
-        Ok(self
-            .reuse_output
-            .then(|| Box::new(RecycleState::<Self>::new()) as Box<dyn OpState>))
+        recycle::state_for::<Self>(self.reuse_output)
     }
 }
 
@@ -192,17 +190,10 @@ impl TypedOp for ScatterNd {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
-        rule_if!(!self.reuse_output && recycle::output_is_terminal(model, node));
-        let op = ScatterNd {
+        recycle::flag_if_terminal(model, node, self.reuse_output, || ScatterNd {
             reuse_output: true,
             ..self.clone()
-        };
-        Ok(Some(TypedModelPatch::replace_single_op(
-            model,
-            node,
-            &node.inputs,
-            op,
-        )?))
+        })
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {

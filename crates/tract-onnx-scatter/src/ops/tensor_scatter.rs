@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
 use tract_core::internal::*;
 
-use crate::ops::recycle::{self, RecycleState, Recycling};
+use crate::ops::recycle::{self, Recycling};
 use crate::ops::shapes::{all_concrete, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element};
 use crate::site::NodeSite;
@@ -211,9 +211,7 @@ impl EvalOp for TensorScatter {
     }
 
     fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
-        Ok(self
-            .reuse_output
-            .then(|| Box::new(RecycleState::<Self>::new()) as Box<dyn OpState>))
+        recycle::state_for::<Self>(self.reuse_output)
     }
 }
 
@@ -281,17 +279,10 @@ impl TypedOp for TensorScatter {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
-        rule_if!(!self.reuse_output && recycle::output_is_terminal(model, node));
-        let op = TensorScatter {
+        recycle::flag_if_terminal(model, node, self.reuse_output, || TensorScatter {
             reuse_output: true,
             ..self.clone()
-        };
-        Ok(Some(TypedModelPatch::replace_single_op(
-            model,
-            node,
-            &node.inputs,
-            op,
-        )?))
+        })
     }
 
     fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
