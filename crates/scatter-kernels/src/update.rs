@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::element::combine;
-use crate::{Element, ElementsPlan, IndexValue, Reduction, ScatterError};
+use crate::{CheckedElementsIndices, Element, ElementsPlan, IndexValue, Reduction, ScatterError};
 
 /// Validates everything, then scatters with OpenVINO semantics.
 /// On `Err`, `data` is untouched.
@@ -31,29 +31,44 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
 ) -> Result<(), ScatterError> {
     let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
     T::check_reduction(reduction)?;
-    let checked = plan.check_indices(indices)?;
-    checked.check_buffers(data, updates)?;
-    if reduction == Reduction::None || (use_init_val && reduction != Reduction::Mean) {
-        return checked.apply(data, updates, reduction);
-    }
-    // Values taken per written position: proportional to the updates, not
-    // to the data.
-    let mut taken: HashMap<usize, usize> = HashMap::new();
-    checked.visit(|o, p| {
-        let count = taken.entry(o).or_insert(0);
-        if *count == 0 && !use_init_val {
-            data[o].clone_from(&updates[p]);
-        } else {
-            combine(reduction, &mut data[o], &updates[p]);
+    plan.check_indices(indices)?
+        .apply_update(data, updates, reduction, use_init_val)
+}
+
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// [`scatter_elements_update`] on indices already checked: the
+    /// OpenVINO semantics without validating the indices a second time.
+    pub fn apply_update<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        use_init_val: bool,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        self.check_buffers(data, updates)?;
+        if reduction == Reduction::None || (use_init_val && reduction != Reduction::Mean) {
+            return self.apply(data, updates, reduction);
         }
-        *count += 1;
-    });
-    if reduction == Reduction::Mean {
-        for (o, count) in taken {
-            data[o] = T::mean(&data[o], count + usize::from(use_init_val));
+        // Values taken per written position: proportional to the updates,
+        // not to the data.
+        let mut taken: HashMap<usize, usize> = HashMap::new();
+        self.visit(|o, p| {
+            let count = taken.entry(o).or_insert(0);
+            if *count == 0 && !use_init_val {
+                data[o].clone_from(&updates[p]);
+            } else {
+                combine(reduction, &mut data[o], &updates[p]);
+            }
+            *count += 1;
+        });
+        if reduction == Reduction::Mean {
+            for (o, count) in taken {
+                data[o] = T::mean(&data[o], count + usize::from(use_init_val));
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

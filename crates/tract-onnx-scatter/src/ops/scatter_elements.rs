@@ -127,11 +127,8 @@ impl ScatterElements {
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
-            if self.use_init_val && self.reduction != Reduction::Mean {
-                checked.apply(d, u, self.reduction).map_err(|e| site.error(e))
-            } else {
-                scatter_kernels::scatter_elements_update(d, plan.data_shape(), indices, plan.indices_shape(), u, self.axis as i64, self.reduction, self.use_init_val).map_err(|e| site.error(e))
-            }
+            // ONNX semantics (use_init_val, no mean) go straight to `apply`.
+            checked.apply_update(d, u, self.reduction, self.use_init_val).map_err(|e| site.error(e))
         }, tdim => {
             self.check_symbolic_support(DatumType::TDim)?;
             let d = view.as_slice_mut::<TDim>()?;
