@@ -272,22 +272,43 @@ fn scatter_elements_op(name: &str) -> Option<ScatterOp> {
     .find(|op| op.onnx_name() == name)
 }
 
+/// The `input`, `indices` and `updates` arguments every scatter primitive
+/// but TensorScatter takes.
+fn data_indices_updates(
+    builder: &mut ModelBuilder,
+    invocation: &ResolvedInvocation,
+) -> TractResult<[OutletId; 3]> {
+    Ok([
+        invocation.named_arg_as(builder, "input")?,
+        invocation.named_arg_as(builder, "indices")?,
+        invocation.named_arg_as(builder, "updates")?,
+    ])
+}
+
+/// The site of a ScatterElements-family node read back from NNEF: the ONNX
+/// op it came from (`onnx_op`), the NNEF node name, no opset.
+fn elements_site(
+    builder: &mut ModelBuilder,
+    invocation: &ResolvedInvocation,
+    primitive: &str,
+) -> TractResult<NodeSite> {
+    let onnx_op: String = invocation.named_arg_as(builder, "onnx_op")?;
+    let node = builder.generate_node_name();
+    let op_kind = scatter_elements_op(&onnx_op).with_context(|| {
+        format!("{primitive} '{node}': onnx_op '{onnx_op}' is not one of ScatterElements, Scatter, ScatterElementsUpdate")
+    })?;
+    Ok(NodeSite::new(op_kind, node, None))
+}
+
 fn load_scatter_elements(
     builder: &mut ModelBuilder,
     invocation: &ResolvedInvocation,
 ) -> TractResult<Value> {
-    let data: OutletId = invocation.named_arg_as(builder, "input")?;
-    let indices: OutletId = invocation.named_arg_as(builder, "indices")?;
-    let updates: OutletId = invocation.named_arg_as(builder, "updates")?;
+    let [data, indices, updates] = data_indices_updates(builder, invocation)?;
     let axis: i64 = invocation.named_arg_as(builder, "axis")?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let use_init_val: bool = invocation.named_arg_as(builder, "use_init_val")?;
-    let onnx_op: String = invocation.named_arg_as(builder, "onnx_op")?;
-    let node = builder.generate_node_name();
-    let op_kind = scatter_elements_op(&onnx_op).with_context(|| {
-        format!("{SCATTER_ELEMENTS} '{node}': onnx_op '{onnx_op}' is not one of ScatterElements, Scatter, ScatterElementsUpdate")
-    })?;
-    let site = NodeSite::new(op_kind, node, None);
+    let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
     let rank = builder.model.outlet_fact(data)?.rank();
     let axis = crate::onnx::scatter_elements::normalize_axis(&site, axis, rank)?;
     let reduction = reduction(&site, &reduction_name)?;
@@ -307,9 +328,7 @@ fn load_scatter_nd(
     builder: &mut ModelBuilder,
     invocation: &ResolvedInvocation,
 ) -> TractResult<Value> {
-    let data: OutletId = invocation.named_arg_as(builder, "input")?;
-    let indices: OutletId = invocation.named_arg_as(builder, "indices")?;
-    let updates: OutletId = invocation.named_arg_as(builder, "updates")?;
+    let [data, indices, updates] = data_indices_updates(builder, invocation)?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
     let reduction = reduction(&site, &reduction_name)?;
@@ -358,18 +377,11 @@ fn load_scatter_elements_update(
     builder: &mut ModelBuilder,
     invocation: &ResolvedInvocation,
 ) -> TractResult<Value> {
-    let data: OutletId = invocation.named_arg_as(builder, "input")?;
-    let indices: OutletId = invocation.named_arg_as(builder, "indices")?;
-    let updates: OutletId = invocation.named_arg_as(builder, "updates")?;
+    let [data, indices, updates] = data_indices_updates(builder, invocation)?;
     let axis: OutletId = invocation.named_arg_as(builder, "axis")?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let use_init_val: bool = invocation.named_arg_as(builder, "use_init_val")?;
-    let onnx_op: String = invocation.named_arg_as(builder, "onnx_op")?;
-    let node = builder.generate_node_name();
-    let op_kind = scatter_elements_op(&onnx_op).with_context(|| {
-        format!("{SCATTER_ELEMENTS_UPDATE} '{node}': onnx_op '{onnx_op}' is not one of ScatterElements, Scatter, ScatterElementsUpdate")
-    })?;
-    let site = NodeSite::new(op_kind, node, None);
+    let site = elements_site(builder, invocation, SCATTER_ELEMENTS_UPDATE)?;
     let reduction = reduction(&site, &reduction_name)?;
     builder.wire(
         ScatterElementsUpdate {
