@@ -1,6 +1,6 @@
 //! One-node ONNX models built in memory: a `ModelProto` made of
 //! `tract_onnx::pb` types, prost-encoded, then loaded through
-//! `tract_onnx_scatter::onnx()` exactly as a file would be.
+//! `tract_onnx_scatter::onnx()` (or `onnx_strict()`) exactly as a file would be.
 
 #![allow(dead_code)]
 
@@ -124,6 +124,9 @@ pub struct OneNode {
     pub node_inputs: Option<Vec<String>>,
     /// The element type declared for the graph output.
     pub output_elem: DataType,
+    /// Load through `onnx_strict()` (exporter deviations refused) instead
+    /// of `onnx()`.
+    pub strict: bool,
 }
 
 impl OneNode {
@@ -136,7 +139,14 @@ impl OneNode {
             values: vec![],
             node_inputs: None,
             output_elem: DataType::Float,
+            strict: false,
         }
+    }
+
+    /// Loads through `onnx_strict()` from now on.
+    pub fn strict(mut self, strict: bool) -> OneNode {
+        self.strict = strict;
+        self
     }
 
     pub fn attr(mut self, attr: AttributeProto) -> OneNode {
@@ -203,10 +213,16 @@ impl OneNode {
         self.proto().encode_to_vec()
     }
 
-    /// `model_for_read` through the plugin's `onnx()`.
+    /// `model_for_read` through the plugin's `onnx()` (`onnx_strict()`
+    /// when [`OneNode::strict`]).
     pub fn load(&self) -> TractResult<InferenceModel> {
         let bytes = self.bytes();
-        tract_onnx_scatter::onnx().model_for_read(&mut &bytes[..])
+        let onnx = if self.strict {
+            tract_onnx_scatter::onnx_strict()
+        } else {
+            tract_onnx_scatter::onnx()
+        };
+        onnx.model_for_read(&mut &bytes[..])
     }
 
     /// Loaded, optimized and made runnable: every load-time check has run.

@@ -30,16 +30,57 @@ pub use tract_onnx_opl;
 pub use scatter_kernels;
 
 pub use nnef::{WithScatter, nnef};
+pub use onnx::Deviations;
 
-/// Overrides tract's `Scatter`, `ScatterElements` and `ScatterND` builders
-/// with this crate's.
-pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
-    onnx::register(reg)
+/// How the plugin loads ONNX models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Options {
+    /// Known exporter deviations (a reduction from a later version of the
+    /// same op): accepted with a warning (default) or refused.
+    pub deviations: Deviations,
 }
 
-/// `tract_onnx::onnx()` with this crate's scatter ops registered.
+impl Options {
+    /// Refuses exporter deviations: every node must be valid at its opset.
+    pub fn strict() -> Options {
+        Options {
+            deviations: Deviations::Refuse,
+        }
+    }
+
+    /// Overrides tract's builders in `reg` with this crate's.
+    pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
+        onnx::register(reg, self.deviations)
+    }
+
+    /// `tract_onnx::onnx()` with this crate's ops registered.
+    pub fn onnx(self) -> tract_onnx::Onnx {
+        let mut onnx = tract_onnx::onnx();
+        self.register(&mut onnx.op_register);
+        onnx
+    }
+}
+
+/// Overrides tract's `Scatter`, `ScatterElements`, `ScatterND` (and adds
+/// `TensorScatter`, `ScatterElementsUpdate`) builders with this crate's,
+/// accepting known exporter deviations ([`Options::default`]).
+pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
+    Options::default().register(reg)
+}
+
+/// As [`register`], refusing exporter deviations ([`Options::strict`]).
+pub fn register_strict(reg: &mut tract_onnx::model::OnnxOpRegister) {
+    Options::strict().register(reg)
+}
+
+/// `tract_onnx::onnx()` with this crate's scatter ops registered; known
+/// exporter deviations load with a warning.
 pub fn onnx() -> tract_onnx::Onnx {
-    let mut onnx = tract_onnx::onnx();
-    register(&mut onnx.op_register);
-    onnx
+    Options::default().onnx()
+}
+
+/// `tract_onnx::onnx()` with this crate's scatter ops registered; every
+/// node must be valid at its opset, exactly as the ONNX spec says.
+pub fn onnx_strict() -> tract_onnx::Onnx {
+    Options::strict().onnx()
 }

@@ -89,6 +89,24 @@ pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
     }
 }
 
+/// The newest default-domain opset this table knows; versions above it
+/// behave as it.
+pub const NEWEST_OPSET: i64 = 24;
+
+/// The versions of `version.op` after `version`, oldest first (each
+/// `since` once).
+pub fn later_versions(version: &OpVersion) -> impl Iterator<Item = OpVersion> + '_ {
+    (version.since + 1..=NEWEST_OPSET)
+        .filter_map(move |opset| op_version(version.op, opset).ok())
+        .filter(move |v| v.since > version.since)
+        .scan(version.since, |last, v| {
+            let fresh = v.since != *last;
+            *last = v.since;
+            Some(fresh.then_some(v))
+        })
+        .flatten()
+}
+
 impl OpVersion {
     /// `Op-since`, e.g. `ScatterElements-16`.
     pub fn label(&self) -> String {
@@ -136,6 +154,22 @@ mod tests {
         assert_eq!(since(ScatterNd, 14), Ok(13));
         assert!(since(TensorScatter, 23).is_err());
         assert_eq!(since(TensorScatter, 24), Ok(24));
+    }
+
+    #[test]
+    fn later_versions_list_each_since_once() {
+        use ScatterOp::*;
+        let since = |op, opset| {
+            later_versions(&op_version(op, opset).unwrap())
+                .map(|v| v.since)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(since(ScatterElements, 11), vec![13, 16, 18]);
+        assert_eq!(since(ScatterElements, 16), vec![18]);
+        assert_eq!(since(ScatterNd, 17), vec![18]);
+        assert!(since(ScatterNd, 18).is_empty());
+        // Scatter has no later version: ScatterElements replaces it.
+        assert!(since(Scatter, 9).is_empty());
     }
 
     #[test]

@@ -6,7 +6,8 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx::pb::{AttributeProto, NodeProto};
 
-use crate::opset::{OpVersion, ScatterOp, op_version};
+use crate::onnx::deviation::{self, Deviations};
+use crate::opset::{OpVersion, ScatterOp, later_versions, op_version};
 use crate::site::NodeSite;
 
 /// The node name tract gives the node: its name, else its first output.
@@ -29,11 +30,22 @@ pub struct CheckedNode<'a> {
 }
 
 impl<'a> CheckedNode<'a> {
-    pub fn new(op: ScatterOp, ctx: &ParsingContext, node: &'a NodeProto) -> TractResult<Self> {
+    /// Checks `node` against the version of `op` in force at the model's
+    /// opset. With `deviations` = [`Deviations::Accept`], a node that only a
+    /// later version of the same op accepts as written (a reduction that
+    /// version introduced) is built with that version's semantics and one
+    /// warning (see [`crate::onnx::deviation`]); with `Refuse`, it is the
+    /// error the declared version gives.
+    pub fn new(
+        op: ScatterOp,
+        ctx: &ParsingContext,
+        node: &'a NodeProto,
+        deviations: Deviations,
+    ) -> TractResult<Self> {
         let opset = ctx.onnx_operator_set_version;
         let site_opset = (op != ScatterOp::ScatterElementsUpdate).then_some(opset);
         let site = NodeSite::new(op, node_name(node), site_opset);
-        let version = op_version(op, opset).map_err(|e| site.error(e))?;
+        let declared = op_version(op, opset).map_err(|e| site.error(e))?;
         for (i, attr) in node.attribute.iter().enumerate() {
             // ONNX forbids repeated names; reading the first would hide the rest.
             if node.attribute[..i].iter().any(|a| a.name == attr.name) {
@@ -43,21 +55,28 @@ impl<'a> CheckedNode<'a> {
                     describe_value(attr)
                 )));
             }
-            if !version.attributes.contains(&attr.name.as_str()) {
-                bail!(site.error(format!(
-                    "attribute '{}' (value {}) is not defined by {}; it allows: {}",
-                    attr.name,
-                    describe_value(attr),
-                    version.label(),
-                    version.allowed_attributes()
-                )));
-            }
         }
-        Ok(CheckedNode {
-            node,
-            version,
-            site,
-        })
+        let refusal = match check_against(&declared, node) {
+            Ok(()) => {
+                return Ok(CheckedNode {
+                    node,
+                    version: declared,
+                    site,
+                });
+            }
+            Err(refusal) => refusal,
+        };
+        if deviations == Deviations::Accept
+            && let Some(later) = later_versions(&declared).find(|v| check_against(v, node).is_ok())
+        {
+            deviation::warn(&site, &declared, &later, &refusal);
+            return Ok(CheckedNode {
+                node,
+                version: later,
+                site,
+            });
+        }
+        bail!(site.error(refusal))
     }
 
     /// Requires exactly the given inputs (`optional` trailing ones may be
@@ -146,6 +165,45 @@ impl<'a> CheckedNode<'a> {
             ))),
         }
     }
+}
+
+/// Why `version` refuses `node` as written (an attribute it does not define,
+/// a reduction value it does not allow), in the words of the error.
+fn check_against(version: &OpVersion, node: &NodeProto) -> Result<(), String> {
+    // Undefined attributes first: they are the graver fault, and no later
+    // version can excuse one that no version defines.
+    if let Some(attr) = node
+        .attribute
+        .iter()
+        .find(|a| !version.attributes.contains(&a.name.as_str()))
+    {
+        return Err(format!(
+            "attribute '{}' (value {}) is not defined by {}; it allows: {}",
+            attr.name,
+            describe_value(attr),
+            version.label(),
+            version.allowed_attributes()
+        ));
+    }
+    // A reduction of the wrong type or not UTF-8 is reported by
+    // `onnx_reduction`, in both modes.
+    let reduction = node.attribute.iter().find(|a| a.name == "reduction");
+    if let Some(attr) = reduction
+        && attr_type(attr) == Some(AttributeType::String)
+        && let Ok(value) = std::str::from_utf8(&attr.s)
+    {
+        match scatter_kernels::Reduction::from_onnx(value) {
+            Some(r) if version.reductions.contains(&r) => (),
+            _ => {
+                return Err(format!(
+                    "reduction '{value}' is not allowed by {}; allowed: {}",
+                    version.label(),
+                    version.allowed_reductions()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn attr_type(attr: &AttributeProto) -> Option<AttributeType> {

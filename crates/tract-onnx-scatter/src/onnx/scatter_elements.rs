@@ -7,30 +7,39 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use crate::onnx::attributes::CheckedNode;
+use crate::onnx::deviation::Deviations;
 use crate::onnx::typing;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
-pub fn scatter(
+/// The `Scatter` builder; `STRICT` refuses exporter deviations ([`Deviations`]).
+pub fn scatter<const STRICT: bool>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    build(ScatterOp::Scatter, ctx, node)
+    build(ScatterOp::Scatter, ctx, node, Deviations::strict_if(STRICT))
 }
 
-pub fn scatter_elements(
+/// The `ScatterElements` builder; `STRICT` as for [`scatter`].
+pub fn scatter_elements<const STRICT: bool>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    build(ScatterOp::ScatterElements, ctx, node)
+    build(
+        ScatterOp::ScatterElements,
+        ctx,
+        node,
+        Deviations::strict_if(STRICT),
+    )
 }
 
 fn build(
     op: ScatterOp,
     ctx: &ParsingContext,
     node: &NodeProto,
+    deviations: Deviations,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let node = CheckedNode::new(op, ctx, node)?;
+    let node = CheckedNode::new(op, ctx, node, deviations)?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let axis = node.int("axis")?.unwrap_or(0);
     let reduction = node.onnx_reduction()?;

@@ -7,6 +7,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use crate::onnx::attributes::CheckedNode;
+use crate::onnx::deviation::Deviations;
 use crate::onnx::typing;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
@@ -25,7 +26,12 @@ pub fn scatter_elements_update(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let node = CheckedNode::new(ScatterOp::ScatterElementsUpdate, ctx, node)?;
+    let node = CheckedNode::new(
+        ScatterOp::ScatterElementsUpdate,
+        ctx,
+        node,
+        Deviations::Refuse,
+    )?;
     node.expect_inputs(&["data", "indices", "updates", "axis"], &[])?;
     let reduction = match node.string("reduction")? {
         None => Reduction::None,

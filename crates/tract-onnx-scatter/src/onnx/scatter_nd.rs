@@ -6,15 +6,22 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use crate::onnx::attributes::CheckedNode;
+use crate::onnx::deviation::Deviations;
 use crate::onnx::typing;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
-pub fn scatter_nd(
+/// The builder; `STRICT` refuses exporter deviations ([`Deviations`]).
+pub fn scatter_nd<const STRICT: bool>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let node = CheckedNode::new(ScatterOp::ScatterNd, ctx, node)?;
+    let node = CheckedNode::new(
+        ScatterOp::ScatterNd,
+        ctx,
+        node,
+        Deviations::strict_if(STRICT),
+    )?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let reduction = node.onnx_reduction()?;
     Ok((

@@ -6,6 +6,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use crate::onnx::attributes::CheckedNode;
+use crate::onnx::deviation::Deviations;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
@@ -13,7 +14,7 @@ pub fn tensor_scatter(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let node = CheckedNode::new(ScatterOp::TensorScatter, ctx, node)?;
+    let node = CheckedNode::new(ScatterOp::TensorScatter, ctx, node, Deviations::Refuse)?;
     node.expect_inputs(&["past_cache", "update"], &["write_indices"])?;
     let mode = match node.string("mode")? {
         None => TensorScatterMode::Linear,

@@ -1,0 +1,54 @@
+//! Exporter deviations: nodes that a later version of their own op defines,
+//! written by exporters under an opset that does not (e.g. PyTorch's
+//! TorchScript exporter writes `ScatterElements` with `reduction="max"` at
+//! opsets 16 and 17, and tf2onnx writes `ScatterND` with `reduction="max"`
+//! at 16; both reductions exist from version 18). onnxruntime and
+//! `onnx.checker` accept these models, and their meaning is unambiguous:
+//! the later version's. [`Deviations::Accept`] (what [`crate::onnx()`]
+//! uses) builds them with that meaning and one `log::warn!` per node;
+//! [`Deviations::Refuse`] ([`crate::onnx_strict()`]) refuses them at load.
+//!
+//! Only the op's own later versions are tried: an attribute no version
+//! defines, a reduction no version allows, or an op used outside its
+//! versions stays an error in both modes.
+
+use crate::opset::OpVersion;
+use crate::site::NodeSite;
+
+/// What the ONNX builders do with a known exporter deviation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Deviations {
+    /// Build it with the semantics of the first later version of the op
+    /// that accepts it, and warn once per node.
+    #[default]
+    Accept,
+    /// Refuse it at load, as the opset says.
+    Refuse,
+}
+
+impl Deviations {
+    /// `Refuse` when `strict`: the builders' const parameter as a mode.
+    pub const fn strict_if(strict: bool) -> Deviations {
+        if strict {
+            Deviations::Refuse
+        } else {
+            Deviations::Accept
+        }
+    }
+}
+
+/// The warning logged for a node accepted as a deviation: names the node,
+/// its opset, what its declared version refuses and the version whose
+/// semantics are used.
+pub fn message(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal: &str) -> String {
+    format!(
+        "{site}: exporter deviation accepted: {refusal}. Loaded with the semantics of {} \
+         (the model declares {}); tract_onnx_scatter::onnx_strict() refuses this node",
+        used.label(),
+        declared.label()
+    )
+}
+
+pub fn warn(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal: &str) {
+    log::warn!("{}", message(site, declared, used, refusal));
+}
