@@ -21,6 +21,12 @@ pub struct NdPlan {
     /// Elements in one update slice: `product(data.shape[k:])`.
     slice_len: usize,
     data_len: usize,
+    /// Where the contiguous runs of one slice start, relative to the slice's
+    /// offset, in row-major order of the slice; each run is `run_len`
+    /// elements. `[0]` and `slice_len` for row-major data (one run);
+    /// several for a permuted layout ([`NdPlan::permuted`]).
+    runs: Vec<usize>,
+    run_len: usize,
 }
 
 /// Proof that every index component is in range for its plan.
@@ -90,7 +96,71 @@ impl NdPlan {
             tuples,
             slice_len,
             data_len,
+            runs: vec![0],
+            run_len: slice_len,
         })
+    }
+
+    /// The plan of a `ScatterND` whose data is `transpose(stored, perm)`
+    /// (`data.shape[i] == stored_shape[perm[i]]`), applied to the stored
+    /// (row-major) buffer directly: the output is the stored layout, as if
+    /// the scatter's result were transposed back. Shapes and indices are
+    /// those of the transposed data, so every rule and message is
+    /// [`NdPlan::new`]'s on `data.shape`. This is how a
+    /// `Transpose → ScatterND → inverse Transpose` runs without moving the
+    /// data: only the update slices are written, as strided runs.
+    pub fn permuted(
+        stored_shape: &[usize],
+        perm: &[usize],
+        indices_shape: &[usize],
+        updates_shape: &[usize],
+    ) -> Result<NdPlan, ScatterError> {
+        let rank = stored_shape.len();
+        let mut seen = vec![false; rank];
+        let is_permutation = perm.len() == rank
+            && perm
+                .iter()
+                .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+        if !is_permutation {
+            return Err(ScatterError::Shape {
+                input: Input::Data,
+                shape: stored_shape.to_vec(),
+                expected: format!("a layout permutation of its {rank} axes, got {perm:?}"),
+            });
+        }
+        let view: Vec<usize> = perm.iter().map(|&p| stored_shape[p]).collect();
+        let mut plan = NdPlan::new(&view, indices_shape, updates_shape)?;
+        let stored_strides = row_major_strides(stored_shape);
+        plan.data_strides = perm.iter().map(|&p| stored_strides[p]).collect();
+        // The slice is view[k..] with the stored strides: the innermost
+        // axes whose strides are row-major within it form one run.
+        let (dims, strides) = (&view[plan.k..], &plan.data_strides[plan.k..]);
+        let mut inner = dims.len();
+        let mut run_len = 1usize;
+        while inner > 0 && strides[inner - 1] == run_len {
+            inner -= 1;
+            run_len *= dims[inner];
+        }
+        plan.run_len = run_len;
+        plan.runs = if plan.tuples == 0 || plan.slice_len == 0 {
+            // Nothing is written; the dims may not even be countable.
+            vec![]
+        } else {
+            // `slice_len / run_len` offsets: the update slice is that long.
+            let mut runs = vec![0usize];
+            for axis in (0..inner).rev() {
+                let step = strides[axis];
+                let current = std::mem::take(&mut runs);
+                runs.reserve(current.len() * dims[axis]);
+                for c in 0..dims[axis] {
+                    runs.extend(current.iter().map(|r| c * step + r));
+                }
+            }
+            // Each pass puts its axis outside the ones before it: the
+            // outermost axis varies slowest, as in the update slice.
+            runs
+        };
+        Ok(plan)
     }
 
     pub fn data_shape(&self) -> &[usize] {
@@ -247,29 +317,36 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         }
     }
 
-    /// Calls `f(data slice, update slice)` (both of `slice_len` elements)
-    /// for every tuple in row-major order, without bounds checks. Callers
-    /// run [`Self::check_buffers`] first.
+    /// Calls `f(data run, update run)` (both of `run_len` elements; one
+    /// run of `slice_len` for row-major data) for every tuple in row-major
+    /// order, without bounds checks. Callers run [`Self::check_buffers`]
+    /// first.
     #[inline(always)]
     fn visit_slices<T>(&self, data: &mut [T], updates: &[T], mut f: impl FnMut(&mut [T], &[T])) {
-        let len = self.plan.slice_len;
+        let (len, run, runs) = (self.plan.slice_len, self.plan.run_len, &self.plan.runs[..]);
         debug_assert_eq!(data.len(), self.plan.data_len);
         debug_assert_eq!(updates.len(), self.plan.tuples * len);
         self.visit(|o, t| {
-            debug_assert!(o + len <= data.len() && (t + 1) * len <= updates.len());
-            // SAFETY: in bounds by construction. `check_buffers` proved
-            // `data.len() == product(data_shape)` and `updates.len() ==
-            // tuples * slice_len`; `visit` yields `t < tuples` and `o` =
-            // sum over the first k axes of a coordinate validated by
-            // `check_indices` into `[0, dim - 1]` times its row-major
-            // stride, so `o` is the start of a whole slice of
-            // `slice_len = product(data_shape[k..])` elements:
-            // `o + slice_len <= data.len()`.
-            unsafe {
-                f(
-                    data.get_unchecked_mut(o..o + len),
-                    updates.get_unchecked(t * len..(t + 1) * len),
-                )
+            for (j, &r) in runs.iter().enumerate() {
+                let (d, u) = (o + r, t * len + j * run);
+                debug_assert!(d + run <= data.len() && u + run <= updates.len());
+                // SAFETY: in bounds by construction. `check_buffers` proved
+                // `data.len() == product(data_shape)` and `updates.len() ==
+                // tuples * slice_len`; `visit` yields `t < tuples` and `o` =
+                // sum over the first k axes of a coordinate validated by
+                // `check_indices` into `[0, dim - 1]` times its stride, and
+                // `r` is a sum over the other axes of a coordinate in
+                // `[0, dim - 1]` times its stride, the last `run_len`
+                // elements excluded; the strides are the stored row-major
+                // strides, permuted, so `o + r + run_len <= data.len()`.
+                // `runs.len() * run_len == slice_len` gives `u + run_len <=
+                // (t + 1) * slice_len`.
+                unsafe {
+                    f(
+                        data.get_unchecked_mut(d..d + run),
+                        updates.get_unchecked(u..u + run),
+                    )
+                }
             }
         })
     }
@@ -283,13 +360,13 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         mut combine_fn: impl FnMut(&mut T, &T),
     ) -> Result<(), ScatterError> {
         self.check_buffers(data, updates)?;
-        let len = self.plan.slice_len;
+        let (len, run, runs) = (self.plan.slice_len, self.plan.run_len, &self.plan.runs[..]);
         self.visit(|o, t| {
-            for (d, u) in data[o..o + len]
-                .iter_mut()
-                .zip(&updates[t * len..(t + 1) * len])
-            {
-                combine_fn(d, u)
+            for (j, &r) in runs.iter().enumerate() {
+                let (d, u) = (o + r, t * len + j * run);
+                for (d, u) in data[d..d + run].iter_mut().zip(&updates[u..u + run]) {
+                    combine_fn(d, u)
+                }
             }
         });
         Ok(())
@@ -300,6 +377,109 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
 mod tests {
     use super::*;
     use crate::scatter_nd;
+
+    /// `transpose(stored, perm)`, materialized row-major.
+    fn transposed(stored: &[i32], shape: &[usize], perm: &[usize]) -> Vec<i32> {
+        let view: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        let strides = row_major_strides(shape);
+        (0..stored.len())
+            .map(|flat| {
+                let c = coords_of(flat, &view);
+                stored[c
+                    .iter()
+                    .zip(perm)
+                    .map(|(&i, &p)| i * strides[p])
+                    .sum::<usize>()]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_permuted_plan_writes_the_stored_layout_as_transpose_scatter_transpose_back() {
+        // KV-cache shape: [batch 1, heads 2, seq 4, dim 3], sequence axis first.
+        let shape = [1usize, 2, 4, 3];
+        let perm = [2usize, 0, 1, 3];
+        let inverse = [1usize, 2, 0, 3];
+        let stored: Vec<i32> = (0..24).collect();
+        let indices = [2i64, -1];
+        let updates: Vec<i32> = (100..112).collect();
+        for reduction in [Reduction::None, Reduction::Add] {
+            // Reference: materialize the transpose, scatter, transpose back.
+            let mut view = transposed(&stored, &shape, &perm);
+            let view_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+            scatter_nd(
+                &mut view,
+                &view_shape,
+                &indices,
+                &[2, 1],
+                &updates,
+                &[2, 1, 2, 3],
+                reduction,
+            )
+            .unwrap();
+            let want = transposed(&view, &view_shape, &inverse);
+            let plan = NdPlan::permuted(&shape, &perm, &[2, 1], &[2, 1, 2, 3]).unwrap();
+            let mut got = stored.clone();
+            plan.check_indices(&indices[..])
+                .unwrap()
+                .apply(&mut got, &updates, reduction)
+                .unwrap();
+            assert_eq!(got, want, "{reduction:?}");
+        }
+    }
+
+    #[test]
+    fn a_permuted_plan_with_the_last_axis_first_writes_single_element_runs() {
+        // YOLO-style slice assignment y[..., 0:2] on [3, 2, 5] through perm [2, 1, 0].
+        let shape = [3usize, 2, 5];
+        let perm = [2usize, 1, 0];
+        let stored: Vec<i32> = (0..30).collect();
+        let plan = NdPlan::permuted(&shape, &perm, &[2, 1], &[2, 2, 3]).unwrap();
+        assert_eq!((plan.run_len, plan.runs.len()), (1, 6));
+        let updates: Vec<i32> = (100..112).collect();
+        let mut got = stored.clone();
+        plan.check_indices(&[0i64, 1][..])
+            .unwrap()
+            .apply(&mut got, &updates, Reduction::None)
+            .unwrap();
+        let mut view = transposed(&stored, &shape, &perm);
+        scatter_nd(
+            &mut view,
+            &[5, 2, 3],
+            &[0i64, 1],
+            &[2, 1],
+            &updates,
+            &[2, 2, 3],
+            Reduction::None,
+        )
+        .unwrap();
+        assert_eq!(got, transposed(&view, &[5, 2, 3], &perm));
+    }
+
+    #[test]
+    fn the_identity_permutation_is_one_run_per_slice() {
+        let plan = NdPlan::permuted(&[4, 3, 2], &[0, 1, 2], &[5, 1], &[5, 3, 2]).unwrap();
+        assert_eq!((plan.runs.as_slice(), plan.run_len), (&[0usize][..], 6));
+    }
+
+    #[test]
+    fn a_permuted_plan_checks_indices_against_the_transposed_shape() {
+        let plan = NdPlan::permuted(&[2, 5], &[1, 0], &[1, 1], &[1, 2]).unwrap();
+        assert!(plan.check_indices(&[4i64][..]).is_ok());
+        let err = plan.check_indices(&[5i64][..]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "indices[0, 0] = 5 is out of bounds for data axis 0 of size 5 (valid range [-5, 4])"
+        );
+    }
+
+    #[test]
+    fn a_layout_that_is_not_a_permutation_is_a_shape_error() {
+        for perm in [&[0usize, 0][..], &[0], &[0, 2]] {
+            let err = NdPlan::permuted(&[2, 5], perm, &[1, 1], &[1, 5]).unwrap_err();
+            assert!(err.to_string().starts_with("shape: data"), "{err}");
+        }
+    }
 
     #[test]
     fn onnx_example_1_element_writes() {
