@@ -105,11 +105,13 @@ pub fn registry() -> Registry {
                 TypeName::Integer.tensor().named("indices"),
                 TypeName::Scalar.tensor().named("updates"),
                 TypeName::String.named("reduction").default("none"),
+                TypeName::Integer.array().named("layout").default(false),
             ],
             &[("output", TypeName::Scalar.tensor())],
             load_scatter_nd,
         )
-        .with_doc("ONNX ScatterND.");
+        .with_doc("ONNX ScatterND. With `layout` (a permutation), the scatter applies to")
+        .with_doc("`transpose(input, layout)` and the output keeps the input's layout.");
 
     registry.register_dumper(dump_tensor_scatter);
     registry
@@ -200,10 +202,14 @@ fn dump_scatter_nd(
     op: &ScatterNd,
 ) -> TractResult<Option<Arc<RValue>>> {
     let [data, indices, updates] = inputs3(ast, node)?;
+    let mut attributes = vec![("reduction", string(op.reduction.as_str()))];
+    if let Some(perm) = &op.layout {
+        attributes.push(("layout", tract_nnef::ser::ints(perm)));
+    }
     Ok(Some(invocation(
         SCATTER_ND,
         &[data, indices, updates],
-        &[("reduction", string(op.reduction.as_str()))],
+        &attributes,
     )))
 }
 
@@ -332,11 +338,12 @@ fn load_scatter_nd(
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
     let reduction = reduction(&site, &reduction_name)?;
+    let layout: Option<TVec<usize>> =
+        invocation.get_named_arg_as::<TVec<usize>>(builder, "layout")?;
     builder.wire(
         ScatterNd {
-            site,
-            reduction,
-            reuse_output: false,
+            layout,
+            ..ScatterNd::onnx(site, reduction)
         },
         &[data, indices, updates],
     )

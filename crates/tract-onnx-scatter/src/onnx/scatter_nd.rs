@@ -68,11 +68,7 @@ impl Expansion for InferScatterNd {
     ) -> TractResult<TVec<OutletId>> {
         let (data, updates) =
             typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
-        let op = crate::ops::ScatterNd {
-            site: self.site.clone(),
-            reduction: self.reduction,
-            reuse_output: false,
-        };
+        let op = crate::ops::ScatterNd::onnx(self.site.clone(), self.reduction);
         model.wire_node(prefix, op, &[data, inputs[1], updates])
     }
 }

@@ -7,6 +7,7 @@ pub mod scatter_elements_update;
 pub mod scatter_nd;
 pub mod shapes;
 pub mod tensor_scatter;
+pub mod transpose_fold;
 pub mod types;
 
 pub use scatter_elements::ScatterElements;

@@ -185,11 +185,10 @@ mod tests {
     use scatter_kernels::{Reduction, TensorScatterMode};
 
     fn nd() -> ScatterNd {
-        ScatterNd {
-            site: NodeSite::new(ScatterOp::ScatterNd, "snd", Some(18)),
-            reduction: Reduction::None,
-            reuse_output: false,
-        }
+        ScatterNd::onnx(
+            NodeSite::new(ScatterOp::ScatterNd, "snd", Some(18)),
+            Reduction::None,
+        )
     }
 
     /// data [4, 3] f32, indices [1, 1] i64, updates [1, 3]: `op` writes a

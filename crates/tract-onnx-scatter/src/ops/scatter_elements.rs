@@ -207,6 +207,10 @@ impl TypedOp for ScatterElements {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
+        // A transpose pair around the scatter: drop both.
+        if let Some(patch) = crate::ops::transpose_fold::fold_scatter_elements(self, model, node)? {
+            return Ok(Some(patch));
+        }
         let indices = model.outlet_fact(node.inputs[1])?;
         rule_if!(indices.shape.iter().any(|d| *d == TDim::Val(0)));
         crate::ops::block_assignment::shunt_to_data(model, node)

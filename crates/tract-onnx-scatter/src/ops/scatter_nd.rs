@@ -21,6 +21,12 @@ use crate::site::NodeSite;
 pub struct ScatterNd {
     pub site: NodeSite,
     pub reduction: Reduction,
+    /// `Some(perm)`: the data input is stored untransposed, the scatter
+    /// applies to `transpose(data, perm)` (shapes, indices and messages are
+    /// in that view) and the output keeps data's stored layout, i.e. the
+    /// op is `Transpose(perm) → ScatterND → inverse Transpose` without the
+    /// transposes ([`crate::ops::transpose_fold`]). `None`: plain ScatterND.
+    pub layout: Option<TVec<usize>>,
     /// Set at codegen when the output is a model output and nothing else:
     /// see [`crate::ops::recycle`]. An execution detail: false until
     /// codegen, not serialized.
@@ -28,6 +34,41 @@ pub struct ScatterNd {
 }
 
 impl ScatterNd {
+    /// A plain ONNX ScatterND.
+    pub fn onnx(site: NodeSite, reduction: Reduction) -> ScatterNd {
+        ScatterNd {
+            site,
+            reduction,
+            layout: None,
+            reuse_output: false,
+        }
+    }
+
+    /// The data fact as the scatter sees it: transposed by `layout`.
+    fn view_fact(&self, data: &TypedFact) -> TractResult<TypedFact> {
+        let Some(perm) = &self.layout else {
+            return Ok(data.clone());
+        };
+        ensure!(
+            perm.len() == data.rank(),
+            self.site.error(format!(
+                "shape: layout {perm:?} does not permute the {} axes of data (shape {:?})",
+                data.rank(),
+                data.shape
+            ))
+        );
+        let shape: TVec<TDim> = perm.iter().map(|&p| data.shape[p].clone()).collect();
+        Ok(data.datum_type.fact(shape))
+    }
+
+    fn plan(&self, data: &[usize], indices: &[usize], updates: &[usize]) -> TractResult<NdPlan> {
+        match &self.layout {
+            None => NdPlan::new(data, indices, updates),
+            Some(perm) => NdPlan::permuted(data, perm, indices, updates),
+        }
+        .map_err(|e| self.site.error(e))
+    }
+
     fn check_facts(
         &self,
         data: &TypedFact,
@@ -121,7 +162,11 @@ impl Op for ScatterNd {
     }
 
     fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!("reduction: {}", self.reduction)])
+        let mut info = vec![format!("reduction: {}", self.reduction)];
+        if let Some(perm) = &self.layout {
+            info.push(format!("on data transposed by {perm:?}, in place"));
+        }
+        Ok(info)
     }
 
     op_as_typed_op!();
@@ -150,8 +195,7 @@ impl Recycling for ScatterNd {
         let (data, indices, updates) = args_3!(inputs);
         types::check_same_type(site, data.datum_type(), updates.datum_type())?;
         types::check_reduction_for(site, data.datum_type(), self.reduction)?;
-        let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape())
-            .map_err(|e| site.error(e))?;
+        let plan = self.plan(data.shape(), indices.shape(), updates.shape())?;
         let indices = types::plain_indices(site, "indices", &indices)?;
         let output = with_index_slice!(indices, |idx| self
             .scatter(&plan, idx, data, &updates, slot)?);
@@ -164,18 +208,24 @@ impl TypedOp for ScatterNd {
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
         types::expect_three_inputs(&self.site, inputs.len())?;
-        self.check_facts(inputs[0], inputs[1], inputs[2])?;
+        self.check_facts(&self.view_fact(inputs[0])?, inputs[1], inputs[2])?;
         Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
     }
 
-    /// No index tuple writes nothing: the op is the identity on data. A
-    /// constant block assignment becomes Slice/Concat
-    /// ([`crate::ops::block_assignment`]).
+    /// A transpose and its inverse around the op fold into `layout`
+    /// ([`crate::ops::transpose_fold`]). No index tuple writes nothing: the
+    /// op is the identity on data. A constant block assignment becomes
+    /// Slice/Concat ([`crate::ops::block_assignment`]).
     fn declutter(
         &self,
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
+        // A transpose pair around the scatter: drop both.
+        if let Some(patch) = crate::ops::transpose_fold::fold_scatter_nd(self, model, node)? {
+            return Ok(Some(patch));
+        }
+        rule_if!(self.layout.is_none());
         let indices = model.outlet_fact(node.inputs[1])?;
         let rank = indices.rank();
         if rank >= 1 && indices.shape[..rank - 1].iter().any(|d| *d == TDim::Val(0)) {
