@@ -116,6 +116,19 @@ impl Graph {
         self
     }
 
+    /// The graph alone, e.g. as an `If` branch (whose outputs need no
+    /// input of their own: they read the enclosing graph's values by name).
+    pub fn graph_proto(&self) -> GraphProto {
+        GraphProto {
+            name: "graph".into(),
+            node: self.nodes.clone(),
+            initializer: self.inits.clone(),
+            input: self.inputs.clone(),
+            output: self.outputs.clone(),
+            ..Default::default()
+        }
+    }
+
     pub fn proto(&self) -> ModelProto {
         ModelProto {
             ir_version: 8,
@@ -123,22 +136,23 @@ impl Graph {
                 domain: String::new(),
                 version: self.opset,
             }],
-            graph: Some(GraphProto {
-                name: "graph".into(),
-                node: self.nodes.clone(),
-                initializer: self.inits.clone(),
-                input: self.inputs.clone(),
-                output: self.outputs.clone(),
-                ..Default::default()
-            }),
+            graph: Some(self.graph_proto()),
             ..Default::default()
         }
     }
 
     /// Loaded from its prost encoding, as a file would be.
     pub fn load(&self) -> TractResult<InferenceModel> {
+        self.load_with(&tract_onnx_scatter::onnx())
+    }
+
+    /// Loaded through `onnx` (stock tract, strict plugin, ...).
+    pub fn load_with(
+        &self,
+        onnx: &tract_onnx_scatter::tract_onnx::Onnx,
+    ) -> TractResult<InferenceModel> {
         let bytes = self.proto().encode_to_vec();
-        tract_onnx_scatter::onnx().model_for_read(&mut &bytes[..])
+        onnx.model_for_read(&mut &bytes[..])
     }
 
     /// Typed, not decluttered.
@@ -169,6 +183,15 @@ pub fn attr_ints(name: &str, ints: &[i64]) -> AttributeProto {
         name: name.into(),
         r#type: AttributeType::Ints as i32,
         ints: ints.to_vec(),
+        ..Default::default()
+    }
+}
+
+pub fn attr_graph(name: &str, g: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Graph as i32,
+        g: Some(g),
         ..Default::default()
     }
 }

@@ -20,6 +20,7 @@ pub mod onnx;
 pub mod ops;
 pub mod opset;
 pub mod site;
+pub mod tract_overrides;
 
 pub use tract_core;
 pub use tract_hir;
@@ -33,11 +34,25 @@ pub use nnef::{WithScatter, nnef};
 pub use onnx::Deviations;
 
 /// How the plugin loads ONNX models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Known exporter deviations (a reduction from a later version of the
     /// same op): accepted with a warning (default) or refused.
     pub deviations: Deviations,
+    /// Replace tract's `If` and `Reshape` by [`tract_overrides`]' (default
+    /// true): an `If` whose condition is known at load takes its branch,
+    /// and a `Reshape` whose volume tract cannot prove is checked at run
+    /// time. `false` keeps stock tract's operators.
+    pub tract_overrides: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            deviations: Deviations::Accept,
+            tract_overrides: true,
+        }
+    }
 }
 
 impl Options {
@@ -45,12 +60,16 @@ impl Options {
     pub fn strict() -> Options {
         Options {
             deviations: Deviations::Refuse,
+            ..Options::default()
         }
     }
 
     /// Overrides tract's builders in `reg` with this crate's.
     pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
-        onnx::register(reg, self.deviations)
+        onnx::register(reg, self.deviations);
+        if self.tract_overrides {
+            tract_overrides::register(reg);
+        }
     }
 
     /// `tract_onnx::onnx()` with this crate's ops registered.

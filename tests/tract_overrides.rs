@@ -1,0 +1,296 @@
+//! The overrides of tract operators outside the scatter family
+//! (`tract_onnx_scatter::tract_overrides`): `If` with a condition known at
+//! load takes its branch whatever the other branch's facts; a run-time
+//! condition behaves as tract's `If`; `Reshape` keeps symbolic shapes and
+//! checks the volume at run time where tract cannot prove it at load, and
+//! is tract's own Reshape wherever tract's loads. `tract_overrides: false`
+//! gives stock behaviour back.
+
+#[path = "support/graph.rs"]
+mod graph;
+
+use graph::{Graph, attr_graph, attr_int, attr_ints, attr_string, op_names, tensor};
+use tract_onnx_scatter::Options;
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+fn chain(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+}
+
+fn no_overrides() -> tract_onnx_scatter::tract_onnx::Onnx {
+    Options {
+        tract_overrides: false,
+        ..Options::default()
+    }
+    .onnx()
+}
+
+fn run_with(
+    g: &Graph,
+    onnx: &tract_onnx_scatter::tract_onnx::Onnx,
+    inputs: TVec<TValue>,
+) -> TractResult<TVec<TValue>> {
+    g.load_with(onnx)?
+        .into_optimized()?
+        .into_runnable()?
+        .run(inputs)
+}
+
+/// TorchScript's scatter_reduce wrapper: `If(Size(x) == 0)` whose then
+/// branch flattens x (rank 1) and whose else branch scatters (rank 2).
+fn scatter_reduce_in_an_if() -> Graph {
+    let dt = DatumType::F32;
+    let then_branch = Graph::new(18)
+        .init("flat", &tensor(DatumType::I64, &[1], &[-1]))
+        .node("Reshape", &["x", "flat"], &["then_out"], vec![])
+        .output("then_out", dt);
+    let else_branch = Graph::new(18)
+        .node(
+            "ScatterElements",
+            &["x", "idx", "upd"],
+            &["else_out"],
+            vec![attr_int("axis", 1), attr_string("reduction", "max")],
+        )
+        .output("else_out", dt);
+    Graph::new(18)
+        .input_c("x", dt, &[4, 2])
+        .input_c("idx", DatumType::I64, &[4, 2])
+        .input_c("upd", dt, &[4, 2])
+        .init("zero", &tensor(DatumType::I64, &[], &[0]))
+        .node("Size", &["x"], &["size"], vec![])
+        .node("Equal", &["size", "zero"], &["empty"], vec![])
+        .node(
+            "If",
+            &["empty"],
+            &["out"],
+            vec![
+                attr_graph("then_branch", then_branch.graph_proto()),
+                attr_graph("else_branch", else_branch.graph_proto()),
+            ],
+        )
+        .output("out", dt)
+}
+
+fn scatter_inputs() -> TVec<TValue> {
+    tvec![
+        tensor2(&[[1f32, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]).into(),
+        tensor2(&[[1i64, 1], [0, 0], [1, 0], [0, 1]]).into(),
+        tensor2(&[[9f32, -9.0], [0.0, 5.0], [6.0, 6.0], [-1.0, 10.0]]).into(),
+    ]
+}
+
+#[test]
+fn an_if_with_a_constant_condition_runs_its_branch_whatever_the_other_branch() {
+    let out = run_with(
+        &scatter_reduce_in_an_if(),
+        &tract_onnx_scatter::onnx(),
+        scatter_inputs(),
+    )
+    .unwrap();
+    assert_eq!(
+        out[0].clone().into_tensor(),
+        tensor2(&[[1f32, 9.0], [5.0, 4.0], [6.0, 6.0], [7.0, 10.0]])
+    );
+}
+
+#[test]
+fn the_constant_if_is_inlined_in_the_optimized_plan() {
+    let model = scatter_reduce_in_an_if()
+        .load()
+        .unwrap()
+        .into_optimized()
+        .unwrap();
+    let ops = op_names(&model);
+    assert!(!ops.iter().any(|o| o.contains("If")), "{ops:?}");
+    assert!(ops.iter().any(|o| o == "ScatterElements"), "{ops:?}");
+}
+
+#[test]
+fn stock_if_refuses_branches_of_different_facts_and_the_switch_restores_it() {
+    let g = scatter_reduce_in_an_if();
+    let stock = run_with(
+        &g,
+        &tract_onnx_scatter::tract_onnx::onnx(),
+        scatter_inputs(),
+    )
+    .unwrap_err();
+    let off = run_with(&g, &no_overrides(), scatter_inputs()).unwrap_err();
+    assert!(chain(&stock).contains("\"out\" If"), "{}", chain(&stock));
+    assert!(chain(&off).contains("\"out\" If"), "{}", chain(&off));
+}
+
+/// `If(cond)` with cond a graph input: then x + 1, else x * 2.
+fn runtime_if(else_rank_differs: bool) -> Graph {
+    let dt = DatumType::F32;
+    let then_branch = Graph::new(18)
+        .init("one", &tensor(dt, &[], &[1]))
+        .node("Add", &["x", "one"], &["then_out"], vec![])
+        .output("then_out", dt);
+    let mut else_branch = Graph::new(18).init("two", &tensor(dt, &[], &[2]));
+    else_branch = if else_rank_differs {
+        else_branch
+            .init("flat", &tensor(DatumType::I64, &[1], &[-1]))
+            .node("Reshape", &["x", "flat"], &["else_out"], vec![])
+    } else {
+        else_branch.node("Mul", &["x", "two"], &["else_out"], vec![])
+    };
+    let else_branch = else_branch.output("else_out", dt);
+    Graph::new(18)
+        .input_c("cond", DatumType::Bool, &[])
+        .input_c("x", dt, &[2, 2])
+        .node(
+            "If",
+            &["cond"],
+            &["out"],
+            vec![
+                attr_graph("then_branch", then_branch.graph_proto()),
+                attr_graph("else_branch", else_branch.graph_proto()),
+            ],
+        )
+        .output("out", dt)
+}
+
+#[test]
+fn an_if_with_a_run_time_condition_takes_either_branch_as_tract_does() {
+    let g = runtime_if(false);
+    let x = tensor2(&[[1f32, 2.0], [3.0, 4.0]]);
+    for (cond, want) in [
+        (true, [[2f32, 3.0], [4.0, 5.0]]),
+        (false, [[2f32, 4.0], [6.0, 8.0]]),
+    ] {
+        let inputs = || tvec![tensor0(cond).into(), x.clone().into()];
+        let ours = run_with(&g, &tract_onnx_scatter::onnx(), inputs()).unwrap();
+        let stock = run_with(&g, &tract_onnx_scatter::tract_onnx::onnx(), inputs()).unwrap();
+        assert_eq!(ours[0].clone().into_tensor(), tensor2(&want));
+        assert_eq!(ours[0], stock[0]);
+    }
+}
+
+#[test]
+fn a_run_time_condition_still_needs_branches_of_equal_facts() {
+    let err = runtime_if(true)
+        .load()
+        .and_then(|m| m.into_typed())
+        .map(drop)
+        .unwrap_err();
+    let err = chain(&err);
+    assert!(err.contains("If") || err.contains("unify"), "{err}");
+}
+
+/// jax2onnx's drop-mode filter: `Reshape(x, [count, 3])` where `count` is
+/// the number of true entries of `mask` (NonZero): valid only when all of
+/// `x`'s rows are kept.
+fn reshape_to_a_nonzero_count() -> Graph {
+    let dt = DatumType::F32;
+    Graph::new(18)
+        .input_c("x", dt, &[3, 3])
+        .input_c("mask", DatumType::Bool, &[3])
+        .init("one", &tensor(DatumType::I64, &[1], &[1]))
+        .init("three", &tensor(DatumType::I64, &[1], &[3]))
+        .node("NonZero", &["mask"], &["nz"], vec![])
+        .node("Shape", &["nz"], &["nz_shape"], vec![])
+        .node("Slice", &["nz_shape", "one", "two_end"], &["count"], vec![])
+        .init("two_end", &tensor(DatumType::I64, &[1], &[2]))
+        .node(
+            "Concat",
+            &["count", "three"],
+            &["target"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Reshape", &["x", "target"], &["out"], vec![])
+        .output("out", dt)
+}
+
+#[test]
+fn a_reshape_to_a_data_dependent_shape_runs_when_the_volumes_agree() {
+    let x = tensor2(&[[1f32, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]);
+    let out = run_with(
+        &reshape_to_a_nonzero_count(),
+        &tract_onnx_scatter::onnx(),
+        tvec![x.clone().into(), tensor1(&[true, true, true]).into()],
+    )
+    .unwrap();
+    assert_eq!(out[0].clone().into_tensor(), x);
+}
+
+#[test]
+fn a_reshape_to_a_data_dependent_shape_is_a_run_time_error_when_they_do_not() {
+    let x = tensor2(&[[1f32, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]);
+    let err = run_with(
+        &reshape_to_a_nonzero_count(),
+        &tract_onnx_scatter::onnx(),
+        tvec![x.into(), tensor1(&[true, false, true]).into()],
+    )
+    .unwrap_err();
+    let err = chain(&err);
+    assert!(
+        err.contains("Reshape node 'out'")
+            && err.contains("[3, 3]")
+            && err.contains("[2, 3]")
+            && err.contains("9 input elements, 6 in the target"),
+        "{err}"
+    );
+}
+
+#[test]
+fn stock_reshape_refuses_the_data_dependent_shape_at_load_and_the_switch_restores_it() {
+    let g = reshape_to_a_nonzero_count();
+    let inputs = || tvec![tensor2(&[[0f32; 3]; 3]).into(), tensor1(&[true; 3]).into()];
+    let stock =
+        chain(&run_with(&g, &tract_onnx_scatter::tract_onnx::onnx(), inputs()).unwrap_err());
+    let off = chain(&run_with(&g, &no_overrides(), inputs()).unwrap_err());
+    assert!(stock.contains("Reshape"), "{stock}");
+    assert_eq!(stock, off);
+}
+
+#[test]
+fn a_reshape_to_a_run_time_shape_input_runs_with_onnx_rules() {
+    let dt = DatumType::F32;
+    let g = Graph::new(18)
+        .input_c("x", dt, &[2, 3, 4])
+        .input_c("shape", DatumType::I64, &[2])
+        .node("Reshape", &["x", "shape"], &["out"], vec![])
+        .output("out", dt);
+    let x: Tensor = tensor(dt, &[2, 3, 4], &(0..24).collect::<Vec<_>>());
+    let out = run_with(
+        &g,
+        &tract_onnx_scatter::onnx(),
+        tvec![x.clone().into(), tensor1(&[0i64, -1]).into()],
+    )
+    .unwrap();
+    assert_eq!(out[0].shape(), &[2, 12]);
+    let err = run_with(
+        &g,
+        &tract_onnx_scatter::onnx(),
+        tvec![x.into(), tensor1(&[5i64, -1]).into()],
+    )
+    .unwrap_err();
+    assert!(chain(&err).contains("do not divide"), "{}", chain(&err));
+}
+
+#[test]
+fn where_stock_reshape_loads_the_plan_is_stock_s() {
+    let dt = DatumType::F32;
+    let g = Graph::new(18)
+        .input_c("x", dt, &[2, 3, 4])
+        .init("shape", &tensor(DatumType::I64, &[3], &[4, 0, -1]))
+        .node("Reshape", &["x", "shape"], &["r"], vec![])
+        .node(
+            "Transpose",
+            &["r"],
+            &["out"],
+            vec![attr_ints("perm", &[2, 1, 0])],
+        )
+        .output("out", dt);
+    let ours = g.load().unwrap().into_optimized().unwrap();
+    let stock = g
+        .load_with(&tract_onnx_scatter::tract_onnx::onnx())
+        .unwrap()
+        .into_optimized()
+        .unwrap();
+    assert_eq!(op_names(&ours), op_names(&stock));
+    assert_eq!(
+        format!("{:?}", ours.output_fact(0).unwrap()),
+        format!("{:?}", stock.output_fact(0).unwrap())
+    );
+}
