@@ -27,14 +27,28 @@ pub fn check_extended() {
     check(&layout, layout.extended_suite());
 }
 
+/// Runs one exporter suite (`onnx-testdata/exporters/<name>/`) through
+/// `onnx()`, which accepts known exporter deviations as users get it.
+pub fn check_exporter(name: &str) {
+    let layout = layout();
+    let suite = layout
+        .exporter_suite(name)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    check_with(&layout, suite, &tract_onnx_scatter::onnx());
+}
+
+/// Official and extended suites run strict: every node valid at its opset.
 fn check(layout: &Layout, suite: Suite) {
+    check_with(layout, suite, &tract_onnx_scatter::onnx_strict());
+}
+
+fn check_with(layout: &Layout, suite: Suite, plugin: &tract_onnx::Onnx) {
     let expected = layout
         .expected_failures()
         .unwrap_or_else(|e| panic!("{e:#}"));
-    let plugin = tract_onnx_scatter::onnx();
     let frameworks = [NamedFramework {
         name: "plugin".into(),
-        framework: &Tract(&plugin),
+        framework: &Tract(plugin),
     }];
     let name = suite.name.clone();
     let cases = run_suites(&[suite], &frameworks, None, &mut |_, _, _| {})

@@ -6,6 +6,7 @@
 //! <root>/onnx-testdata/expected-failures.toml   known failures of the gating framework
 //! <root>/onnx-testdata/cache/<version>/node/    fetched official tests (git-ignored)
 //! <root>/onnx-testdata/extended/                the project's own corpus
+//! <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
 //! ```
 
 use crate::expected_failures::ExpectedFailures;
@@ -47,6 +48,10 @@ impl Layout {
 
     pub fn extended_dir(&self) -> PathBuf {
         self.testdata().join(EXTENDED)
+    }
+
+    pub fn exporters_dir(&self) -> PathBuf {
+        self.testdata().join("exporters")
     }
 
     pub fn manifest(&self) -> Result<Manifest> {
@@ -101,6 +106,43 @@ impl Layout {
             name: EXTENDED.to_string(),
             root: self.extended_dir(),
         }
+    }
+}
+
+impl Layout {
+    /// One suite per directory of `onnx-testdata/exporters/` holding test
+    /// directories (`torch`, `tf2onnx`, ...), sorted by name; the suite is
+    /// named after the directory. An absent directory gives no suite.
+    pub fn exporter_suites(&self) -> Result<Vec<Suite>> {
+        let dir = self.exporters_dir();
+        if !dir.is_dir() {
+            return Ok(vec![]);
+        }
+        let mut suites = vec![];
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if path.is_dir() && !crate::node_test::discover(&path)?.is_empty() {
+                suites.push(Suite {
+                    name: name.to_string(),
+                    root: path.clone(),
+                });
+            }
+        }
+        suites.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(suites)
+    }
+
+    /// One exporter suite by name (`torch`, `tf2onnx`, `jax2onnx`).
+    pub fn exporter_suite(&self, name: &str) -> Result<Suite> {
+        self.exporter_suites()?
+            .into_iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| {
+                anyhow::anyhow!("no exporter suite {name:?} in {:?}", self.exporters_dir())
+            })
     }
 }
 

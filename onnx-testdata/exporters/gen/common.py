@@ -1,0 +1,199 @@
+"""Shared writer for the exporter corpus (generation only; the Rust tests never run Python).
+
+Every case is one ONNX node-test directory:
+
+    <exporter>/<case>/model.onnx
+    <exporter>/<case>/test_data_set_0/input_<i>.pb    graph inputs that are not initializers, in graph order
+    <exporter>/<case>/test_data_set_0/output_<i>.pb   the framework's own eager outputs (never the ONNX reference)
+    <exporter>/<case>/case.toml                       exporter, versions, opset, idiom, onnxruntime vs eager
+
+`onnxruntime` (1 thread) is run on every case and compared with eager, with the harness's tolerance,
+so an exporter bug (the model's ONNX semantics differ from eager) is visible in `case.toml` and in
+`<exporter>/SUMMARY.md`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+# Same tolerance as the Rust harness (crates/onnx-golden/src/compare.rs), plus a small absolute
+# slack for float kernels that sum in another order than the framework.
+RTOL = 1e-3
+ATOL = 1e-5
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def default_opset(model: onnx.ModelProto) -> int | None:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return imp.version
+    return None
+
+
+def scatter_ops(model: onnx.ModelProto) -> list[str]:
+    """Scatter-family op types in the graph (and in subgraphs), sorted, with repeats counted."""
+    found: dict[str, int] = {}
+
+    def walk(graph):
+        for node in graph.node:
+            if "Scatter" in node.op_type:
+                found[node.op_type] = found.get(node.op_type, 0) + 1
+            for attr in node.attribute:
+                if attr.g is not None and attr.type == onnx.AttributeProto.GRAPH:
+                    walk(attr.g)
+                for g in attr.graphs:
+                    walk(g)
+
+    walk(model.graph)
+    for f in model.functions:
+        for node in f.node:
+            if "Scatter" in node.op_type:
+                found[node.op_type] = found.get(node.op_type, 0) + 1
+    return [f"{k}x{v}" for k, v in sorted(found.items())]
+
+
+def close(got: np.ndarray, want: np.ndarray) -> str | None:
+    """None when equal within tolerance, else why not."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} vs eager {list(want.shape)}"
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype} vs eager {want.dtype}"
+    if want.dtype.kind in "fc":
+        ok = np.isclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+    else:
+        ok = got == want
+    if not np.all(ok):
+        bad = int(np.size(ok) - np.count_nonzero(ok))
+        first = np.argwhere(~ok)[0].tolist()
+        return f"{bad} value(s) differ, first at {first}: {got[tuple(first)]!r} vs eager {want[tuple(first)]!r}"
+    return None
+
+
+def run_ort(path: str, feeds: dict) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    s = str(v).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    return f'"{s}"'
+
+
+class Writer:
+    """Writes the cases of one exporter below `<ROOT>/<exporter>/`, after wiping that directory."""
+
+    def __init__(self, exporter: str, versions: dict[str, str]):
+        self.exporter = exporter
+        self.versions = versions
+        self.dir = os.path.join(ROOT, exporter)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.rows: list[tuple[str, int | None, str, str]] = []
+
+    def case(
+        self,
+        name: str,
+        model: onnx.ModelProto,
+        inputs: dict[str, np.ndarray],
+        outputs: list[np.ndarray],
+        *,
+        idiom: str,
+        path: str,
+        notes: str = "",
+    ) -> None:
+        """`inputs` by graph-input name (extra names are ignored: exporters drop unused inputs);
+        `outputs` are eager's, in graph-output order."""
+        case_dir = os.path.join(self.dir, name)
+        os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+        model_path = os.path.join(case_dir, "model.onnx")
+        onnx.save_model(model, model_path)
+        initializers = {i.name for i in model.graph.initializer}
+        graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
+        missing = [n for n in graph_inputs if n not in inputs]
+        if missing:
+            raise RuntimeError(f"{name}: no value for graph input(s) {missing}; given {list(inputs)}")
+        if len(outputs) != len(model.graph.output):
+            raise RuntimeError(f"{name}: {len(outputs)} eager outputs for {len(model.graph.output)} graph outputs")
+        feeds = {}
+        for i, n in enumerate(graph_inputs):
+            arr = np.array(inputs[n], order="C")  # keeps rank 0 (ascontiguousarray makes it 1-D)
+            feeds[n] = arr
+            t = numpy_helper.from_array(arr, n)
+            with open(os.path.join(case_dir, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
+                f.write(t.SerializeToString())
+        for i, (out, info) in enumerate(zip(outputs, model.graph.output)):
+            t = numpy_helper.from_array(np.array(out, order="C"), info.name)
+            with open(os.path.join(case_dir, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
+                f.write(t.SerializeToString())
+        try:
+            got = run_ort(model_path, feeds)
+            diffs = [close(g, w) for g, w in zip(got, outputs)]
+            diffs = [f"output {i}: {d}" for i, d in enumerate(diffs) if d]
+            ort = "match" if not diffs else "mismatch: " + "; ".join(diffs)
+        except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            ort = "error: " + str(e).strip().splitlines()[0][:300]
+        opset = default_opset(model)
+        meta = {
+            "exporter": self.exporter,
+            "path": path,
+            **{f"{k}_version": v for k, v in self.versions.items()},
+            "opset": opset,
+            "idiom": idiom,
+            "scatter_ops": scatter_ops(model),
+            "onnxruntime_vs_eager": ort,
+        }
+        if notes:
+            meta["notes"] = notes
+        with open(os.path.join(case_dir, "case.toml"), "w") as f:
+            for k, v in meta.items():
+                if v is None:
+                    continue
+                f.write(f"{k} = {toml_value(v)}\n")
+        self.rows.append((name, opset, path, ort))
+        print(f"{self.exporter}/{name}: opset {opset}, ort {ort[:80]}", flush=True)
+
+    def skipped(self, name: str, path: str, why: str) -> None:
+        """An idiom the exporter refuses: listed in SUMMARY.md, no directory."""
+        why = why.strip().splitlines()[0][:300] if why.strip() else "refused"
+        self.rows.append((name, None, path, "not exported: " + why))
+        print(f"{self.exporter}/{name}: NOT EXPORTED: {why}", flush=True)
+
+    def finish(self) -> None:
+        versions = ", ".join(f"{k} {v}" for k, v in self.versions.items())
+        written = [r for r in self.rows if r[1] is not None]
+        matching = [r for r in written if r[3] == "match"]
+        lines = [
+            f"# {self.exporter} cases",
+            "",
+            f"Generated by `gen/` with {versions}. Expected outputs are eager's.",
+            f"{len(written)} models written, onnxruntime matches eager on {len(matching)}; "
+            f"{len(self.rows) - len(written)} idiom/path pairs not exported.",
+            "",
+            "| case | opset | path | onnxruntime vs eager |",
+            "|---|---|---|---|",
+        ]
+        for name, opset, path, ort in self.rows:
+            lines.append(f"| {name} | {opset if opset is not None else '–'} | {path} | {ort.replace('|', '/')} |")
+        with open(os.path.join(self.dir, "SUMMARY.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        print(f"{self.exporter}: {len(written)} written, ort matches eager on {len(matching)}")
