@@ -187,8 +187,10 @@ fn check_against(version: &OpVersion, node: &NodeProto) -> Result<(), String> {
     }
     // A reduction of the wrong type or not UTF-8 is reported by
     // `onnx_reduction`, in both modes.
+    // Ops with a reduction vocabulary of their own (ScatterElementsUpdate's
+    // sum/prod/mean) list no ONNX reductions: their builder checks it.
     let reduction = node.attribute.iter().find(|a| a.name == "reduction");
-    if let Some(attr) = reduction
+    if let Some(attr) = reduction.filter(|_| !version.reductions.is_empty())
         && attr_type(attr) == Some(AttributeType::String)
         && let Ok(value) = std::str::from_utf8(&attr.s)
     {
