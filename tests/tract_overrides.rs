@@ -294,3 +294,106 @@ fn where_stock_reshape_loads_the_plan_is_stock_s() {
         format!("{:?}", stock.output_fact(0).unwrap())
     );
 }
+
+/// `x[:, n - 1:]` as exporters write it: `Slice(x, Concat(0, n - 1),
+/// Concat(rows, INT64_MAX))` with `n` from `Shape`. tract casts the int64
+/// end to a symbolic dim through i32 (INT64_MAX becomes -1).
+fn slice_to_the_end_after_a_shape_dim() -> Graph {
+    let dt = DatumType::F32;
+    Graph::new(13)
+        .input_c("x", dt, &[3, 5])
+        .init("zero", &tensor(DatumType::I64, &[1], &[0]))
+        .init("one", &tensor(DatumType::I64, &[], &[1]))
+        .init("axis1", &tensor(DatumType::I64, &[1], &[1]))
+        .init("end", &tensor(DatumType::I64, &[1], &[i64::MAX]))
+        .init("axes", &tensor(DatumType::I64, &[2], &[0, 1]))
+        .node("Shape", &["x"], &["shape"], vec![])
+        .node(
+            "Gather",
+            &["shape", "zero"],
+            &["rows"],
+            vec![attr_int("axis", 0)],
+        )
+        .node(
+            "Gather",
+            &["shape", "axis1"],
+            &["n"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Sub", &["n", "one"], &["start"], vec![])
+        .node(
+            "Concat",
+            &["zero", "start"],
+            &["starts"],
+            vec![attr_int("axis", 0)],
+        )
+        .node(
+            "Concat",
+            &["rows", "end"],
+            &["ends"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Slice", &["x", "starts", "ends", "axes"], &["out"], vec![])
+        .output("out", dt)
+}
+
+#[test]
+fn a_slice_to_int64_max_concatenated_with_a_shape_dim_reaches_the_end() {
+    let x = tensor(DatumType::F32, &[3, 5], &(0..15).collect::<Vec<_>>());
+    let out = run_with(
+        &slice_to_the_end_after_a_shape_dim(),
+        &tract_onnx_scatter::onnx(),
+        tvec![x.clone().into()],
+    )
+    .unwrap();
+    assert_eq!(
+        out[0].clone().into_tensor(),
+        tensor(DatumType::F32, &[3, 1], &[4, 9, 14])
+    );
+    // Stock tract's i32 detour makes the end -1: the slice comes out empty.
+    let stock = run_with(
+        &slice_to_the_end_after_a_shape_dim(),
+        &tract_onnx_scatter::tract_onnx::onnx(),
+        tvec![x.into()],
+    )
+    .unwrap();
+    assert_eq!(stock[0].shape(), &[3, 0]);
+}
+
+/// `x[:count]` with `count` the number of true entries of `mask`.
+fn slice_to_a_nonzero_count() -> Graph {
+    let dt = DatumType::F32;
+    Graph::new(13)
+        .input_c("x", dt, &[4, 2])
+        .input_c("mask", DatumType::Bool, &[4])
+        .init("zero", &tensor(DatumType::I64, &[1], &[0]))
+        .init("one", &tensor(DatumType::I64, &[1], &[1]))
+        .init("two", &tensor(DatumType::I64, &[1], &[2]))
+        .node("NonZero", &["mask"], &["nz"], vec![])
+        .node("Shape", &["nz"], &["nz_shape"], vec![])
+        .node("Slice", &["nz_shape", "one", "two"], &["count"], vec![])
+        .node("Slice", &["x", "zero", "count", "zero"], &["out"], vec![])
+        .output("out", dt)
+}
+
+#[test]
+fn a_slice_bound_by_a_nonzero_count_is_evaluated_with_the_run_s_symbols() {
+    let x = tensor(DatumType::F32, &[4, 2], &(0..8).collect::<Vec<_>>());
+    let mask = tensor1(&[true, false, true, true]);
+    let out = run_with(
+        &slice_to_a_nonzero_count(),
+        &tract_onnx_scatter::onnx(),
+        tvec![x.clone().into(), mask.clone().into()],
+    )
+    .unwrap();
+    assert_eq!(
+        out[0].clone().into_tensor(),
+        tensor(DatumType::F32, &[3, 2], &[0, 1, 2, 3, 4, 5])
+    );
+    let stock = run_with(
+        &slice_to_a_nonzero_count(),
+        &tract_onnx_scatter::tract_onnx::onnx(),
+        tvec![x.into(), mask.into()],
+    );
+    assert!(stock.is_err_and(|e| chain(&e).contains("Undetermined symbol")));
+}

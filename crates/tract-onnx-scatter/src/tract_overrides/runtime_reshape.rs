@@ -159,22 +159,7 @@ impl Expansion for InferReshape {
         // count): the nodes that bind them must run first, so they become
         // extra inputs (read for their order, not their values).
         let mut wires = tvec![inputs[0], inputs[1]];
-        if let Some(spec) = &spec {
-            let spec = spec.cast_to::<TDim>()?;
-            let symbols: Vec<Symbol> = spec
-                .try_as_plain_ram()?
-                .as_slice::<TDim>()?
-                .iter()
-                .flat_map(|d| d.symbols())
-                .collect();
-            for symbol in symbols {
-                if let Some(binder) = binder_of(model, &symbol)?
-                    && !wires.contains(&binder)
-                {
-                    wires.push(binder);
-                }
-            }
-        }
+        wires.extend(super::run_symbols::binders(model, &[inputs[1]])?);
         model.wire_node(
             prefix,
             RuntimeReshape {
@@ -185,31 +170,6 @@ impl Expansion for InferReshape {
             &wires,
         )
     }
-}
-
-/// The first node (nodes are added in dataflow order while the model is
-/// typed; it has no outputs yet to order by) whose output shape holds `symbol`
-/// while none of its inputs' shapes do: the node that binds it when it
-/// runs (e.g. NonZero's count).
-fn binder_of(model: &TypedModel, symbol: &Symbol) -> TractResult<Option<OutletId>> {
-    let mentions = |fact: &TypedFact| fact.shape.iter().any(|d| d.symbols().contains(symbol));
-    for node in model.nodes() {
-        let id = node.id;
-        let from_inputs = node
-            .inputs
-            .iter()
-            .map(|i| model.outlet_fact(*i))
-            .collect::<TractResult<Vec<_>>>()?
-            .into_iter()
-            .any(mentions);
-        if from_inputs {
-            continue;
-        }
-        if let Some(slot) = node.outputs.iter().position(|o| mentions(&o.fact)) {
-            return Ok(Some(OutletId::new(id, slot)));
-        }
-    }
-    Ok(None)
 }
 
 fn wire_axis_ops(

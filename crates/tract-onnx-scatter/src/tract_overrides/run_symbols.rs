@@ -1,0 +1,64 @@
+//! Symbols that only the run binds (a `NonZero` count), met in constants.
+//!
+//! tract types a value derived from such a dim (`Shape` of a `NonZero`
+//! output, say) as a constant holding the symbol; the plan binds the symbol
+//! when the node that mints it runs. An op evaluating such a constant needs
+//! that node to have run: it takes the node's output as an extra input,
+//! read for its order, never for its value.
+
+use tract_hir::internal::*;
+
+/// The outlets whose nodes bind the symbols held by the constant values of
+/// `inputs`, once each: for each symbol, the first node (nodes are added in
+/// dataflow order while a model is typed, before it has outputs to order
+/// by) whose output shape holds it while no input shape of its does. Model
+/// inputs are not binders: the caller gives their dims.
+pub fn binders(model: &TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
+    let mut symbols: Vec<Symbol> = vec![];
+    for input in inputs {
+        let fact = model.outlet_fact(*input)?;
+        if fact.datum_type != TDim::datum_type() {
+            continue;
+        }
+        if let Some(konst) = &fact.konst {
+            symbols.extend(
+                konst
+                    .try_as_plain_ram()?
+                    .as_slice::<TDim>()?
+                    .iter()
+                    .flat_map(|d| d.symbols()),
+            );
+        }
+    }
+    let mut found: TVec<OutletId> = tvec![];
+    for symbol in symbols {
+        if let Some(binder) = binder_of(model, &symbol)?
+            && !found.contains(&binder)
+        {
+            found.push(binder);
+        }
+    }
+    Ok(found)
+}
+
+/// The node binding `symbol`, see [`binders`].
+fn binder_of(model: &TypedModel, symbol: &Symbol) -> TractResult<Option<OutletId>> {
+    let mentions = |fact: &TypedFact| fact.shape.iter().any(|d| d.symbols().contains(symbol));
+    for node in model.nodes() {
+        let id = node.id;
+        let from_inputs = node
+            .inputs
+            .iter()
+            .map(|i| model.outlet_fact(*i))
+            .collect::<TractResult<Vec<_>>>()?
+            .into_iter()
+            .any(mentions);
+        if from_inputs || model.inputs.iter().any(|i| i.node == id) {
+            continue;
+        }
+        if let Some(slot) = node.outputs.iter().position(|o| mentions(&o.fact)) {
+            return Ok(Some(OutletId::new(id, slot)));
+        }
+    }
+    Ok(None)
+}

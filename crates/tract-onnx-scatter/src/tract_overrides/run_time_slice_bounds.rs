@@ -1,0 +1,180 @@
+//! ONNX `Slice` (opset 10+) whose bounds hold symbols only the run binds.
+//!
+//! When a slice bound derives from a data-dependent size (the count of a
+//! `NonZero`), tract types it as a constant symbolic dim. tract's
+//! `StridedSlice` then evaluates in a model of its own, without the
+//! session's symbol values, and fails: "Undetermined symbol in expression:
+//! x_2" (Piper's duration predictor, `/dp/flows.7/Slice_24`). Here such a
+//! slice evaluates its symbolic bounds with the run's symbols first, then
+//! runs tract's `StridedSlice` on plain values. Slices whose bounds hold no
+//! symbol are tract's own op from the first declutter on.
+
+use tract_core::ops::array::StridedSlice;
+use tract_hir::internal::*;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
+
+/// The builder registered for `Slice`: tract's below opset 10 (bounds are
+/// attributes there), the run-time-bound slice from 10 on.
+pub fn slice(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    if ctx.onnx_operator_set_version < 10 {
+        return stock_slice()?(ctx, node);
+    }
+    // Inputs: data, starts, ends, then optional axes and steps.
+    let present = |ix: usize| node.input.get(ix).is_some_and(|i| !i.is_empty());
+    let mut next = 3;
+    let mut position = |ix: usize| {
+        present(ix).then(|| {
+            let p = next;
+            next += 1;
+            p
+        })
+    };
+    let optional_axes_input = position(3);
+    let optional_steps_input = position(4);
+    Ok((
+        Box::new(RunTimeBoundSlice(StridedSlice {
+            begin_mask: 0,
+            end_mask: 0,
+            shrink_axis_mask: 0,
+            optional_axes_input,
+            optional_steps_input,
+        })),
+        vec![],
+    ))
+}
+
+/// tract's own `Slice` builder (its module is private: read from its register).
+type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
+
+fn stock_slice() -> TractResult<Builder> {
+    static STOCK: std::sync::OnceLock<Option<Builder>> = std::sync::OnceLock::new();
+    STOCK
+        .get_or_init(|| tract_onnx::onnx().op_register.0.get("Slice").copied())
+        .context("tract's ONNX register has no Slice builder")
+}
+
+/// tract's `StridedSlice`, its symbolic bounds evaluated with the run's
+/// symbols.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct RunTimeBoundSlice(pub StridedSlice);
+
+fn has_symbols(fact: &TypedFact) -> bool {
+    fact.datum_type == TDim::datum_type()
+        && fact.konst.as_ref().is_some_and(|k| {
+            k.try_as_plain_ram()
+                .ok()
+                .and_then(|v| {
+                    v.as_slice::<TDim>()
+                        .ok()
+                        .map(|s| s.iter().any(|d| !d.symbols().is_empty()))
+                })
+                .unwrap_or(false)
+        })
+}
+
+impl RunTimeBoundSlice {
+    /// Data, starts, ends, then axes and steps when present; further
+    /// inputs only order the op after the nodes binding its symbols.
+    fn slice_inputs(&self) -> usize {
+        self.0
+            .optional_steps_input
+            .or(self.0.optional_axes_input)
+            .map_or(3, |last| last + 1)
+    }
+}
+
+impl Op for RunTimeBoundSlice {
+    fn name(&self) -> StaticName {
+        "StridedSlice".into()
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for RunTimeBoundSlice {
+    op_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        inputs.truncate(self.slice_inputs());
+        let inputs = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(ix, input)| {
+                if ix == 0 || input.datum_type() != TDim::datum_type() {
+                    return Ok(input);
+                }
+                let values: Vec<i64> = input
+                    .try_as_plain_ram()?
+                    .as_slice::<TDim>()?
+                    .iter()
+                    .map(|d| {
+                        d.eval(ctx.symbols)
+                            .to_i64()
+                            .map_err(|e| format_err!("{e:?}"))
+                    })
+                    .collect::<TractResult<_>>()
+                    .with_context(|| {
+                        format!("Slice: bound input {ix} ({input:?}) is not known in this run")
+                    })?;
+                Ok(Tensor::from_shape(input.shape(), &values)?.into_tvalue())
+            })
+            .collect::<TractResult<TVec<_>>>()?;
+        self.0.eval(ctx, inputs)
+    }
+}
+
+impl TypedOp for RunTimeBoundSlice {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        self.0
+            .output_facts(&inputs[..self.slice_inputs().min(inputs.len())])
+    }
+
+    /// Without symbolic bounds, tract's op (and its declutter) take over.
+    fn declutter(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
+        let facts = model.node_input_facts(node.id)?;
+        let n = self.slice_inputs().min(facts.len());
+        rule_if!(!facts[1..n].iter().any(|f| has_symbols(f)));
+        Ok(Some(TypedModelPatch::replace_single_op(
+            model,
+            node,
+            &node.inputs[..n],
+            self.0.clone(),
+        )?))
+    }
+}
+
+impl InferenceRulesOp for RunTimeBoundSlice {
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        self.0.rules(s, inputs, outputs)
+    }
+
+    fn to_typed(
+        &self,
+        _source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        let mut inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
+        let bounds = super::run_symbols::binders(target, &inputs[1..])?;
+        inputs.extend(bounds);
+        target.wire_node(&node.name, self.clone(), &inputs)
+    }
+
+    as_op!();
+}
