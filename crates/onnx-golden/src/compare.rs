@@ -9,6 +9,29 @@ pub const RTOL: f64 = 1e-3;
 /// Absolute tolerance of ONNX's backend test runner.
 pub const ATOL: f64 = 1e-7;
 
+/// Float tolerances of a comparison: `|a - e| <= atol + rtol * |e|`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tolerance {
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Default for Tolerance {
+    /// ONNX's backend-test tolerances.
+    fn default() -> Tolerance {
+        Tolerance {
+            rtol: RTOL,
+            atol: ATOL,
+        }
+    }
+}
+
+/// Compares an actual output with its expectation, with ONNX's tolerances.
+pub fn compare(got: &Tensor, expected: &Tensor) -> Result<(), String> {
+    compare_with(got, expected, Tolerance::default())
+}
+
 /// Compares an actual output with its expectation.
 ///
 /// Contract: returns `Err(short description)` when they differ, `Ok(())` otherwise.
@@ -16,9 +39,9 @@ pub const ATOL: f64 = 1e-7;
 ///   `int64` expectation when all its values are concrete integers;
 /// * shapes must be equal;
 /// * integers, bool and strings compare exactly;
-/// * floats (f16/f32/f64) pass when `|a - e| <= ATOL + RTOL * |e|`; NaN equals
+/// * floats (f16/f32/f64) pass when `|a - e| <= atol + rtol * |e|`; NaN equals
 ///   NaN; an infinity equals only the same-signed infinity.
-pub fn compare(got: &Tensor, expected: &Tensor) -> Result<(), String> {
+pub fn compare_with(got: &Tensor, expected: &Tensor, tolerance: Tolerance) -> Result<(), String> {
     let converted;
     let got = if got.datum_type() == DatumType::TDim && expected.datum_type() == DatumType::I64 {
         converted = concrete_tdims(got)?;
@@ -41,9 +64,9 @@ pub fn compare(got: &Tensor, expected: &Tensor) -> Result<(), String> {
         ));
     }
     match got.datum_type() {
-        DatumType::F16 => close(got, expected, |x: &f16| x.to_f64()),
-        DatumType::F32 => close(got, expected, |x: &f32| *x as f64),
-        DatumType::F64 => close(got, expected, |x: &f64| *x),
+        DatumType::F16 => close(got, expected, tolerance, |x: &f16| x.to_f64()),
+        DatumType::F32 => close(got, expected, tolerance, |x: &f32| *x as f64),
+        DatumType::F64 => close(got, expected, tolerance, |x: &f64| *x),
         DatumType::Bool => exact::<bool>(got, expected),
         DatumType::I8 => exact::<i8>(got, expected),
         DatumType::I16 => exact::<i16>(got, expected),
@@ -60,13 +83,18 @@ pub fn compare(got: &Tensor, expected: &Tensor) -> Result<(), String> {
 
 /// ONNX float closeness, see [`compare`].
 pub fn floats_close(got: f64, expected: f64) -> bool {
+    floats_close_with(got, expected, Tolerance::default())
+}
+
+/// Float closeness with `tolerance`, see [`compare_with`].
+pub fn floats_close_with(got: f64, expected: f64, tolerance: Tolerance) -> bool {
     if got.is_nan() || expected.is_nan() {
         return got.is_nan() && expected.is_nan();
     }
     if got.is_infinite() || expected.is_infinite() {
         return got == expected;
     }
-    (got - expected).abs() <= ATOL + RTOL * expected.abs()
+    (got - expected).abs() <= tolerance.atol + tolerance.rtol * expected.abs()
 }
 
 fn concrete_tdims(t: &Tensor) -> Result<Tensor, String> {
@@ -85,11 +113,16 @@ fn exact<T: Datum + PartialEq>(got: &Tensor, expected: &Tensor) -> Result<(), St
     first_mismatch(got, expected, |g: &T, e: &T| g == e, |v| format!("{v:?}"))
 }
 
-fn close<T: Datum>(got: &Tensor, expected: &Tensor, f: impl Fn(&T) -> f64) -> Result<(), String> {
+fn close<T: Datum>(
+    got: &Tensor,
+    expected: &Tensor,
+    tolerance: Tolerance,
+    f: impl Fn(&T) -> f64,
+) -> Result<(), String> {
     first_mismatch(
         got,
         expected,
-        |g: &T, e: &T| floats_close(f(g), f(e)),
+        |g: &T, e: &T| floats_close_with(f(g), f(e), tolerance),
         |v| format!("{:?}", f(v)),
     )
 }

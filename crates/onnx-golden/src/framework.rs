@@ -70,11 +70,30 @@ impl Framework for Tract<'_> {
             "the model has {sources} non-initializer inputs but the data set has {} input files",
             inputs.len()
         );
-        // Refine (not replace) the declared input facts with the data's type
-        // and shape: symbolic dims get resolved, contradictions are errors.
+        // Refine the declared input facts with the data's type and shape:
+        // symbolic dims take the data's values, contradictions are errors.
         for (ix, input) in inputs.iter().enumerate() {
+            let data = InferenceFact::dt_shape_from_tensor(input);
             let declared = model.input_fact(ix)?.clone();
-            let fact = declared.unify(&InferenceFact::dt_shape_from_tensor(input))?;
+            let fact = match declared.unify(&data) {
+                Ok(fact) => fact,
+                // tract does not unify a symbol with a value: check what the
+                // declaration fixes (type, rank, concrete dims), keep the data's.
+                Err(e) => {
+                    let dt_ok = declared
+                        .datum_type
+                        .concretize()
+                        .is_none_or(|dt| dt == input.datum_type());
+                    let dims_ok = declared.shape.concretize().is_none_or(|dims| {
+                        dims.len() == input.rank()
+                            && dims.iter().zip(input.shape()).all(|(d, &v)| {
+                                d.to_i64().is_err() || d.to_i64().ok() == Some(v as i64)
+                            })
+                    });
+                    ensure!(dt_ok && dims_ok, "input {ix}: {e:#}");
+                    data
+                }
+            };
             model.set_input_fact(ix, fact)?;
         }
         enter(Phase::Typing);

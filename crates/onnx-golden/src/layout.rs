@@ -7,6 +7,7 @@
 //! <root>/onnx-testdata/cache/<version>/node/    fetched official tests (git-ignored)
 //! <root>/onnx-testdata/extended/                the project's own corpus
 //! <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
+//! <root>/onnx-testdata/real-models/              pinned published models and their expected outputs
 //! ```
 
 use crate::expected_failures::ExpectedFailures;
@@ -133,6 +134,11 @@ impl Layout {
         }
         suites.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(suites)
+    }
+
+    /// The real models with expected outputs (see [`crate::real_models`]).
+    pub fn real_model_suite(&self, source: &Source) -> Result<Suite> {
+        crate::real_models::real_model_suite(&self.testdata(), &self.cache_dir(), source)
     }
 
     /// One exporter suite by name (`torch`, `tf2onnx`, `jax2onnx`).

@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod node_test;
 pub mod outcome;
 pub mod panic_guard;
+pub mod real_models;
 pub mod report;
 pub mod run;
 pub mod suite;

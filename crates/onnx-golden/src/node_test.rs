@@ -6,6 +6,7 @@
 //! <test>/test_data_set_<k>/input_<i>.pb     (TensorProto)
 //! <test>/test_data_set_<k>/output_<i>.pb    (TensorProto)
 //! <test>/expected_error.txt                  (optional, golden-suite extension)
+//! <test>/tolerance.toml                      (optional: rtol, atol for floats; default ONNX's)
 //! ```
 
 use crate::tensor_proto::decode_tensor_bytes;
@@ -19,6 +20,10 @@ use tract_onnx::prelude::Tensor;
 /// File name of the optional error expectation of a node test.
 pub const EXPECTED_ERROR_FILE: &str = "expected_error.txt";
 
+/// File name of the optional float tolerances of a node test (a whole
+/// model's outputs, computed in another order than the reference's).
+pub const TOLERANCE_FILE: &str = "tolerance.toml";
+
 /// One node-test directory, with its data sets decoded.
 #[derive(Debug, Clone)]
 pub struct NodeTest {
@@ -28,6 +33,8 @@ pub struct NodeTest {
     /// When present, the test passes only if loading or running the model
     /// fails with an error whose debug chain contains this text (case-insensitive).
     pub expected_error: Option<String>,
+    /// Float tolerances: `tolerance.toml` when present, else ONNX's.
+    pub tolerance: crate::compare::Tolerance,
     /// Data sets in `test_data_set_<k>` order (numeric order of `k`).
     pub data_sets: Vec<DataSet>,
 }
@@ -76,7 +83,13 @@ impl NodeTest {
             .into_iter()
             .map(|(_, path)| DataSet::load(&path))
             .collect::<Result<Vec<_>>>()?;
+        let tolerance = match fs::read_to_string(dir.join(TOLERANCE_FILE)) {
+            Ok(text) => toml::from_str(&text)
+                .with_context(|| format!("parsing {:?}", dir.join(TOLERANCE_FILE)))?,
+            Err(_) => crate::compare::Tolerance::default(),
+        };
         Ok(NodeTest {
+            tolerance,
             name,
             dir: dir.to_path_buf(),
             expected_error,

@@ -1,6 +1,6 @@
 //! Running one node test with one framework and judging the result.
 
-use crate::compare::compare;
+use crate::compare::compare_with;
 use crate::framework::{Framework, Mode};
 use crate::node_test::{DataSet, NodeTest};
 use crate::outcome::{FrameworkOutcome, Outcome, Phase};
@@ -96,7 +96,7 @@ fn run_data_set(
             reason: format!("expected error containing '{expected}', got Ok"),
         },
         (Ok(outputs), None) => match data_set {
-            Some(data_set) => compare_outputs(&outputs, data_set),
+            Some(data_set) => compare_outputs(&outputs, data_set, test.tolerance),
             None => Outcome::Fail {
                 phase: Phase::Load,
                 reason: "no data set to compare".into(),
@@ -105,7 +105,11 @@ fn run_data_set(
     }
 }
 
-fn compare_outputs(outputs: &[tract_onnx::prelude::Tensor], data_set: &DataSet) -> Outcome {
+fn compare_outputs(
+    outputs: &[tract_onnx::prelude::Tensor],
+    data_set: &DataSet,
+    tolerance: crate::compare::Tolerance,
+) -> Outcome {
     if outputs.len() != data_set.outputs.len() {
         return Outcome::Fail {
             phase: Phase::Compare,
@@ -117,7 +121,7 @@ fn compare_outputs(outputs: &[tract_onnx::prelude::Tensor], data_set: &DataSet) 
         };
     }
     for (ix, (got, expected)) in outputs.iter().zip(&data_set.outputs).enumerate() {
-        if let Err(mismatch) = compare(got, expected) {
+        if let Err(mismatch) = compare_with(got, expected, tolerance) {
             return Outcome::Fail {
                 phase: Phase::Compare,
                 reason: format!("output {ix}: {mismatch}"),
@@ -168,6 +172,7 @@ mod tests {
             name: "test_synthetic".into(),
             dir: PathBuf::from("/nonexistent/test_synthetic"),
             expected_error: expected_error.map(str::to_string),
+            tolerance: Default::default(),
             data_sets: vec![DataSet {
                 name: "test_data_set_0".into(),
                 inputs: vec![tensor1(&[1.0f32, 2.0])],
