@@ -499,3 +499,42 @@ fn enabling_twice_registers_once() {
         .count();
     assert_eq!(count, 1);
 }
+
+#[test]
+fn a_scatter_nd_folded_between_transposes_round_trips_with_its_layout() {
+    let dt = DatumType::F32;
+    let g = Graph::new(18)
+        .input_c("data", dt, &[1, 2, 5, 3])
+        .input_c("indices", DatumType::I64, &[1, 1])
+        .input_c("updates", dt, &[1, 1, 2, 3])
+        .node(
+            "Transpose",
+            &["data"],
+            &["view"],
+            vec![graph::attr_ints("perm", &[2, 0, 1, 3])],
+        )
+        .node(
+            "ScatterND",
+            &["view", "indices", "updates"],
+            &["scattered"],
+            vec![],
+        )
+        .node(
+            "Transpose",
+            &["scattered"],
+            &["out"],
+            vec![graph::attr_ints("perm", &[1, 2, 0, 3])],
+        )
+        .output("out", dt);
+    let model = g.decluttered().unwrap();
+    let (_, op) = only_node::<ScatterNd>(&model);
+    assert_eq!(op.layout.as_deref(), Some(&[2usize, 0, 1, 3][..]));
+    let inputs = [
+        graph::tensor(dt, &[1, 2, 5, 3], &(0..30).collect::<Vec<_>>()),
+        graph::tensor(DatumType::I64, &[1, 1], &[-2]),
+        graph::tensor(dt, &[1, 1, 2, 3], &[100, 101, 102, 103, 104, 105]),
+    ];
+    let back = round_trip(&model, &inputs, "layout");
+    let (_, op) = only_node::<ScatterNd>(&back);
+    assert_eq!(op.layout.as_deref(), Some(&[2usize, 0, 1, 3][..]));
+}

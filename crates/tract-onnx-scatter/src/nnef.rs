@@ -338,8 +338,11 @@ fn load_scatter_nd(
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
     let reduction = reduction(&site, &reduction_name)?;
-    let layout: Option<TVec<usize>> =
-        invocation.get_named_arg_as::<TVec<usize>>(builder, "layout")?;
+    // Absent, `layout` is its declared default `false`: a plain ScatterND.
+    let layout = match invocation.get_named_arg_as::<Value>(builder, "layout")? {
+        None | Some(Value::Bool(false)) => None,
+        Some(v) => Some(v.to::<TVec<usize>>(builder)?),
+    };
     builder.wire(
         ScatterNd {
             layout,
