@@ -103,8 +103,7 @@ fn compat_verdict(op: &str, opset: i64, reduction: Option<&str>) -> Verdict {
     match verdict(op, opset, reduction) {
         v @ (Verdict::UndefinedAttribute | Verdict::DisallowedValue) => {
             let later_accepts = (opset + 1..=*OPSETS.end()).any(|later| {
-                matches!(version(op, later), Ok(_))
-                    && verdict(op, later, reduction) == Verdict::Legal
+                version(op, later).is_ok() && verdict(op, later, reduction) == Verdict::Legal
             });
             if later_accepts { Verdict::Legal } else { v }
         }

@@ -242,7 +242,7 @@ impl RuntimeReshape {
             if self.allowzero && spec.contains(&0) {
                 return Err(fail("with allowzero, 0 and -1 may not both appear".into()));
             }
-            if known == 0 || volume % known != 0 {
+            if known == 0 || !volume.is_multiple_of(known) {
                 return Err(fail(format!(
                     "the {volume} input elements do not divide into the other dimensions' {known}"
                 )));
