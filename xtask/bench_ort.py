@@ -5,12 +5,13 @@ Called by `cargo xtask bench` (crates/scatter-bench), which writes one
 directory per workload: model.onnx and one <input name>.npy per graph input
 (data.npy, indices.npy, updates.npy for the one-node scatter models), and
 optionally feedback.txt, lines "<output> <input>": that output is fed back
-as that input of the next run (the GTCRN caches). Single-threaded CPU
-session (intra_op_num_threads=1, inter_op_num_threads=1, sequential),
-inputs and preallocated outputs bound with io binding so no allocation or
-conversion is timed (fed-back values alternate between two preallocated
-buffers, rebound between runs, outside the timed call), one warm-up run,
-then runs until --budget seconds (at least --min-runs, at most --max-runs).
+as that input of the next run (the GTCRN caches, the KV cache of the
+exported kv_step_* models). Single-threaded CPU session
+(intra_op_num_threads=1, inter_op_num_threads=1, sequential), inputs and
+preallocated outputs bound with io binding so no allocation or conversion
+is timed (fed-back values alternate between two preallocated buffers,
+rebound between runs, outside the timed call), one warm-up run, then runs
+until --budget seconds (at least --min-runs, at most --max-runs).
 Prints one line per workload: "<name> <median seconds> <runs>".
 
 Setup: python3 -m venv .venv && .venv/bin/pip install -r onnx-testdata/requirements.txt

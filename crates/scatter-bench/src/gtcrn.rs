@@ -9,20 +9,19 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use prost::Message;
 use tract_onnx_scatter::tract_onnx;
-use tract_onnx_scatter::tract_onnx::pb::{ModelProto, TensorProto};
+use tract_onnx_scatter::tract_onnx::pb::TensorProto;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
+use crate::exported::{ModelFile, ModelRunner};
 use crate::ort::workspace_root;
 
 /// The workload's name in the table.
 pub const NAME: &str = "gtcrn_frame";
 
-/// The GTCRN model file, its graph input and output names, and the first
-/// frame's inputs (in graph input order).
+/// The GTCRN model file and the first frame's inputs (in graph input
+/// order: `mix`, then the three caches).
 pub struct Gtcrn {
-    pub model_path: PathBuf,
-    pub input_names: Vec<String>,
-    pub output_names: Vec<String>,
+    pub model: ModelFile,
     pub inputs: Vec<Tensor>,
 }
 
@@ -34,22 +33,9 @@ pub fn dir() -> PathBuf {
 impl Gtcrn {
     /// Reads the model's input/output names and `test_data_set_0/input_*.pb`.
     pub fn load() -> Result<Gtcrn> {
-        let model_path = dir().join("model.onnx");
-        let bytes =
-            std::fs::read(&model_path).with_context(|| format!("reading {model_path:?}"))?;
-        let graph = ModelProto::decode(&bytes[..])?
-            .graph
-            .context("model has no graph")?;
-        let initializers: Vec<&str> = graph.initializer.iter().map(|i| i.name.as_str()).collect();
-        let input_names: Vec<String> = graph
-            .input
-            .iter()
-            .map(|i| i.name.clone())
-            .filter(|n| !initializers.contains(&n.as_str()))
-            .collect();
-        let output_names = graph.output.iter().map(|o| o.name.clone()).collect();
+        let model = ModelFile::read(&dir().join("model.onnx"))?;
         let set = dir().join("test_data_set_0");
-        let inputs = (0..input_names.len())
+        let inputs = (0..model.input_names.len())
             .map(|i| {
                 let path = set.join(format!("input_{i}.pb"));
                 let bytes = std::fs::read(&path).with_context(|| format!("reading {path:?}"))?;
@@ -63,14 +49,12 @@ impl Gtcrn {
             })
             .collect::<Result<Vec<Tensor>>>()?;
         if inputs.len() != 4 {
-            bail!("GTCRN: expected 4 inputs (mix + 3 caches), got {input_names:?}");
+            bail!(
+                "GTCRN: expected 4 inputs (mix + 3 caches), got {:?}",
+                model.input_names
+            );
         }
-        Ok(Gtcrn {
-            model_path,
-            input_names,
-            output_names,
-            inputs,
-        })
+        Ok(Gtcrn { model, inputs })
     }
 
     /// Bytes of all the inputs of one frame (the `data` column).
@@ -80,53 +64,33 @@ impl Gtcrn {
             .map(|t| t.len() * t.datum_type().size_of())
             .sum()
     }
+
+    /// `(output, input)`: cache output `i` is the next frame's input `i`.
+    pub fn feedback(&self) -> Vec<(usize, usize)> {
+        (1..self.inputs.len()).map(|i| (i, i)).collect()
+    }
 }
 
 /// A planned GTCRN with its state, the frame input and the current caches.
-pub struct GtcrnRunner {
-    state: TypedSimpleState,
-    mix: TValue,
-    caches: Vec<TValue>,
-}
+pub struct GtcrnRunner(ModelRunner);
 
 impl GtcrnRunner {
     /// Loads, optimizes and plans the model with `onnx`.
     pub fn new(g: &Gtcrn, onnx: &tract_onnx::Onnx) -> TractResult<GtcrnRunner> {
-        let plan = onnx
-            .model_for_path(&g.model_path)?
-            .into_optimized()?
-            .into_runnable()?;
-        Ok(GtcrnRunner {
-            state: plan.spawn()?,
-            mix: g.inputs[0].clone().into_tvalue(),
-            caches: g.inputs[1..]
-                .iter()
-                .map(|t| t.clone().into_tvalue())
-                .collect(),
-        })
-    }
-
-    fn feed(&mut self, outputs: TVec<TValue>) {
-        self.caches = outputs.into_iter().skip(1).collect();
+        ModelRunner::new(&g.model.path, &g.inputs, g.feedback(), onnx).map(GtcrnRunner)
     }
 
     /// One frame, the caches moved in (exclusively owned) and the cache
     /// outputs kept as the next frame's caches.
     pub fn run_exclusive(&mut self) -> TractResult<()> {
-        let mut inputs = tvec![self.mix.clone()];
-        inputs.extend(self.caches.drain(..));
-        let outputs = self.state.run(inputs)?;
-        self.feed(outputs);
-        Ok(())
+        self.0.run_exclusive()
     }
 
     /// One frame, the caller keeping a reference to the caches during the
     /// run; the cache outputs are then fed back.
     pub fn run_shared(&mut self) -> TractResult<()> {
-        let mut inputs = tvec![self.mix.clone()];
-        inputs.extend(self.caches.iter().cloned());
-        let outputs = self.state.run(inputs)?;
-        self.feed(outputs);
+        let outputs = self.0.run_shared()?;
+        self.0.feed(outputs);
         Ok(())
     }
 }

@@ -1,11 +1,13 @@
 //! Benchmarks of the scatter plugin: workload definitions ([`workloads`]),
 //! in-memory ONNX model builders, the real GTCRN model per frame
-//! ([`gtcrn`]), a timing loop ([`timing`]), the
+//! ([`gtcrn`]), models of PyTorch's exporters and the runner of model
+//! files ([`exported`]), a timing loop ([`timing`]), the
 //! onnxruntime side ([`ort`]) and the report table ([`report`]).
 //!
 //! `cargo xtask bench` runs the `scatter-bench` binary in release mode;
 //! `cargo bench -p scatter-bench` runs the divan benches of the plugin.
 
+pub mod exported;
 pub mod gtcrn;
 pub mod ort;
 pub mod report;

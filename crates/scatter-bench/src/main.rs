@@ -1,8 +1,10 @@
 //! `scatter-bench`: times every workload with the plugin (data exclusive
 //! and shared), stock tract, a warm memcpy of data and onnxruntime, then
 //! the real GTCRN model per streaming frame (`gtcrn_frame`: plugin, stock
-//! tract, onnxruntime; no memcpy), and prints a markdown table. Run through
-//! `cargo xtask bench` (release).
+//! tract, onnxruntime; no memcpy), then the PyTorch-exported models
+//! (`kv_step_*`, `yolo_head_*`: the same rows, exclusive for the KV step
+//! only), and prints a markdown table with a dynamo/TorchScript ratio line
+//! per exported pair. Run through `cargo xtask bench` (release).
 //!
 //! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`.
@@ -11,11 +13,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use scatter_bench::exported::{self, Exported, ModelRunner};
 use scatter_bench::gtcrn::{self, Gtcrn, GtcrnRunner};
-use scatter_bench::report::{Row, markdown};
+use scatter_bench::report::{Row, export_ratios, markdown};
 use scatter_bench::timing::{Budget, human, measure};
 use scatter_bench::{Runner, Workload, memcpy, ort, workloads};
 use tract_onnx_scatter::tract_onnx;
+use tract_onnx_scatter::tract_onnx::prelude::TractResult;
 
 struct Options {
     filter: Option<String>,
@@ -76,19 +80,12 @@ fn load() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// Times the plugin, stock tract and memcpy on `w`.
-fn measure_tract(w: &Workload, o: &Options) -> Result<Row> {
-    let budget = o.budget;
-    let mut row = Row {
-        name: w.name.into(),
-        data_bytes: w.data_bytes(),
-        copy_bound: w.copy_bound,
-        ..Row::default()
-    };
-    let mut dst = vec![0f32; w.data.len()];
+/// A warm memcpy and a fresh copy (`to_vec`) of `data`.
+fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
+    let mut dst = vec![0f32; data.len()];
     row.memcpy = Some(
         measure(budget, || {
-            memcpy(&mut dst, &w.data);
+            memcpy(&mut dst, data);
             std::hint::black_box(&dst);
             Ok::<_, anyhow::Error>(())
         })?
@@ -97,64 +94,110 @@ fn measure_tract(w: &Workload, o: &Options) -> Result<Row> {
     drop(dst);
     row.alloc_copy = Some(
         measure(budget, || {
-            std::hint::black_box(w.data.to_vec());
+            std::hint::black_box(data.to_vec());
             Ok::<_, anyhow::Error>(())
         })?
         .median(),
     );
+    Ok(())
+}
 
-    let plugin = tract_onnx_scatter::onnx();
-    let mut runner = Runner::new(w, &plugin).context("planning with the plugin")?;
-    row.plugin_shared = Some(measure(budget, || runner.run_shared().map(drop))?.median());
-    row.plugin_exclusive = Some(measure(budget, || runner.run_exclusive())?.median());
+type RunFn<R> = fn(&mut R) -> TractResult<()>;
+
+/// Times the runner `plan` builds into `row`: with the plugin, `shared`
+/// then `exclusive` (when given); with stock tract, `shared` (reported and
+/// left `None` when stock tract cannot plan or run it).
+fn measure_engines<R>(
+    mut row: Row,
+    o: &Options,
+    plan: impl Fn(&tract_onnx::Onnx) -> TractResult<R>,
+    shared: RunFn<R>,
+    exclusive: Option<RunFn<R>>,
+) -> Result<Row> {
+    let budget = o.budget;
+    let mut runner = plan(&tract_onnx_scatter::onnx()).context("planning with the plugin")?;
+    row.plugin_shared = Some(measure(budget, || shared(&mut runner))?.median());
+    if let Some(exclusive) = exclusive {
+        row.plugin_exclusive = Some(measure(budget, || exclusive(&mut runner))?.median());
+    }
     drop(runner);
 
     if o.stock {
-        let stock = tract_onnx::onnx();
-        match Runner::new(w, &stock) {
+        match plan(&tract_onnx::onnx()) {
             Ok(mut runner) => {
                 // Stock tract can be very slow: fewer samples suffice.
                 let b = Budget {
                     min_iters: 3,
                     ..budget
                 };
-                match measure(b, || runner.run_shared().map(drop)) {
+                match measure(b, || shared(&mut runner)) {
                     Ok(s) => row.stock_shared = Some(s.median()),
-                    Err(e) => eprintln!("  stock tract failed on {}: {e:#}", w.name),
+                    Err(e) => eprintln!("  stock tract failed on {}: {e:#}", row.name),
                 }
             }
-            Err(e) => eprintln!("  stock tract cannot plan {}: {e:#}", w.name),
+            Err(e) => eprintln!("  stock tract cannot plan {}: {e:#}", row.name),
         }
     }
     Ok(row)
+}
+
+/// Times the plugin, stock tract and memcpy on `w`.
+fn measure_tract(w: &Workload, o: &Options) -> Result<Row> {
+    let mut row = Row {
+        name: w.name.into(),
+        data_bytes: w.data_bytes(),
+        copy_bound: w.copy_bound,
+        ..Row::default()
+    };
+    measure_copies(&mut row, &w.data, o.budget)?;
+    measure_engines(
+        row,
+        o,
+        |onnx| Runner::new(w, onnx),
+        |r| r.run_shared().map(drop),
+        Some(Runner::run_exclusive),
+    )
 }
 
 /// Times GTCRN per frame: the plugin with the caches moved in (exclusive)
 /// and kept by the caller (shared), stock tract shared. The caches are fed
 /// back frame after frame in every mode.
 fn measure_gtcrn(g: &Gtcrn, o: &Options) -> Result<Row> {
-    let budget = o.budget;
-    let mut row = Row {
+    let row = Row {
         name: gtcrn::NAME.into(),
         data_bytes: g.input_bytes(),
-        copy_bound: false,
         ..Row::default()
     };
-    let plugin = tract_onnx_scatter::onnx();
-    let mut runner = GtcrnRunner::new(g, &plugin).context("planning GTCRN with the plugin")?;
-    row.plugin_shared = Some(measure(budget, || runner.run_shared())?.median());
-    row.plugin_exclusive = Some(measure(budget, || runner.run_exclusive())?.median());
-    drop(runner);
-    if o.stock {
-        match GtcrnRunner::new(g, &tract_onnx::onnx()) {
-            Ok(mut runner) => match measure(budget, || runner.run_shared()) {
-                Ok(s) => row.stock_shared = Some(s.median()),
-                Err(e) => eprintln!("  stock tract failed on {}: {e:#}", gtcrn::NAME),
-            },
-            Err(e) => eprintln!("  stock tract cannot plan {}: {e:#}", gtcrn::NAME),
-        }
-    }
-    Ok(row)
+    measure_engines(
+        row,
+        o,
+        |onnx| GtcrnRunner::new(g, onnx),
+        GtcrnRunner::run_shared,
+        Some(GtcrnRunner::run_exclusive),
+    )
+}
+
+/// Times an exported model: memcpy of its data input, the plugin with the
+/// inputs kept by the caller (shared: nothing fed back, outputs dropped)
+/// and, for the KV step, the cache moved in and the output fed back as the
+/// next cache (exclusive); stock tract shared.
+fn measure_exported(e: &Exported, o: &Options) -> Result<Row> {
+    let data = e.data()?;
+    let mut row = Row {
+        name: e.name.into(),
+        data_bytes: std::mem::size_of_val(data),
+        exported: true,
+        ..Row::default()
+    };
+    measure_copies(&mut row, data, o.budget)?;
+    measure_engines(
+        row,
+        o,
+        |onnx| e.runner(onnx),
+        |r| r.run_shared().map(drop),
+        e.feeds_back
+            .then_some(ModelRunner::run_exclusive as RunFn<ModelRunner>),
+    )
 }
 
 fn report(row: &Row) {
@@ -179,7 +222,11 @@ fn main() -> Result<()> {
 
     let selected = |n: &str| o.filter.as_deref().is_none_or(|f| n.contains(f));
     let with_gtcrn = selected(gtcrn::NAME);
-    if !with_gtcrn && !scatter_bench::NAMES.into_iter().any(selected) {
+    let exported_names: Vec<&str> = exported::NAMES
+        .into_iter()
+        .filter(|n| selected(n))
+        .collect();
+    if !with_gtcrn && exported_names.is_empty() && !scatter_bench::NAMES.into_iter().any(selected) {
         bail!("no workload matches {:?}", o.filter);
     }
 
@@ -212,7 +259,17 @@ fn main() -> Result<()> {
         let row = measure_gtcrn(&g, &o).context(gtcrn::NAME)?;
         report(&row);
         if python.is_some() {
-            ort::write_gtcrn(&ort_dir, &g)?;
+            ort::write_model(&ort_dir, gtcrn::NAME, &g.model, &g.inputs, &g.feedback())?;
+        }
+        rows.push(row);
+    }
+    for name in exported_names {
+        eprintln!("{name}: measuring tract...");
+        let e = Exported::load(name).with_context(|| format!("loading {name}"))?;
+        let row = measure_exported(&e, &o).context(name)?;
+        report(&row);
+        if python.is_some() {
+            ort::write_model(&ort_dir, name, &e.model, &e.inputs, &e.feedback())?;
         }
         rows.push(row);
     }
@@ -240,10 +297,17 @@ fn main() -> Result<()> {
          `*` copy-bound workload (the geomeans of the /memcpy and /fresh copy ratios are over these). \
          memcpy: data into a warm buffer; fresh copy: data into a newly allocated one (`to_vec`). \
          gtcrn_frame: one GTCRN frame, caches fed back (data: all its inputs); \
-         ts_kv_decode: TensorScatter, which stock tract lacks.\n",
+         ts_kv_decode: TensorScatter, which stock tract lacks. \
+         kv_step_*, yolo_head_*: models of PyTorch's TorchScript and dynamo exporters \
+         (data: the cache / x input; not in the geomeans).\n",
         ort_version.as_deref().unwrap_or("not run"),
         started.elapsed().as_secs_f64()
     ));
+    for (stem, target) in exported::PAIRS {
+        if let Some(line) = export_ratios(&rows, stem, target) {
+            out.push_str(&format!("{line}.\n"));
+        }
+    }
     print!("{out}");
     if let Some(path) = &o.output {
         std::fs::write(path, &out).with_context(|| format!("writing {}", path.display()))?;

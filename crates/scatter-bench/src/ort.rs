@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::gtcrn::{self, Gtcrn};
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+use crate::exported::ModelFile;
 use crate::timing::Budget;
 use crate::workloads::Workload;
 
@@ -119,30 +121,38 @@ pub fn write_workload(dir: &Path, w: &Workload) -> Result<()> {
     Ok(())
 }
 
-/// Writes `dir/gtcrn_frame/{model.onnx, <input name>.npy, feedback.txt}`;
-/// `feedback.txt` pairs each cache output with the input it feeds
-/// (`<output> <input>` per line).
-pub fn write_gtcrn(dir: &Path, g: &Gtcrn) -> Result<()> {
-    let dir = dir.join(gtcrn::NAME);
+/// Writes `dir/<name>/{model.onnx, <input name>.npy, feedback.txt}` for a
+/// model file (GTCRN, the exported models): int64 inputs as `<i8`, the
+/// others as `<f4`. `feedback.txt` pairs each fed-back output with the
+/// input it feeds (`<output> <input>` per line; `feedback` as indices).
+pub fn write_model(
+    dir: &Path,
+    name: &str,
+    model: &ModelFile,
+    inputs: &[Tensor],
+    feedback: &[(usize, usize)],
+) -> Result<()> {
+    let dir = dir.join(name);
     std::fs::create_dir_all(&dir)?;
-    std::fs::copy(&g.model_path, dir.join("model.onnx"))?;
-    for (name, t) in g.input_names.iter().zip(&g.inputs) {
-        let t = t.cast_to::<f32>()?;
-        let values = t.to_plain_array_view::<f32>()?;
-        let values: Vec<f32> = values.iter().copied().collect();
-        write_npy(
-            &dir.join(format!("{name}.npy")),
-            "<f4",
-            t.shape(),
-            &f32_bytes(&values),
-        )?;
+    std::fs::copy(&model.path, dir.join("model.onnx"))?;
+    for (name, t) in model.input_names.iter().zip(inputs) {
+        let path = dir.join(format!("{name}.npy"));
+        if t.datum_type() == i64::datum_type() {
+            let values: Vec<i64> = t.to_plain_array_view::<i64>()?.iter().copied().collect();
+            write_npy(&path, "<i8", t.shape(), &i64_bytes(&values))?;
+        } else {
+            let t = t.cast_to::<f32>()?;
+            let values: Vec<f32> = t.to_plain_array_view::<f32>()?.iter().copied().collect();
+            write_npy(&path, "<f4", t.shape(), &f32_bytes(&values))?;
+        }
     }
-    let feedback: String = g.output_names[1..]
-        .iter()
-        .zip(&g.input_names[1..])
-        .map(|(o, i)| format!("{o} {i}\n"))
-        .collect();
-    std::fs::write(dir.join("feedback.txt"), feedback)?;
+    if !feedback.is_empty() {
+        let lines: String = feedback
+            .iter()
+            .map(|&(o, i)| format!("{} {}\n", model.output_names[o], model.input_names[i]))
+            .collect();
+        std::fs::write(dir.join("feedback.txt"), lines)?;
+    }
     Ok(())
 }
 

@@ -11,6 +11,10 @@ pub struct Row {
     pub name: String,
     pub data_bytes: usize,
     pub copy_bound: bool,
+    /// A PyTorch-exported model ([`crate::exported`]): listed, but left out
+    /// of the geomeans (they keep summarizing the scatter workloads and
+    /// GTCRN, whose targets they state).
+    pub exported: bool,
     pub memcpy: Option<Duration>,
     /// A copy of data into a freshly allocated buffer (`to_vec`): the
     /// floor of an op that returns a new tensor.
@@ -58,8 +62,9 @@ const RATIOS: [(&str, RatioFn); 6] = [
 ];
 
 /// A markdown table of medians and ratios, then a geomean row (geomean
-/// over the workloads where both sides were measured; `shared/memcpy` over
-/// the copy-bound workloads only, marked `*`).
+/// over the workloads where both sides were measured, exported models left
+/// out, no row when only those are listed; `shared/memcpy` over the
+/// copy-bound workloads only, marked `*`).
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -87,17 +92,59 @@ pub fn markdown(rows: &[Row]) -> String {
             RATIOS.map(|(_, f)| rcell(f(r))).join(" | ")
         );
     }
+    let summarized = || rows.iter().filter(|r| !r.exported);
     let means = RATIOS.map(|(label, f)| {
         if label.ends_with("memcpy") || label.ends_with("copy") {
-            rcell(geomean(rows.iter().filter(|r| r.copy_bound).map(f)))
+            rcell(geomean(summarized().filter(|r| r.copy_bound).map(f)))
         } else {
-            rcell(geomean(rows.iter().map(f)))
+            rcell(geomean(summarized().map(f)))
         }
     });
-    let _ = writeln!(
-        s,
-        "| **geomean** | | | | | | | | {} |",
-        means.map(|m| format!("**{m}**")).join(" | ")
-    );
+    if summarized().next().is_some() {
+        let _ = writeln!(
+            s,
+            "| **geomean** | | | | | | | | {} |",
+            means.map(|m| format!("**{m}**")).join(" | ")
+        );
+    }
     s
+}
+
+type ModeFn = fn(&Row) -> Option<Duration>;
+
+/// The timed columns, plugin modes first.
+const MODES: [(&str, ModeFn); 4] = [
+    ("excl", |r| r.plugin_exclusive),
+    ("shared", |r| r.plugin_shared),
+    ("stock", |r| r.stock_shared),
+    ("ort", |r| r.ort),
+];
+
+/// `kv_step dynamo/TorchScript: excl 1.02×, shared 0.98×, stock n/a,
+/// ort 1.01× (target ≤ 2× in the plugin modes: met)` for the rows
+/// `<stem>_dynamo` and `<stem>_torchscript`; `None` when neither is in
+/// `rows`. The target is met when every plugin mode measured on both
+/// rows is within `target`.
+pub fn export_ratios(rows: &[Row], stem: &str, target: f64) -> Option<String> {
+    let find = |export: &str| rows.iter().find(|r| r.name == format!("{stem}_{export}"));
+    let (dynamo, torchscript) = (find("dynamo"), find("torchscript"));
+    if dynamo.is_none() && torchscript.is_none() {
+        return None;
+    }
+    let ratios = MODES.map(|(label, f)| {
+        let r = ratio(dynamo.and_then(f), torchscript.and_then(f));
+        (label, r)
+    });
+    let plugin: Vec<f64> = ratios[..2].iter().filter_map(|(_, r)| *r).collect();
+    let verdict = match plugin.iter().copied().reduce(f64::max) {
+        None => "n/a",
+        Some(worst) if worst <= target => "met",
+        Some(_) => "missed",
+    };
+    Some(format!(
+        "{stem} dynamo/TorchScript: {} (target ≤ {target}× in the plugin modes: {verdict})",
+        ratios
+            .map(|(label, r)| format!("{label} {}", rcell(r)))
+            .join(", ")
+    ))
 }
