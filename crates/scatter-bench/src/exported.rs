@@ -91,10 +91,34 @@ impl ModelRunner {
         feedback: Vec<(usize, usize)>,
         onnx: &tract_onnx::Onnx,
     ) -> TractResult<ModelRunner> {
-        let plan = onnx
-            .model_for_path(path)?
-            .into_optimized()?
-            .into_runnable()?;
+        Self::planned(onnx.model_for_path(path)?, inputs, feedback)
+    }
+
+    /// As [`ModelRunner::new`], the model typed with the inputs' shapes
+    /// (and without the file's value_info, which would repeat the declared
+    /// symbols on intermediate values).
+    pub fn with_input_shapes(
+        path: &Path,
+        inputs: &[Tensor],
+        onnx: &tract_onnx::Onnx,
+    ) -> TractResult<ModelRunner> {
+        let mut model = onnx
+            .clone()
+            .with_ignore_value_info(true)
+            .model_for_path(path)?;
+        for (ix, t) in inputs.iter().enumerate() {
+            model =
+                model.with_input_fact(ix, InferenceFact::dt_shape(t.datum_type(), t.shape()))?;
+        }
+        Self::planned(model, inputs, vec![])
+    }
+
+    fn planned(
+        model: InferenceModel,
+        inputs: &[Tensor],
+        feedback: Vec<(usize, usize)>,
+    ) -> TractResult<ModelRunner> {
+        let plan = model.into_optimized()?.into_runnable()?;
         Ok(ModelRunner {
             state: plan.spawn()?,
             inputs: inputs
@@ -145,6 +169,23 @@ impl ModelRunner {
             self.inputs[input] = outputs[output].take();
         }
     }
+}
+
+/// `input_<i>.pb` for `i < count` in a node-test data set directory.
+pub fn read_inputs(set: &Path, count: usize) -> Result<Vec<Tensor>> {
+    (0..count)
+        .map(|i| {
+            let path = set.join(format!("input_{i}.pb"));
+            let bytes = std::fs::read(&path).with_context(|| format!("reading {path:?}"))?;
+            let proto = tract_onnx::pb::TensorProto::decode(&bytes[..])?;
+            tract_onnx::tensor::load_tensor(
+                &tract_onnx::data_resolver::FopenDataResolver,
+                &proto,
+                None,
+            )
+            .with_context(|| format!("decoding {path:?}"))
+        })
+        .collect()
 }
 
 /// One exported model with its inputs.

@@ -6,13 +6,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use prost::Message;
+use anyhow::{Result, bail};
 use tract_onnx_scatter::tract_onnx;
-use tract_onnx_scatter::tract_onnx::pb::TensorProto;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-use crate::exported::{ModelFile, ModelRunner};
+use crate::exported::{ModelFile, ModelRunner, read_inputs};
 use crate::ort::workspace_root;
 
 /// The workload's name in the table.
@@ -34,20 +32,7 @@ impl Gtcrn {
     /// Reads the model's input/output names and `test_data_set_0/input_*.pb`.
     pub fn load() -> Result<Gtcrn> {
         let model = ModelFile::read(&dir().join("model.onnx"))?;
-        let set = dir().join("test_data_set_0");
-        let inputs = (0..model.input_names.len())
-            .map(|i| {
-                let path = set.join(format!("input_{i}.pb"));
-                let bytes = std::fs::read(&path).with_context(|| format!("reading {path:?}"))?;
-                let proto = TensorProto::decode(&bytes[..])?;
-                tract_onnx::tensor::load_tensor(
-                    &tract_onnx::data_resolver::FopenDataResolver,
-                    &proto,
-                    None,
-                )
-                .with_context(|| format!("decoding {path:?}"))
-            })
-            .collect::<Result<Vec<Tensor>>>()?;
+        let inputs = read_inputs(&dir().join("test_data_set_0"), model.input_names.len())?;
         if inputs.len() != 4 {
             bail!(
                 "GTCRN: expected 4 inputs (mix + 3 caches), got {:?}",

@@ -10,6 +10,7 @@
 pub mod exported;
 pub mod gtcrn;
 pub mod ort;
+pub mod piper;
 pub mod report;
 pub mod timing;
 pub mod workloads;

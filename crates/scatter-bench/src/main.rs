@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use scatter_bench::exported::{self, Exported, ModelRunner};
 use scatter_bench::gtcrn::{self, Gtcrn, GtcrnRunner};
+use scatter_bench::piper::{self, Piper};
 use scatter_bench::report::{Row, export_ratios, markdown};
 use scatter_bench::timing::{Budget, human, measure};
 use scatter_bench::{Runner, Workload, memcpy, ort, workloads};
@@ -200,6 +201,24 @@ fn measure_exported(e: &Exported, o: &Options) -> Result<Row> {
     )
 }
 
+/// Times Piper per run (inputs kept by the caller), plugin and stock; stock
+/// cannot type it, which the row shows as n/a.
+fn measure_piper(p: &Piper, o: &Options) -> Result<Row> {
+    let row = Row {
+        name: piper::NAME.into(),
+        data_bytes: p.input_bytes(),
+        exported: true,
+        ..Row::default()
+    };
+    measure_engines(
+        row,
+        o,
+        |onnx| p.runner(onnx),
+        |r| r.run_shared().map(drop),
+        None,
+    )
+}
+
 fn report(row: &Row) {
     eprintln!(
         "  memcpy {}  plugin excl {}  plugin shared {}  stock {}",
@@ -222,11 +241,17 @@ fn main() -> Result<()> {
 
     let selected = |n: &str| o.filter.as_deref().is_none_or(|f| n.contains(f));
     let with_gtcrn = selected(gtcrn::NAME);
+    // Piper is a 63 MB model fetched on demand: only when asked for by name.
+    let with_piper = o.filter.as_deref().is_some_and(|f| piper::NAME.contains(f));
     let exported_names: Vec<&str> = exported::NAMES
         .into_iter()
         .filter(|n| selected(n))
         .collect();
-    if !with_gtcrn && exported_names.is_empty() && !scatter_bench::NAMES.into_iter().any(selected) {
+    if !with_gtcrn
+        && !with_piper
+        && exported_names.is_empty()
+        && !scatter_bench::NAMES.into_iter().any(selected)
+    {
         bail!("no workload matches {:?}", o.filter);
     }
 
@@ -270,6 +295,17 @@ fn main() -> Result<()> {
         report(&row);
         if python.is_some() {
             ort::write_model(&ort_dir, name, &e.model, &e.inputs, &e.feedback())?;
+        }
+        rows.push(row);
+    }
+
+    if with_piper {
+        eprintln!("{}: measuring tract...", piper::NAME);
+        let p = Piper::load()?;
+        let row = measure_piper(&p, &o).context(piper::NAME)?;
+        report(&row);
+        if python.is_some() {
+            ort::write_model(&ort_dir, piper::NAME, &p.model, &p.inputs, &[])?;
         }
         rows.push(row);
     }
