@@ -397,3 +397,103 @@ fn a_slice_bound_by_a_nonzero_count_is_evaluated_with_the_run_s_symbols() {
     );
     assert!(stock.is_err_and(|e| chain(&e).contains("Undetermined symbol")));
 }
+
+/// `Unique(x)` with all four outputs, flattened or along `axis`.
+fn unique_graph(
+    shape: &[usize],
+    attrs: Vec<tract_onnx_scatter::tract_onnx::pb::AttributeProto>,
+) -> Graph {
+    Graph::new(13)
+        .input_c("x", DatumType::I64, shape)
+        .node(
+            "Unique",
+            &["x"],
+            &["y", "indices", "inverse", "counts"],
+            attrs,
+        )
+        .output("y", DatumType::I64)
+        .output("indices", DatumType::I64)
+        .output("inverse", DatumType::I64)
+        .output("counts", DatumType::I64)
+}
+
+fn run_all(g: &Graph, inputs: TVec<TValue>) -> Vec<Tensor> {
+    run_with(g, &tract_onnx_scatter::onnx(), inputs)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.into_tensor())
+        .collect()
+}
+
+#[test]
+fn unique_sorts_the_flattened_values_by_default_as_onnx_s_example_2() {
+    let g = unique_graph(&[6], vec![]);
+    let out = run_all(&g, tvec![tensor1(&[2i64, 1, 1, 3, 4, 3]).into()]);
+    assert_eq!(out[0], tensor1(&[1i64, 2, 3, 4]));
+    assert_eq!(out[1], tensor1(&[1i64, 0, 3, 4]));
+    assert_eq!(out[2], tensor1(&[1i64, 0, 0, 2, 3, 2]));
+    assert_eq!(out[3], tensor1(&[2i64, 1, 2, 1]));
+}
+
+#[test]
+fn unique_unsorted_keeps_the_order_of_first_occurrence() {
+    let g = unique_graph(&[6], vec![attr_int("sorted", 0)]);
+    let out = run_all(&g, tvec![tensor1(&[2i64, 1, 1, 3, 4, 3]).into()]);
+    assert_eq!(out[0], tensor1(&[2i64, 1, 3, 4]));
+    assert_eq!(out[1], tensor1(&[0i64, 1, 3, 4]));
+    assert_eq!(out[2], tensor1(&[0i64, 1, 1, 2, 3, 2]));
+    assert_eq!(out[3], tensor1(&[1i64, 2, 2, 1]));
+}
+
+#[test]
+fn unique_along_an_axis_compares_whole_slices_as_onnx_s_example_3() {
+    let g = unique_graph(&[3, 3], vec![attr_int("axis", 0)]);
+    let x = tensor2(&[[1i64, 0, 0], [1, 0, 0], [2, 3, 4]]);
+    let out = run_all(&g, tvec![x.into()]);
+    assert_eq!(out[0], tensor2(&[[1i64, 0, 0], [2, 3, 4]]));
+    assert_eq!(out[1], tensor1(&[0i64, 2]));
+    assert_eq!(out[2], tensor1(&[0i64, 0, 1]));
+    assert_eq!(out[3], tensor1(&[2i64, 1]));
+}
+
+#[test]
+fn unique_with_an_axis_out_of_range_is_an_error_naming_it() {
+    let g = unique_graph(&[3, 3], vec![attr_int("axis", 2)]);
+    let err = chain(&g.load().and_then(|m| m.into_typed()).map(drop).unwrap_err());
+    assert!(err.contains("axis 2") && err.contains("[-2, 1]"), "{err}");
+}
+
+/// `ConstantOfShape(ReduceMax(ids) + 1)`: a buffer sized from data.
+#[test]
+fn constant_of_shape_from_data_values_runs_with_the_run_s_shape() {
+    let g = Graph::new(13)
+        .input_c("ids", DatumType::I64, &[4])
+        .init("one", &tensor(DatumType::I64, &[1], &[1]))
+        .node(
+            "ReduceMax",
+            &["ids"],
+            &["max"],
+            vec![attr_int("keepdims", 1)],
+        )
+        .node("Add", &["max", "one"], &["size"], vec![])
+        .node("ConstantOfShape", &["size"], &["out"], vec![])
+        .output("out", DatumType::F32);
+    let out = run_with(
+        &g,
+        &tract_onnx_scatter::onnx(),
+        tvec![tensor1(&[0i64, 4, 2, 1]).into()],
+    )
+    .unwrap();
+    assert_eq!(out[0].clone().into_tensor(), tensor1(&[0f32; 5]));
+    let stock = run_with(
+        &g,
+        &tract_onnx_scatter::tract_onnx::onnx(),
+        tvec![tensor1(&[0i64, 4, 2, 1]).into()],
+    )
+    .unwrap_err();
+    assert!(
+        chain(&stock).contains("shape input is variable"),
+        "{}",
+        chain(&stock)
+    );
+}

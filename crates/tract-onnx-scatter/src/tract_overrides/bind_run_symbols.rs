@@ -17,7 +17,7 @@ use tract_onnx::pb::NodeProto;
 type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
 
 /// tract's own builder for `op`, read once from a stock register.
-fn stock(op: &str) -> TractResult<Builder> {
+pub fn stock(op: &str) -> TractResult<Builder> {
     static STOCK: std::sync::OnceLock<OnnxOpRegister> = std::sync::OnceLock::new();
     STOCK
         .get_or_init(|| tract_onnx::onnx().op_register)
@@ -28,7 +28,7 @@ fn stock(op: &str) -> TractResult<Builder> {
 }
 
 macro_rules! wrapped_builders {
-    ($($name:ident => $op:literal),* $(,)?) => {
+    ($($name:ident => $op:literal);* $(;)?) => {
         $(
             fn $name(ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
                 let (inner, extra_inputs) = stock($op)?(ctx, node)?;
@@ -47,7 +47,7 @@ macro_rules! wrapped_builders {
 // shape-taking ops (Expand, Range, ConstantOfShape, Tile) keep the symbols
 // in their output facts and evaluate them with the session's values.
 wrapped_builders! {
-    cast => "Cast",
+    cast => "Cast";
 }
 
 /// Any inference op, its TDim constant inputs holding run-bound symbols
@@ -152,19 +152,18 @@ impl InferenceOp for BindingInputs {
     ) -> TractResult<TVec<OutletId>> {
         let mut mapping = mapping.clone();
         for (ix, input) in node.inputs.iter().enumerate() {
-            let outlet = mapping[input];
+            let mut outlet = mapping[input];
             let binders = super::run_symbols::binders(target, &[outlet])?;
-            if binders.is_empty() {
-                continue;
+            if !binders.is_empty() {
+                let mut wires = tvec![outlet];
+                wires.extend(binders);
+                outlet = target.wire_node(
+                    format!("{}.bind_symbols.{ix}", node.name),
+                    BindRunSymbols,
+                    &wires,
+                )?[0];
             }
-            let mut wires = tvec![outlet];
-            wires.extend(binders);
-            let bound = target.wire_node(
-                format!("{}.bind_symbols.{ix}", node.name),
-                BindRunSymbols,
-                &wires,
-            )?[0];
-            mapping.insert(*input, bound);
+            mapping.insert(*input, outlet);
         }
         self.0.to_typed(source, node, target, &mapping)
     }

@@ -3,17 +3,20 @@
 //! known at load ([`constant_if`]), `Reshape` whose volume only the run
 //! decides ([`runtime_reshape`]) and `Concat` of symbolic dims with int64
 //! constants beyond the i32 range, which tract's cast wraps
-//! ([`exact_tdim_concat`]), and `Slice` whose bounds hold a symbol only the
-//! run binds ([`run_time_slice_bounds`]); ops that read such symbols as
+//! ([`exact_tdim_concat`]), `Slice` whose bounds hold a symbol only the
+//! run binds ([`run_time_slice_bounds`]), `Unique`, which tract lacks
+//! ([`unique`]); ops that read such symbols as
 //! numbers bind them first ([`bind_run_symbols`]). On by default in [`crate::onnx()`];
 //! `Options { tract_overrides: false, .. }` keeps stock tract's operators.
 
 pub mod bind_run_symbols;
 pub mod constant_if;
+pub mod data_dependent_constant_of_shape;
 pub mod exact_tdim_concat;
 pub mod run_symbols;
 pub mod run_time_slice_bounds;
 pub mod runtime_reshape;
+pub mod unique;
 
 /// Registers the overrides in `reg`.
 pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
@@ -22,4 +25,9 @@ pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
     reg.insert("Reshape", runtime_reshape::reshape);
     reg.insert("Concat", exact_tdim_concat::concat);
     reg.insert("Slice", run_time_slice_bounds::slice);
+    reg.insert("Unique", unique::unique);
+    reg.insert(
+        "ConstantOfShape",
+        data_dependent_constant_of_shape::constant_of_shape,
+    );
 }

@@ -1,0 +1,222 @@
+//! ONNX `ConstantOfShape` whose shape is computed from data.
+//!
+//! tract builds `ConstantOfShape` only from a shape known at load ("shape
+//! input is variable"). tf2onnx's `unsorted_segment_*` sizes a buffer from
+//! the largest segment id (`ReduceMax` over `Unique`'s output + 1): a shape
+//! only the run knows. Here, when the shape input is not a constant, the
+//! output's dims are fresh symbols that [`RunTimeConstantOfShape`] binds when
+//! it runs; with a constant shape, tract's own op is built.
+
+use tract_hir::internal::*;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
+
+/// The builder registered for `ConstantOfShape`.
+pub fn constant_of_shape(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let (stock, extra) = super::bind_run_symbols::stock("ConstantOfShape")?(ctx, node)?;
+    let mut value = match node.get_attr_opt("value")? {
+        Some(val) => ctx.load_tensor(val)?.into_arc_tensor(),
+        // ONNX: float32 zero when absent.
+        None => rctensor0(0.0f32),
+    };
+    if value.rank() > 0 {
+        ensure!(
+            value.len() == 1,
+            "ConstantOfShape node '{}': value must hold one element, got {value:?}",
+            node.name
+        );
+        value = value.nth(0)?.into_arc_tensor();
+    }
+    let prefix = format!(
+        "{}_dim",
+        if node.name.is_empty() {
+            "shape"
+        } else {
+            "const_of_shape"
+        }
+    );
+    Ok((
+        Box::new(DataDependentShape {
+            stock,
+            value,
+            symbols: ctx.template.symbols.clone(),
+            prefix,
+        }),
+        extra,
+    ))
+}
+
+/// tract's `ConstantOfShape` at inference; typed as [`RunTimeConstantOfShape`]
+/// when the shape is not known at load.
+#[derive(Debug, Clone)]
+pub struct DataDependentShape {
+    stock: Box<dyn InferenceOp>,
+    value: Arc<Tensor>,
+    symbols: SymbolScope,
+    prefix: String,
+}
+
+impl PartialEq for DataDependentShape {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+impl Eq for DataDependentShape {}
+
+impl Op for DataDependentShape {
+    fn name(&self) -> StaticName {
+        "ConstantOfShape".into()
+    }
+
+    not_a_typed_op!();
+}
+
+impl EvalOp for DataDependentShape {
+    fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
+        self.stock.eval_out_of_plan(inputs)
+    }
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        self.stock.eval(ctx, inputs)
+    }
+}
+
+impl InferenceOp for DataDependentShape {
+    fn infer(
+        &mut self,
+        inputs: TVec<&InferenceFact>,
+        outputs: TVec<&InferenceFact>,
+        observed: TVec<&InferenceFact>,
+    ) -> TractResult<(
+        TVec<InferenceFact>,
+        TVec<InferenceFact>,
+        TVec<InferenceFact>,
+    )> {
+        self.stock.infer(inputs, outputs, observed)
+    }
+
+    fn infer_facts(
+        &mut self,
+        inputs: TVec<&InferenceFact>,
+        outputs: TVec<&InferenceFact>,
+        observed: TVec<&InferenceFact>,
+    ) -> TractResult<(
+        TVec<InferenceFact>,
+        TVec<InferenceFact>,
+        TVec<InferenceFact>,
+    )> {
+        self.stock.infer_facts(inputs, outputs, observed)
+    }
+
+    fn as_op(&self) -> &dyn Op {
+        self
+    }
+
+    fn as_op_mut(&mut self) -> &mut dyn Op {
+        self
+    }
+
+    fn to_typed(
+        &self,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        let shape = mapping[&node.inputs[0]];
+        let fact = target.outlet_fact(shape)?.clone();
+        if fact.konst.is_some() {
+            return self.stock.to_typed(source, node, target, mapping);
+        }
+        let rank = fact
+            .shape
+            .as_concrete()
+            .and_then(|s| s.first().copied())
+            .with_context(|| {
+                format!(
+                    "ConstantOfShape node '{}': the shape input must be 1-D of known length",
+                    node.name
+                )
+            })?;
+        let dims = (0..rank)
+            .map(|_| self.symbols.new_with_prefix(&self.prefix).to_dim())
+            .collect();
+        target.wire_node(
+            &node.name,
+            RunTimeConstantOfShape {
+                value: self.value.clone(),
+                dims,
+            },
+            &[shape],
+        )
+    }
+}
+
+/// A tensor of `dims` (symbols bound by this op when it runs) filled with
+/// `value`; the dims come from the int64 input.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct RunTimeConstantOfShape {
+    pub value: Arc<Tensor>,
+    pub dims: TVec<TDim>,
+}
+
+impl Op for RunTimeConstantOfShape {
+    fn name(&self) -> StaticName {
+        "RunTimeConstantOfShape".into()
+    }
+
+    fn mints_runtime_symbols(&self) -> bool {
+        true
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for RunTimeConstantOfShape {
+    op_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let shape: Vec<usize> = if inputs[0].datum_type() == DatumType::TDim {
+            inputs[0]
+                .try_as_plain_ram()?
+                .as_slice::<TDim>()?
+                .iter()
+                .map(|d| {
+                    d.eval(ctx.symbols)
+                        .to_usize()
+                        .map_err(|e| format_err!("ConstantOfShape: {e:?}"))
+                })
+                .collect::<TractResult<_>>()?
+        } else {
+            let dims = inputs[0].cast_to::<i64>()?;
+            dims.try_as_plain_ram()?
+                .as_slice::<i64>()?
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d)
+                        .map_err(|_| format_err!("ConstantOfShape: negative dimension {d}"))
+                })
+                .collect::<TractResult<_>>()?
+        };
+        ensure!(
+            shape.len() == self.dims.len(),
+            "ConstantOfShape: shape {shape:?} has rank {}, expected {}",
+            shape.len(),
+            self.dims.len()
+        );
+        Ok(tvec!(
+            self.value.broadcast_scalar_to_shape(&shape)?.into_tvalue()
+        ))
+    }
+}
+
+impl TypedOp for RunTimeConstantOfShape {
+    as_op!();
+
+    fn output_facts(&self, _inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        Ok(tvec!(self.value.datum_type().fact(self.dims.clone())))
+    }
+}
