@@ -1,5 +1,6 @@
 //! The exporter corpus (`onnx-testdata/exporters/`): models written by
-//! PyTorch's TorchScript and dynamo exporters, tf2onnx and jax2onnx, with
+//! PyTorch's TorchScript and dynamo exporters, tf2onnx, jax2onnx and
+//! paddle2onnx, with
 //! the framework's eager outputs as expected values. Run through `onnx()`
 //! as users load them, honouring onnx-testdata/expected-failures.toml; and
 //! through `onnx_strict()`, which must refuse exactly the nodes `onnx()`
@@ -13,7 +14,7 @@ use log_capture::warnings_of;
 use onnx_golden::suite::list_tests;
 use tract_onnx::prelude::*;
 
-const EXPORTERS: &[&str] = &["jax2onnx", "tf2onnx", "torch"];
+const EXPORTERS: &[&str] = &["jax2onnx", "paddle2onnx", "tf2onnx", "torch"];
 
 #[test]
 fn torch_exports_match_pytorch_eager() {
@@ -28,6 +29,11 @@ fn tf2onnx_exports_match_tensorflow_eager() {
 #[test]
 fn jax2onnx_exports_match_jax_eager() {
     check_exporter("jax2onnx");
+}
+
+#[test]
+fn paddle2onnx_exports_match_paddle_eager() {
+    check_exporter("paddle2onnx");
 }
 
 /// A generated exporter directory without a test above would go unchecked.
