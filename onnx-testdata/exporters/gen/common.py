@@ -29,6 +29,31 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
+def idiom_registry():
+    """A list of idioms and the decorator that fills it: `@idiom(name, fn, specs, notes)` on the
+    inputs maker (rng -> {input name: array}) registers `(name, fn, specs, make_inputs, notes)`."""
+    idioms = []
+
+    def idiom(name, fn, specs, notes=""):
+        def deco(make_inputs):
+            idioms.append((name, fn, specs, make_inputs, notes))
+            return make_inputs
+
+        return deco
+
+    return idioms, idiom
+
+
+def f32(rng, *shape):
+    """Standard-normal float32 values of `shape` from `rng` (numpy Generator)."""
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def unique_rows(rng, n, bound):
+    """`n` distinct row indices in [0, bound)."""
+    return rng.choice(bound, size=n, replace=False)
+
+
 def default_opset(model: onnx.ModelProto) -> int | None:
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):

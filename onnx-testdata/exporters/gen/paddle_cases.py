@@ -52,31 +52,14 @@ import paddle  # noqa: E402
 import paddle2onnx  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Writer  # noqa: E402
+from common import Writer, f32, idiom_registry, unique_rows  # noqa: E402
 
 paddle.set_device("cpu")
 paddle.seed(0)
 
 OPSETS = (13, 16, 18)
-IDIOMS = []  # (name, fn, [(input name, dtype, shape)], make_inputs(rng) -> dict, notes)
-
-
-def idiom(name, fn, specs, notes=""):
-    """Decorates the inputs maker (rng -> {input name: array}) of the idiom computed by `fn`."""
-
-    def deco(make_inputs):
-        IDIOMS.append((name, fn, specs, make_inputs, notes))
-        return make_inputs
-
-    return deco
-
-
-def f32(rng, *shape):
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def unique_rows(rng, n, bound):
-    return rng.choice(bound, size=n, replace=False)
+# (name, fn, [(input name, dtype, shape)], make_inputs(rng) -> dict, notes)
+IDIOMS, idiom = idiom_registry()
 
 
 def FnLayer(fn):

@@ -32,32 +32,15 @@ import tensorflow as tf  # noqa: E402
 import tf2onnx  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Writer  # noqa: E402
+from common import Writer, f32, idiom_registry, unique_rows  # noqa: E402
 
 tf.random.set_seed(0)
 tf.config.threading.set_intra_op_parallelism_threads(1)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 
 OPSETS = (13, 16, 18)
-IDIOMS = []  # (name, fn, [(input name, dtype, shape)], make_inputs(rng) -> dict, notes)
-
-
-def idiom(name, fn, specs, notes=""):
-    """Decorates the inputs maker (rng -> {input name: array}) of the idiom computed by `fn`."""
-
-    def deco(make_inputs):
-        IDIOMS.append((name, fn, specs, make_inputs, notes))
-        return make_inputs
-
-    return deco
-
-
-def f32(rng, *shape):
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def unique_rows(rng, n, bound):
-    return rng.choice(bound, size=n, replace=False)
+# (name, fn, [(input name, dtype, shape)], make_inputs(rng) -> dict, notes)
+IDIOMS, idiom = idiom_registry()
 
 
 # --- tensor_scatter_nd_update -------------------------------------------------------------------
