@@ -497,3 +497,23 @@ fn constant_of_shape_from_data_values_runs_with_the_run_s_shape() {
         chain(&stock)
     );
 }
+
+#[test]
+fn constant_of_shape_from_data_refuses_negative_and_unaddressable_shapes_without_panicking() {
+    let g = Graph::new(13)
+        .input_c("dims", DatumType::I64, &[2])
+        .node("ConstantOfShape", &["dims"], &["out"], vec![])
+        .output("out", DatumType::F32);
+    for (dims, word) in [
+        ([-1i64, 3], "negative"),
+        ([i64::MAX, i64::MAX], "more elements"),
+    ] {
+        let err = run_with(
+            &g,
+            &tract_onnx_scatter::onnx(),
+            tvec![tensor1(&dims).into()],
+        )
+        .unwrap_err();
+        assert!(chain(&err).contains(word), "{dims:?}: {}", chain(&err));
+    }
+}

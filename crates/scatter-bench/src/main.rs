@@ -4,7 +4,9 @@
 //! tract, onnxruntime; no memcpy), then the PyTorch-exported models
 //! (`kv_step_*`, `yolo_head_*`: the same rows, exclusive for the KV step
 //! only), and prints a markdown table with a dynamo/TorchScript ratio line
-//! per exported pair. Run through `cargo xtask bench` (release).
+//! per exported pair. `--filter piper` adds Piper's VITS voice per run
+//! (`piper_run`: plugin, stock, onnxruntime; fetched by `cargo xtask
+//! conformance --filter piper`). Run through `cargo xtask bench` (release).
 //!
 //! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`.
@@ -335,7 +337,8 @@ fn main() -> Result<()> {
          gtcrn_frame: one GTCRN frame, caches fed back (data: all its inputs); \
          ts_kv_decode: TensorScatter, which stock tract lacks. \
          kv_step_*, yolo_head_*: models of PyTorch's TorchScript and dynamo exporters \
-         (data: the cache / x input; not in the geomeans).\n",
+         (data: the cache / x input; not in the geomeans); piper_run: Piper's VITS voice per \
+         run, 13 phonemes (only with --filter piper).\n",
         ort_version.as_deref().unwrap_or("not run"),
         started.elapsed().as_secs_f64()
     ));

@@ -207,6 +207,13 @@ impl EvalOp for RunTimeConstantOfShape {
             shape.len(),
             self.dims.len()
         );
+        // Validate before allocating: a shape from data may be anything.
+        let elements = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        let bytes = elements.and_then(|e| e.checked_mul(self.value.datum_type().size_of()));
+        ensure!(
+            bytes.is_some_and(|b| b <= isize::MAX as usize),
+            "ConstantOfShape: shape {shape:?} computed at run time holds more elements than memory can address"
+        );
         Ok(tvec!(
             self.value.broadcast_scalar_to_shape(&shape)?.into_tvalue()
         ))

@@ -61,6 +61,10 @@ impl Expansion for ExactConcat {
         target: &mut TypedModel,
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
+        ensure!(
+            !inputs.is_empty(),
+            "Concat node '{prefix}': needs at least one input"
+        );
         let facts: TVec<TypedFact> = inputs
             .iter()
             .map(|i| target.outlet_fact(*i).cloned())
