@@ -14,6 +14,8 @@ use tract_hir::internal::*;
 use tract_onnx::model::{OnnxOpRegister, ParsingContext};
 use tract_onnx::pb::NodeProto;
 
+use super::retyped::{Retyped, Typing};
+
 type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
 
 /// tract's own builder for `op`, read once from a stock register.
@@ -32,7 +34,8 @@ macro_rules! wrapped_builders {
         $(
             fn $name(ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
                 let (inner, extra_inputs) = stock($op)?(ctx, node)?;
-                Ok((Box::new(BindingInputs(inner)), extra_inputs))
+                let op = Retyped { stock: inner, typing: BindingInputs };
+                Ok((Box::new(op), extra_inputs))
             }
         )*
         /// Wraps tract's builders of the ops that read TDim values as plain
@@ -50,101 +53,15 @@ wrapped_builders! {
     cast => "Cast";
 }
 
-/// Any inference op, its TDim constant inputs holding run-bound symbols
-/// first bound with [`BindRunSymbols`] when typed.
+/// Typing that binds, first, the TDim constant inputs holding run-bound
+/// symbols with [`BindRunSymbols`]; then tract's own typing.
 #[derive(Debug, Clone)]
-pub struct BindingInputs(pub Box<dyn InferenceOp>);
+pub struct BindingInputs;
 
-impl PartialEq for BindingInputs {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-impl Eq for BindingInputs {}
-
-impl Op for BindingInputs {
-    fn name(&self) -> StaticName {
-        self.0.name()
-    }
-
-    fn info(&self) -> TractResult<Vec<String>> {
-        self.0.info()
-    }
-
-    not_a_typed_op!();
-}
-
-impl EvalOp for BindingInputs {
-    fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
-        self.0.eval_out_of_plan(inputs)
-    }
-
-    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        self.0.eval(ctx, inputs)
-    }
-
-    fn state(&self, ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
-        self.0.state(ctx)
-    }
-}
-
-impl InferenceOp for BindingInputs {
-    fn infer(
-        &mut self,
-        inputs: TVec<&InferenceFact>,
-        outputs: TVec<&InferenceFact>,
-        observed: TVec<&InferenceFact>,
-    ) -> TractResult<(
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-    )> {
-        self.0.infer(inputs, outputs, observed)
-    }
-
-    fn infer_facts(
-        &mut self,
-        inputs: TVec<&InferenceFact>,
-        outputs: TVec<&InferenceFact>,
-        observed: TVec<&InferenceFact>,
-    ) -> TractResult<(
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-    )> {
-        self.0.infer_facts(inputs, outputs, observed)
-    }
-
-    fn incorporate(
-        &self,
-        model: &InferenceModel,
-        node: &InferenceNode,
-    ) -> TractResult<Option<InferenceModelPatch>> {
-        self.0.incorporate(model, node)
-    }
-
-    fn nboutputs(&self) -> TractResult<usize> {
-        self.0.nboutputs()
-    }
-
-    fn observe_outlets(
-        &self,
-        model: &InferenceModel,
-        node: &InferenceNode,
-    ) -> TractResult<Vec<OutletId>> {
-        self.0.observe_outlets(model, node)
-    }
-
-    fn as_op(&self) -> &dyn Op {
-        self
-    }
-
-    fn as_op_mut(&mut self) -> &mut dyn Op {
-        self
-    }
-
+impl Typing for BindingInputs {
     fn to_typed(
         &self,
+        stock: &dyn InferenceOp,
         source: &InferenceModel,
         node: &InferenceNode,
         target: &mut TypedModel,
@@ -165,7 +82,7 @@ impl InferenceOp for BindingInputs {
             }
             mapping.insert(*input, outlet);
         }
-        self.0.to_typed(source, node, target, &mapping)
+        stock.to_typed(source, node, target, &mapping)
     }
 }
 

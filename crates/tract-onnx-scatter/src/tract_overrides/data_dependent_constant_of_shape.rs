@@ -11,6 +11,8 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use super::retyped::{Retyped, Typing};
+
 /// The builder registered for `ConstantOfShape`.
 pub fn constant_of_shape(
     ctx: &ParsingContext,
@@ -30,97 +32,33 @@ pub fn constant_of_shape(
         );
         value = value.nth(0)?.into_arc_tensor();
     }
-    let prefix = format!(
-        "{}_dim",
-        if node.name.is_empty() {
-            "shape"
-        } else {
-            "const_of_shape"
-        }
-    );
+    let prefix = "const_of_shape".to_string();
     Ok((
-        Box::new(DataDependentShape {
+        Box::new(Retyped {
             stock,
-            value,
-            symbols: ctx.template.symbols.clone(),
-            prefix,
+            typing: DataDependentShape {
+                value,
+                symbols: ctx.template.symbols.clone(),
+                prefix,
+            },
         }),
         extra,
     ))
 }
 
-/// tract's `ConstantOfShape` at inference; typed as [`RunTimeConstantOfShape`]
-/// when the shape is not known at load.
+/// Typing of `ConstantOfShape`: tract's op for a shape known at load, else
+/// a [`RunTimeConstantOfShape`] whose dims are fresh symbols.
 #[derive(Debug, Clone)]
 pub struct DataDependentShape {
-    stock: Box<dyn InferenceOp>,
     value: Arc<Tensor>,
     symbols: SymbolScope,
     prefix: String,
 }
 
-impl PartialEq for DataDependentShape {
-    fn eq(&self, _: &Self) -> bool {
-        false
-    }
-}
-impl Eq for DataDependentShape {}
-
-impl Op for DataDependentShape {
-    fn name(&self) -> StaticName {
-        "ConstantOfShape".into()
-    }
-
-    not_a_typed_op!();
-}
-
-impl EvalOp for DataDependentShape {
-    fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
-        self.stock.eval_out_of_plan(inputs)
-    }
-
-    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        self.stock.eval(ctx, inputs)
-    }
-}
-
-impl InferenceOp for DataDependentShape {
-    fn infer(
-        &mut self,
-        inputs: TVec<&InferenceFact>,
-        outputs: TVec<&InferenceFact>,
-        observed: TVec<&InferenceFact>,
-    ) -> TractResult<(
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-    )> {
-        self.stock.infer(inputs, outputs, observed)
-    }
-
-    fn infer_facts(
-        &mut self,
-        inputs: TVec<&InferenceFact>,
-        outputs: TVec<&InferenceFact>,
-        observed: TVec<&InferenceFact>,
-    ) -> TractResult<(
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-        TVec<InferenceFact>,
-    )> {
-        self.stock.infer_facts(inputs, outputs, observed)
-    }
-
-    fn as_op(&self) -> &dyn Op {
-        self
-    }
-
-    fn as_op_mut(&mut self) -> &mut dyn Op {
-        self
-    }
-
+impl Typing for DataDependentShape {
     fn to_typed(
         &self,
+        stock: &dyn InferenceOp,
         source: &InferenceModel,
         node: &InferenceNode,
         target: &mut TypedModel,
@@ -129,7 +67,7 @@ impl InferenceOp for DataDependentShape {
         let shape = mapping[&node.inputs[0]];
         let fact = target.outlet_fact(shape)?.clone();
         if fact.konst.is_some() {
-            return self.stock.to_typed(source, node, target, mapping);
+            return stock.to_typed(source, node, target, mapping);
         }
         let rank = fact
             .shape

@@ -13,6 +13,7 @@ pub mod bind_run_symbols;
 pub mod constant_if;
 pub mod data_dependent_constant_of_shape;
 pub mod exact_tdim_concat;
+pub mod retyped;
 pub mod run_symbols;
 pub mod run_time_slice_bounds;
 pub mod runtime_reshape;

@@ -1,0 +1,130 @@
+//! tract's own inference op with only its typing replaced.
+//!
+//! Several overrides keep everything tract does before typing (rules,
+//! analysis, evaluation of constants) and change only what the op becomes
+//! in the typed model. [`Retyped`] delegates every inference method to
+//! tract's op and hands `to_typed` to a [`Typing`].
+
+use std::fmt::Debug;
+
+use tract_hir::internal::*;
+
+/// What a [`Retyped`] op becomes in the typed model.
+pub trait Typing: Debug + Clone + Send + Sync + 'static {
+    /// Wires the node into `target`; `stock` is tract's op, whose own
+    /// `to_typed` may be called.
+    fn to_typed(
+        &self,
+        stock: &dyn InferenceOp,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>>;
+}
+
+/// `stock` (an op tract's builder made) with `typing` in place of its
+/// `to_typed`.
+#[derive(Debug, Clone)]
+pub struct Retyped<T> {
+    pub stock: Box<dyn InferenceOp>,
+    pub typing: T,
+}
+
+impl<T> PartialEq for Retyped<T> {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+impl<T> Eq for Retyped<T> {}
+
+impl<T: Typing> Op for Retyped<T> {
+    fn name(&self) -> StaticName {
+        self.stock.name()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        self.stock.info()
+    }
+
+    not_a_typed_op!();
+}
+
+impl<T: Typing> EvalOp for Retyped<T> {
+    fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
+        self.stock.eval_out_of_plan(inputs)
+    }
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        self.stock.eval(ctx, inputs)
+    }
+
+    fn state(&self, ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
+        self.stock.state(ctx)
+    }
+}
+
+type Facts = (
+    TVec<InferenceFact>,
+    TVec<InferenceFact>,
+    TVec<InferenceFact>,
+);
+
+impl<T: Typing> InferenceOp for Retyped<T> {
+    fn infer(
+        &mut self,
+        inputs: TVec<&InferenceFact>,
+        outputs: TVec<&InferenceFact>,
+        observed: TVec<&InferenceFact>,
+    ) -> TractResult<Facts> {
+        self.stock.infer(inputs, outputs, observed)
+    }
+
+    fn infer_facts(
+        &mut self,
+        inputs: TVec<&InferenceFact>,
+        outputs: TVec<&InferenceFact>,
+        observed: TVec<&InferenceFact>,
+    ) -> TractResult<Facts> {
+        self.stock.infer_facts(inputs, outputs, observed)
+    }
+
+    fn incorporate(
+        &self,
+        model: &InferenceModel,
+        node: &InferenceNode,
+    ) -> TractResult<Option<InferenceModelPatch>> {
+        self.stock.incorporate(model, node)
+    }
+
+    fn nboutputs(&self) -> TractResult<usize> {
+        self.stock.nboutputs()
+    }
+
+    fn observe_outlets(
+        &self,
+        model: &InferenceModel,
+        node: &InferenceNode,
+    ) -> TractResult<Vec<OutletId>> {
+        self.stock.observe_outlets(model, node)
+    }
+
+    fn as_op(&self) -> &dyn Op {
+        self
+    }
+
+    fn as_op_mut(&mut self) -> &mut dyn Op {
+        self
+    }
+
+    fn to_typed(
+        &self,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        self.typing
+            .to_typed(self.stock.as_ref(), source, node, target, mapping)
+    }
+}
