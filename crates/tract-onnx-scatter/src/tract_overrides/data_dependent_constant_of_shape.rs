@@ -12,6 +12,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use super::retyped::{Retyped, Typing};
+use super::run_symbols::run_values;
 
 /// The builder registered for `ConstantOfShape`.
 pub fn constant_of_shape(
@@ -117,28 +118,14 @@ impl EvalOp for RunTimeConstantOfShape {
     op_out_of_plan!();
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let shape: Vec<usize> = if inputs[0].datum_type() == DatumType::TDim {
-            inputs[0]
-                .try_as_plain_ram()?
-                .as_slice::<TDim>()?
-                .iter()
-                .map(|d| {
-                    d.eval(ctx.symbols)
-                        .to_usize()
-                        .map_err(|e| format_err!("ConstantOfShape: {e:?}"))
-                })
-                .collect::<TractResult<_>>()?
-        } else {
-            let dims = inputs[0].cast_to::<i64>()?;
-            dims.try_as_plain_ram()?
-                .as_slice::<i64>()?
-                .iter()
-                .map(|&d| {
-                    usize::try_from(d)
-                        .map_err(|_| format_err!("ConstantOfShape: negative dimension {d}"))
-                })
-                .collect::<TractResult<_>>()?
-        };
+        let shape: Vec<usize> = run_values(&inputs[0], ctx.symbols)
+            .context("ConstantOfShape")?
+            .into_iter()
+            .map(|d| {
+                usize::try_from(d)
+                    .map_err(|_| format_err!("ConstantOfShape: negative dimension {d}"))
+            })
+            .collect::<TractResult<_>>()?;
         ensure!(
             shape.len() == self.dims.len(),
             "ConstantOfShape: shape {shape:?} has rank {}, expected {}",

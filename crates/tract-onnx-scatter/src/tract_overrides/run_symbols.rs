@@ -8,6 +8,40 @@
 
 use tract_hir::internal::*;
 
+/// The symbols held by `fact`'s constant value, when it is a TDim constant.
+pub fn konst_symbols(fact: &TypedFact) -> TractResult<Vec<Symbol>> {
+    match &fact.konst {
+        Some(konst) if fact.datum_type == TDim::datum_type() => Ok(konst
+            .try_as_plain_ram()?
+            .as_slice::<TDim>()?
+            .iter()
+            .flat_map(|d| d.symbols())
+            .collect()),
+        _ => Ok(vec![]),
+    }
+}
+
+/// The values of an integer tensor, TDim ones evaluated with the run's
+/// `symbols` (`Err` names the first that stays symbolic).
+pub fn run_values(t: &Tensor, symbols: &SymbolValues) -> TractResult<Vec<i64>> {
+    if t.datum_type() == TDim::datum_type() {
+        t.try_as_plain_ram()?
+            .as_slice::<TDim>()?
+            .iter()
+            .map(|d| {
+                d.eval(symbols)
+                    .to_i64()
+                    .map_err(|e| format_err!("{d} is not known in this run ({e:?})"))
+            })
+            .collect()
+    } else {
+        Ok(t.cast_to::<i64>()?
+            .try_as_plain_ram()?
+            .as_slice::<i64>()?
+            .to_vec())
+    }
+}
+
 /// The outlets whose nodes bind the symbols held by the constant values of
 /// `inputs`, once each: for each symbol, the first node (nodes are added in
 /// dataflow order while a model is typed, before it has outputs to order
@@ -16,19 +50,7 @@ use tract_hir::internal::*;
 pub fn binders(model: &TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
     let mut symbols: Vec<Symbol> = vec![];
     for input in inputs {
-        let fact = model.outlet_fact(*input)?;
-        if fact.datum_type != TDim::datum_type() {
-            continue;
-        }
-        if let Some(konst) = &fact.konst {
-            symbols.extend(
-                konst
-                    .try_as_plain_ram()?
-                    .as_slice::<TDim>()?
-                    .iter()
-                    .flat_map(|d| d.symbols()),
-            );
-        }
+        symbols.extend(konst_symbols(model.outlet_fact(*input)?)?);
     }
     let mut found: TVec<OutletId> = tvec![];
     for symbol in symbols {

@@ -14,6 +14,8 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use super::run_symbols::{binders, konst_symbols, run_values};
+
 /// The builder registered for `Slice`: tract's below opset 10 (bounds are
 /// attributes there), the run-time-bound slice from 10 on.
 pub fn slice(
@@ -62,20 +64,6 @@ fn stock_slice() -> TractResult<Builder> {
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct RunTimeBoundSlice(pub StridedSlice);
 
-fn has_symbols(fact: &TypedFact) -> bool {
-    fact.datum_type == TDim::datum_type()
-        && fact.konst.as_ref().is_some_and(|k| {
-            k.try_as_plain_ram()
-                .ok()
-                .and_then(|v| {
-                    v.as_slice::<TDim>()
-                        .ok()
-                        .map(|s| s.iter().any(|d| !d.symbols().is_empty()))
-                })
-                .unwrap_or(false)
-        })
-}
-
 impl RunTimeBoundSlice {
     /// Data, starts, ends, then axes and steps when present; further
     /// inputs only order the op after the nodes binding its symbols.
@@ -107,19 +95,9 @@ impl EvalOp for RunTimeBoundSlice {
                 if ix == 0 || input.datum_type() != TDim::datum_type() {
                     return Ok(input);
                 }
-                let values: Vec<i64> = input
-                    .try_as_plain_ram()?
-                    .as_slice::<TDim>()?
-                    .iter()
-                    .map(|d| {
-                        d.eval(ctx.symbols)
-                            .to_i64()
-                            .map_err(|e| format_err!("{e:?}"))
-                    })
-                    .collect::<TractResult<_>>()
-                    .with_context(|| {
-                        format!("Slice: bound input {ix} ({input:?}) is not known in this run")
-                    })?;
+                let values = run_values(&input, ctx.symbols).with_context(|| {
+                    format!("Slice: bound input {ix} ({input:?}) is not known in this run")
+                })?;
                 Ok(Tensor::from_shape(input.shape(), &values)?.into_tvalue())
             })
             .collect::<TractResult<TVec<_>>>()?;
@@ -143,7 +121,9 @@ impl TypedOp for RunTimeBoundSlice {
     ) -> TractResult<Option<TypedModelPatch>> {
         let facts = model.node_input_facts(node.id)?;
         let n = self.slice_inputs().min(facts.len());
-        rule_if!(!facts[1..n].iter().any(|f| has_symbols(f)));
+        for fact in &facts[1..n] {
+            rule_if!(konst_symbols(fact)?.is_empty());
+        }
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
             node,
@@ -171,7 +151,7 @@ impl InferenceRulesOp for RunTimeBoundSlice {
         mapping: &HashMap<OutletId, OutletId>,
     ) -> TractResult<TVec<OutletId>> {
         let mut inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
-        let bounds = super::run_symbols::binders(target, &inputs[1..])?;
+        let bounds = binders(target, &inputs[1..])?;
         inputs.extend(bounds);
         target.wire_node(&node.name, self.clone(), &inputs)
     }

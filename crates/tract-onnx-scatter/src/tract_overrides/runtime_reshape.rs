@@ -18,6 +18,8 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use super::run_symbols::{binders, run_values};
+
 /// The builder registered for `Reshape`.
 pub fn reshape(
     _ctx: &ParsingContext,
@@ -125,41 +127,39 @@ impl Expansion for InferReshape {
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let input_shape: TVec<TDim> = model.outlet_fact(inputs[0])?.shape.to_tvec();
-        let spec = model.outlet_fact(inputs[1])?.konst.clone();
+        let spec = konst_dims(model.outlet_fact(inputs[1])?)?;
         if let Some(spec) = &spec {
-            let spec = spec.cast_to::<TDim>()?;
-            let spec = spec.try_as_plain_ram()?.as_slice::<TDim>()?.to_vec();
             // tract's own reshape where it can prove it: the same plan as stock.
-            if let Ok(ops) = to_axis_ops_with_onnx_rules(&input_shape, &spec, self.allowzero)
+            if let Ok(ops) = to_axis_ops_with_onnx_rules(&input_shape, spec, self.allowzero)
                 && let Ok(wire) = wire_axis_ops(prefix, model, inputs[0], ops)
             {
                 return Ok(wire);
             }
         }
-        let rank = model
-            .outlet_fact(inputs[1])?
-            .shape
-            .as_concrete()
-            .and_then(|s| s.first().copied())
-            .context("Reshape: the target shape input must be a 1-D tensor of known length")?;
         let shape: TVec<TDim> = match &spec {
-            Some(spec) => {
-                let spec = spec.cast_to::<TDim>()?;
-                let spec = spec.try_as_plain_ram()?.as_slice::<TDim>()?.to_vec();
-                shape_without_proof(&input_shape, &spec, self.allowzero)
-                    .into_iter()
-                    .map(|d| d.unwrap_or_else(|| model.symbols.new_with_prefix("reshape").into()))
+            Some(spec) => shape_without_proof(&input_shape, spec, self.allowzero)
+                .into_iter()
+                .map(|d| d.unwrap_or_else(|| model.symbols.new_with_prefix("reshape").into()))
+                .collect(),
+            None => {
+                let rank = model
+                    .outlet_fact(inputs[1])?
+                    .shape
+                    .as_concrete()
+                    .and_then(|s| s.first().copied())
+                    .context(
+                        "Reshape: the target shape input must be a 1-D tensor of known length",
+                    )?;
+                (0..rank)
+                    .map(|_| model.symbols.new_with_prefix("reshape").into())
                     .collect()
             }
-            None => (0..rank)
-                .map(|_| model.symbols.new_with_prefix("reshape").into())
-                .collect(),
         };
         // A constant target may hold symbols only the run binds (a NonZero
         // count): the nodes that bind them must run first, so they become
         // extra inputs (read for their order, not their values).
         let mut wires = tvec![inputs[0], inputs[1]];
-        wires.extend(super::run_symbols::binders(model, &[inputs[1]])?);
+        wires.extend(binders(model, &[inputs[1]])?);
         model.wire_node(
             prefix,
             RuntimeReshape {
@@ -170,6 +170,19 @@ impl Expansion for InferReshape {
             &wires,
         )
     }
+}
+
+/// The value of a constant target shape, as dims.
+fn konst_dims(fact: &TypedFact) -> TractResult<Option<Vec<TDim>>> {
+    fact.konst
+        .as_ref()
+        .map(|k| {
+            Ok(k.cast_to::<TDim>()?
+                .try_as_plain_ram()?
+                .as_slice::<TDim>()?
+                .to_vec())
+        })
+        .transpose()
 }
 
 fn wire_axis_ops(
@@ -283,25 +296,8 @@ impl EvalOp for RuntimeReshape {
         );
         inputs.truncate(2);
         let (input, spec) = args_2!(inputs);
-        let spec: Vec<i64> = if spec.datum_type() == DatumType::TDim {
-            spec.try_as_plain_ram()?
-                .as_slice::<TDim>()?
-                .iter()
-                .map(|d| {
-                    d.eval(ctx.symbols).to_i64().with_context(|| {
-                        format!(
-                            "Reshape node '{}': target dimension {d} is not known at run time",
-                            self.node
-                        )
-                    })
-                })
-                .collect::<TractResult<_>>()?
-        } else {
-            spec.cast_to::<i64>()?
-                .try_as_plain_ram()?
-                .as_slice::<i64>()?
-                .to_vec()
-        };
+        let spec = run_values(&spec, ctx.symbols)
+            .with_context(|| format!("Reshape node '{}': target shape", self.node))?;
         let dims = self.target(input.shape(), &spec)?;
         let mut output = input.into_tensor();
         // Same element count: only the shape changes, no copy.
@@ -329,19 +325,12 @@ impl TypedOp for RuntimeReshape {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
-        rule_if_some!(spec = &model.outlet_fact(node.inputs[1])?.konst);
-        let spec: Vec<TDim> = spec
-            .cast_to::<TDim>()?
-            .try_as_plain_ram()?
-            .as_slice::<TDim>()?
-            .to_vec();
+        rule_if_some!(spec = konst_dims(model.outlet_fact(node.inputs[1])?)?);
         let input: TVec<TDim> = model.outlet_fact(node.inputs[0])?.shape.to_tvec();
         rule_if_let!(Ok(ops) = to_axis_ops_with_onnx_rules(&input, &spec, self.allowzero));
         let mut patch = TypedModelPatch::default();
-        let mut wire = tvec!(patch.tap_model(model, node.inputs[0])?);
-        for (ix, op) in ops.into_iter().enumerate() {
-            wire = patch.wire_node(format!("{}.{ix}", node.name), op, &wire)?;
-        }
+        let tap = patch.tap_model(model, node.inputs[0])?;
+        let wire = wire_axis_ops(&node.name, &mut patch, tap, ops)?;
         if patch.outlet_fact(wire[0])?.shape != model.outlet_fact(node.id.into())?.shape {
             return Ok(None);
         }
