@@ -5,6 +5,9 @@
 
 #[path = "support/log_capture.rs"]
 mod log_capture;
+#[macro_use]
+#[path = "support/snap.rs"]
+mod snap;
 #[path = "support/model_builder.rs"]
 mod model_builder;
 
@@ -12,14 +15,6 @@ use log_capture::warnings_of;
 use model_builder::*;
 use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx_scatter::tract_onnx::prelude::*;
-
-macro_rules! snap {
-    ($name:expr, $value:expr $(,)?) => {{
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
-        settings.bind(|| insta::assert_snapshot!($name, $value));
-    }};
-}
 
 /// ScatterElements axis 1 on data [2, 3]: row 0 writes column 1 twice.
 fn elements(opset: i64, reduction: &str) -> OneNode {
