@@ -61,21 +61,56 @@ def default_opset(model: onnx.ModelProto) -> int | None:
     return None
 
 
+def all_nodes(graph: onnx.GraphProto):
+    """Every node of `graph` and of its subgraphs (If/Loop bodies), depth first."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from all_nodes(attr.g)
+            for g in attr.graphs:
+                yield from all_nodes(g)
+
+
+def graph_inputs(model: onnx.ModelProto, values: dict) -> dict:
+    """`values` by non-initializer graph-input name; a name with a `:0` suffix (tf2onnx names inputs
+    after their tensor) takes the value of its base name."""
+    inits = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for gi in model.graph.input:
+        if gi.name in inits:
+            continue
+        base = gi.name.split(":")[0]
+        if base not in values:
+            raise RuntimeError(f"graph input {gi.name!r} has no value (have {list(values)})")
+        feeds[gi.name] = values[base]
+    return feeds
+
+
+def deviation_notes(model: onnx.ModelProto, opset: int, suffix: str = "") -> list[str]:
+    """Scatter reductions used at an opset that does not define them (exporter deviations), each
+    note followed by `suffix`."""
+    notes = []
+    for node in all_nodes(model.graph):
+        if node.op_type not in ("ScatterND", "ScatterElements"):
+            continue
+        for attr in node.attribute:
+            if attr.name != "reduction":
+                continue
+            red = attr.s.decode()
+            if opset < 16 and red != "none":
+                notes.append(f"{node.op_type} reduction={red} at opset {opset}: ONNX defines the attribute from opset 16{suffix}")
+            elif opset < 18 and red in ("max", "min"):
+                notes.append(f"{node.op_type} reduction={red} at opset {opset}: ONNX allows max/min only from opset 18{suffix}")
+    return sorted(set(notes))
+
+
 def scatter_ops(model: onnx.ModelProto) -> list[str]:
     """Scatter-family op types in the graph (and in subgraphs), sorted, with repeats counted."""
     found: dict[str, int] = {}
-
-    def walk(graph):
-        for node in graph.node:
-            if "Scatter" in node.op_type:
-                found[node.op_type] = found.get(node.op_type, 0) + 1
-            for attr in node.attribute:
-                if attr.g is not None and attr.type == onnx.AttributeProto.GRAPH:
-                    walk(attr.g)
-                for g in attr.graphs:
-                    walk(g)
-
-    walk(model.graph)
+    for node in all_nodes(model.graph):
+        if "Scatter" in node.op_type:
+            found[node.op_type] = found.get(node.op_type, 0) + 1
     for f in model.functions:
         for node in f.node:
             if "Scatter" in node.op_type:

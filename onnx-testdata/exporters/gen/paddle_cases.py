@@ -52,7 +52,7 @@ import paddle  # noqa: E402
 import paddle2onnx  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Writer, f32, idiom_registry, unique_rows  # noqa: E402
+from common import Writer, deviation_notes, f32, graph_inputs, idiom_registry, unique_rows  # noqa: E402
 
 paddle.set_device("cpu")
 paddle.seed(0)
@@ -494,45 +494,6 @@ def export(fn, specs, opset):
             with open(log_file, errors="replace") as f:
                 return None, refusal_reason(f.read(), status, pir_ops(prefix))
         return onnx.load_model(out_file), ""
-
-
-def graph_inputs(model, values):
-    inits = {i.name for i in model.graph.initializer}
-    feeds = {}
-    for gi in model.graph.input:
-        if gi.name in inits:
-            continue
-        if gi.name not in values:
-            raise RuntimeError(f"graph input {gi.name!r} has no value (have {list(values)})")
-        feeds[gi.name] = values[gi.name]
-    return feeds
-
-
-def all_nodes(graph):
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from all_nodes(attr.g)
-            for g in attr.graphs:
-                yield from all_nodes(g)
-
-
-def deviation_notes(model, opset):
-    """Scatter reductions used at an opset that does not define them (exporter deviations)."""
-    notes = []
-    for node in all_nodes(model.graph):
-        if node.op_type not in ("ScatterND", "ScatterElements"):
-            continue
-        for attr in node.attribute:
-            if attr.name != "reduction":
-                continue
-            red = attr.s.decode()
-            if opset < 16 and red != "none":
-                notes.append(f"{node.op_type} reduction={red} at opset {opset}: ONNX defines the attribute from opset 16")
-            elif opset < 18 and red in ("max", "min"):
-                notes.append(f"{node.op_type} reduction={red} at opset {opset}: ONNX allows max/min only from opset 18")
-    return sorted(set(notes))
 
 
 def main():

@@ -32,7 +32,7 @@ import tensorflow as tf  # noqa: E402
 import tf2onnx  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Writer, f32, idiom_registry, unique_rows  # noqa: E402
+from common import Writer, all_nodes, deviation_notes, f32, graph_inputs, idiom_registry, unique_rows  # noqa: E402
 
 tf.random.set_seed(0)
 tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -253,30 +253,6 @@ def _(rng):
 # --- driver -------------------------------------------------------------------------------------
 
 
-def graph_inputs(model, values):
-    """Values by graph-input name; tf2onnx names inputs after TensorSpec(name=...), maybe with ':0'."""
-    inits = {i.name for i in model.graph.initializer}
-    feeds = {}
-    for gi in model.graph.input:
-        if gi.name in inits:
-            continue
-        base = gi.name.split(":")[0]
-        if base not in values:
-            raise RuntimeError(f"graph input {gi.name!r} has no value (have {list(values)})")
-        feeds[gi.name] = values[base]
-    return feeds
-
-
-def all_nodes(graph):
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from all_nodes(attr.g)
-            for g in attr.graphs:
-                yield from all_nodes(g)
-
-
 def unconverted_ops(model, opset):
     """Ops tf2onnx left as TF ops: it does not raise on them, it copies them into the ONNX graph."""
     versions = {imp.domain or "": imp.version for imp in model.opset_import}
@@ -339,19 +315,6 @@ def canonicalize(model):
     return model
 
 
-def deviation_notes(model, opset):
-    """Known exporter deviations worth flagging in case.toml."""
-    notes = []
-    for node in all_nodes(model.graph):
-        if node.op_type in ("ScatterND", "ScatterElements") and opset < 18:
-            for attr in node.attribute:
-                red = attr.s.decode() if attr.name == "reduction" else ""
-                if red in ("max", "min"):
-                    notes.append(f"{node.op_type} reduction={red} at opset {opset}: ONNX allows max/min only from opset 18"
-                                 " (tf2onnx deviation, kept on purpose)")
-    return sorted(set(notes))
-
-
 def main():
     w = Writer("tf2onnx", {"tensorflow": tf.__version__, "tf2onnx": tf2onnx.__version__})
     for name, fn, specs, make_inputs, notes in IDIOMS:
@@ -375,7 +338,7 @@ def main():
             if bad:
                 w.skipped(case, path, f"tf2onnx left unconverted TF op(s) {', '.join(bad)} in the graph at opset {opset}")
                 continue
-            case_notes = "; ".join(([notes] if notes else []) + deviation_notes(model, opset))
+            case_notes = "; ".join(([notes] if notes else []) + deviation_notes(model, opset, " (tf2onnx deviation, kept on purpose)"))
             w.case(case, model, graph_inputs(model, values), eager, idiom=name, path=path, notes=case_notes)
     w.finish()
 
