@@ -239,7 +239,7 @@ fn elements_update_semantics_round_trip() {
                     axis: 1,
                     reduction,
                     use_init_val,
-                    reuse_output: false,
+                    output_pool: None,
                 };
                 let out = model
                     .wire_node("seu", op, &[data, indices, updates])

@@ -32,6 +32,7 @@ pub use scatter_kernels;
 
 pub use nnef::{WithScatter, nnef};
 pub use onnx::Deviations;
+pub use ops::output_pool::{OutputPool, output_pools};
 
 /// How the plugin loads ONNX models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

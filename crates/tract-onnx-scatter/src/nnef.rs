@@ -324,7 +324,7 @@ fn load_scatter_elements(
             axis,
             reduction,
             use_init_val,
-            reuse_output: false,
+            output_pool: None,
         },
         &[data, indices, updates],
     )
@@ -377,7 +377,7 @@ fn load_tensor_scatter(
             site,
             axis,
             mode,
-            reuse_output: false,
+            output_pool: None,
         },
         &inputs,
     )

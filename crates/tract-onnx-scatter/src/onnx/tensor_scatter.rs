@@ -97,7 +97,7 @@ impl Expansion for InferTensorScatter {
             site: self.site.clone(),
             axis,
             mode: self.mode,
-            reuse_output: false,
+            output_pool: None,
         };
         model.wire_node(prefix, op, inputs)
     }

@@ -1,7 +1,7 @@
 //! Typed ops: what a tract `TypedModel` holds once the ONNX graph is typed.
 
 pub mod block_assignment;
-pub mod recycle;
+pub mod output_pool;
 pub mod scatter_elements;
 pub mod scatter_elements_update;
 pub mod scatter_nd;

@@ -5,7 +5,7 @@
 use scatter_kernels::{ElementsPlan, IndexValue, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::recycle::{self, Recycling};
+use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -28,10 +28,10 @@ pub struct ScatterElements {
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
     pub use_init_val: bool,
     /// Set at codegen when the output is a model output and nothing else:
-    /// the node then keeps its last output and, data being shared, reuses
-    /// that buffer once the caller has dropped it ([`crate::ops::recycle`]).
-    /// An execution detail: false until codegen, not serialized.
-    pub reuse_output: bool,
+    /// where the output buffer comes from when data is shared
+    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
+    /// codegen, not serialized, ignored by equality.
+    pub output_pool: Option<OutputPool>,
 }
 
 impl ScatterElements {
@@ -41,7 +41,7 @@ impl ScatterElements {
             axis,
             reduction,
             use_init_val: true,
-            reuse_output: false,
+            output_pool: None,
         }
     }
 
@@ -117,12 +117,11 @@ impl ScatterElements {
         indices: &[I],
         data: TValue,
         updates: &Tensor,
-        slot: Option<&mut Option<TValue>>,
     ) -> TractResult<Tensor> {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let mut data = recycle::take_output(site, "data", data, slot)?;
+        let mut data = output_pool::take_output(site, "data", data, self.output_pool.as_ref())?;
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -159,20 +158,15 @@ impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        Ok(tvec!(self.eval_recycling(inputs, None)?))
-    }
-
-    fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
-        recycle::state_for::<Self>(self.reuse_output)
+        let output = self.eval_scatter(inputs)?;
+        output_pool::retain(self.output_pool.as_ref(), &output);
+        Ok(tvec!(output))
     }
 }
 
-impl Recycling for ScatterElements {
-    fn eval_recycling(
-        &self,
-        inputs: TVec<TValue>,
-        slot: Option<&mut Option<TValue>>,
-    ) -> TractResult<TValue> {
+impl ScatterElements {
+    /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
+    fn eval_scatter(&self, inputs: TVec<TValue>) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
@@ -186,8 +180,7 @@ impl Recycling for ScatterElements {
         )
         .map_err(|e| site.error(e))?;
         let indices = types::plain_indices(site, "indices", &indices)?;
-        let output = with_index_slice!(indices, |idx| self
-            .scatter(&plan, idx, data, &updates, slot)?);
+        let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
         Ok(output.into_tvalue())
     }
 }
@@ -221,9 +214,11 @@ impl TypedOp for ScatterElements {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
-        recycle::flag_if_terminal(model, node, self.reuse_output, || ScatterElements {
-            reuse_output: true,
-            ..self.clone()
+        output_pool::pool_if_terminal(model, node, self.output_pool.is_some(), |pool| {
+            ScatterElements {
+                output_pool: Some(pool),
+                ..self.clone()
+            }
         })
     }
 

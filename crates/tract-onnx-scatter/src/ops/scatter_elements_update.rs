@@ -53,7 +53,7 @@ impl ScatterElementsUpdate {
             axis,
             reduction: self.reduction,
             use_init_val: self.use_init_val,
-            reuse_output: false,
+            output_pool: None,
         })
     }
 

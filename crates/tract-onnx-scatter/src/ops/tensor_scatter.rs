@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
 use tract_core::internal::*;
 
-use crate::ops::recycle::{self, Recycling};
+use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element};
 use crate::site::NodeSite;
@@ -31,9 +31,10 @@ pub struct TensorScatter {
     pub axis: usize,
     pub mode: TensorScatterMode,
     /// Set at codegen when the output is a model output and nothing else:
-    /// see [`crate::ops::recycle`]. An execution detail: false until
-    /// codegen, not serialized.
-    pub reuse_output: bool,
+    /// where the output buffer comes from when data is shared
+    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
+    /// codegen, not serialized, ignored by equality.
+    pub output_pool: Option<OutputPool>,
 }
 
 /// Element types `T` of `dt` accepted for past_cache and update.
@@ -207,20 +208,15 @@ impl EvalOp for TensorScatter {
     op_out_of_plan!();
 
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        Ok(tvec!(self.eval_recycling(inputs, None)?))
-    }
-
-    fn state(&self, _ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
-        recycle::state_for::<Self>(self.reuse_output)
+        let output = self.eval_scatter(inputs)?;
+        output_pool::retain(self.output_pool.as_ref(), &output);
+        Ok(tvec!(output))
     }
 }
 
-impl Recycling for TensorScatter {
-    fn eval_recycling(
-        &self,
-        mut inputs: TVec<TValue>,
-        slot: Option<&mut Option<TValue>>,
-    ) -> TractResult<TValue> {
+impl TensorScatter {
+    /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
+    fn eval_scatter(&self, mut inputs: TVec<TValue>) -> TractResult<TValue> {
         let site = &self.site;
         check_arity(site, inputs.len())?;
         let write = if inputs.len() == 3 {
@@ -251,7 +247,8 @@ impl Recycling for TensorScatter {
             .check_write_indices(starts, self.mode)
             .map_err(|e| self.site.error(e))?;
         // Validated: now take the cache, without a copy when exclusive.
-        let mut present = recycle::take_output(site, "past_cache", cache, slot)?;
+        let mut present =
+            output_pool::take_output(site, "past_cache", cache, self.output_pool.as_ref())?;
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
@@ -279,9 +276,11 @@ impl TypedOp for TensorScatter {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
-        recycle::flag_if_terminal(model, node, self.reuse_output, || TensorScatter {
-            reuse_output: true,
-            ..self.clone()
+        output_pool::pool_if_terminal(model, node, self.output_pool.is_some(), |pool| {
+            TensorScatter {
+                output_pool: Some(pool),
+                ..self.clone()
+            }
         })
     }
 
@@ -304,7 +303,7 @@ mod tests {
             site: NodeSite::new(ScatterOp::TensorScatter, "ts", Some(24)),
             axis,
             mode,
-            reuse_output: false,
+            output_pool: None,
         }
     }
 

@@ -1,0 +1,740 @@
+//! Where a scatter node's output buffer comes from when its data input is
+//! shared (the caller keeps its tensor, so the op cannot write in place).
+//!
+//! Above glibc's mmap threshold a new allocation takes fresh pages on every
+//! run: a page fault and the kernel's zeroing per 4 KiB, several times a
+//! warm memcpy. tract's plan keeps no state across `SimplePlan::run` calls,
+//! so a node flagged at codegen (its output is a model output and nothing
+//! else, [`output_is_terminal`]) carries an [`OutputPool`] in the op itself:
+//! the outputs it returned, shared by every state and thread running the
+//! plan. A retained output is reused only once the pool holds its last
+//! reference (the caller dropped theirs), checked atomically by
+//! `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
+//! be reused, the fresh one gets huge-page advice before its first touch
+//! ([`fresh_copy`]).
+//!
+//! The pool keeps at most `capacity` outputs (1 by default), the oldest
+//! dropped first; [`output_pools`] reaches every pool of a model to resize or
+//! release them.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tract_core::internal::*;
+
+use crate::ops::{ScatterElements, ScatterNd, TensorScatter};
+use crate::site::NodeSite;
+
+/// Outputs a pool keeps unless told otherwise: one per scatter node.
+pub const DEFAULT_CAPACITY: usize = 1;
+
+/// The outputs a scatter node returned, kept to be written again once their
+/// callers have dropped them. Cloning shares the pool.
+///
+/// An execution detail of an optimized model: two pools always compare
+/// equal and hash alike, so op equality ignores them, and none is
+/// serialized.
+#[derive(Clone)]
+pub struct OutputPool(Arc<Mutex<Retained>>);
+
+struct Retained {
+    capacity: usize,
+    outputs: VecDeque<TValue>,
+}
+
+impl OutputPool {
+    pub fn new(capacity: usize) -> OutputPool {
+        OutputPool(Arc::new(Mutex::new(Retained {
+            capacity,
+            outputs: VecDeque::new(),
+        })))
+    }
+
+    /// A poisoned lock only means another thread panicked while holding it:
+    /// the queue is still a valid queue.
+    fn lock(&self) -> MutexGuard<'_, Retained> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many outputs the pool keeps at most.
+    pub fn capacity(&self) -> usize {
+        self.lock().capacity
+    }
+
+    /// Keep at most `capacity` outputs from now on (0 keeps none), dropping
+    /// the oldest beyond it.
+    pub fn set_capacity(&self, capacity: usize) {
+        let mut retained = self.lock();
+        retained.capacity = capacity;
+        let excess = retained.outputs.len().saturating_sub(capacity);
+        retained.outputs.drain(..excess);
+    }
+
+    /// Drops every retained output (the capacity stays).
+    pub fn release(&self) {
+        self.lock().outputs.clear();
+    }
+
+    /// How many outputs the pool holds now, in use by a caller or not.
+    pub fn len(&self) -> usize {
+        self.lock().outputs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of every retained output, in use by a caller or not.
+    pub fn retained_bytes(&self) -> usize {
+        self.lock()
+            .outputs
+            .iter()
+            .map(|o| o.len() * o.datum_type().size_of())
+            .sum()
+    }
+
+    /// Bytes the pool alone keeps alive: the retained outputs no caller
+    /// holds any more.
+    pub fn idle_bytes(&self) -> usize {
+        self.lock()
+            .outputs
+            .iter()
+            .filter(|o| o.is_exclusive())
+            .map(|o| o.len() * o.datum_type().size_of())
+            .sum()
+    }
+
+    /// Forgets the retained output that *is* `data` when the pool's
+    /// reference is the only other one: the caller moved the last output
+    /// back in (a KV cache), and our reference would force a copy instead
+    /// of a write in place. When the caller also keeps it, it stays: it
+    /// becomes reusable once the caller lets it go.
+    fn forget_if_only_other_holder(&self, data: &TValue) {
+        let mut retained = self.lock();
+        let Some(position) = retained
+            .outputs
+            .iter()
+            .position(|o| std::ptr::eq::<Tensor>(&**o, &**data))
+        else {
+            return;
+        };
+        // Under the lock, with us holding `data` and the pool its twin, a
+        // count of two cannot rise: nobody else has a reference to clone.
+        if data
+            .as_arc_tensor()
+            .is_some_and(|a| Arc::strong_count(a) == 2)
+        {
+            retained.outputs.remove(position);
+        }
+    }
+
+    /// Removes and returns a retained output no caller holds, of `dt` and
+    /// `shape`.
+    fn take_idle(&self, dt: DatumType, shape: &[usize]) -> Option<Tensor> {
+        let mut retained = self.lock();
+        let position = retained
+            .outputs
+            .iter()
+            .position(|o| o.is_exclusive() && o.datum_type() == dt && o.shape() == shape)?;
+        let output = retained.outputs.remove(position)?;
+        // Under the lock with a strong count of one, the pool's reference is
+        // the only one: nobody can clone it meanwhile. Were a `Weak` upgraded
+        // (tract makes none), this fails and the buffer stays its holder's.
+        Arc::try_unwrap(output.into_arc_tensor()).ok()
+    }
+
+    /// Keeps a reference to `output`, dropping the oldest beyond capacity.
+    fn retain(&self, output: &TValue) {
+        let mut retained = self.lock();
+        if retained.capacity == 0 {
+            return;
+        }
+        retained.outputs.push_back(output.clone());
+        let excess = retained.outputs.len().saturating_sub(retained.capacity);
+        retained.outputs.drain(..excess);
+    }
+}
+
+impl PartialEq for OutputPool {
+    fn eq(&self, _other: &OutputPool) -> bool {
+        true
+    }
+}
+
+impl Eq for OutputPool {}
+
+impl std::hash::Hash for OutputPool {
+    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
+}
+
+impl std::fmt::Debug for OutputPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let retained = self.lock();
+        f.debug_struct("OutputPool")
+            .field("capacity", &retained.capacity)
+            .field(
+                "outputs",
+                &retained
+                    .outputs
+                    .iter()
+                    .map(|t| (t.datum_type(), t.shape()))
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// The tensor a validated scatter writes into, made from `data`:
+/// - `data` itself, without a copy, when exclusively owned (in place);
+/// - else a copy of `data` into an output of `pool` no caller holds, of
+///   data's type and shape;
+/// - else a fresh copy ([`fresh_copy`]).
+///
+/// Call only once every check has passed: this is where a retained output
+/// is consumed.
+pub fn take_output(
+    site: &NodeSite,
+    input: &str,
+    data: TValue,
+    pool: Option<&OutputPool>,
+) -> TractResult<Tensor> {
+    if let Some(pool) = pool {
+        pool.forget_if_only_other_holder(&data);
+    }
+    let data = match Arc::try_unwrap(data.into_arc_tensor()) {
+        Ok(exclusive) => return Ok(exclusive),
+        Err(shared) => shared,
+    };
+    match pool.and_then(|p| p.take_idle(data.datum_type(), data.shape())) {
+        Some(mut out) => {
+            copy_into(site, input, &mut out, &data)?;
+            Ok(out)
+        }
+        None => fresh_copy(&data),
+    }
+}
+
+/// Keeps `output` in `pool`, if any. Call with the value the op returns.
+pub fn retain(pool: Option<&OutputPool>, output: &TValue) {
+    if let Some(pool) = pool {
+        pool.retain(output)
+    }
+}
+
+/// `dst = src`, for tensors of one type and shape.
+fn copy_into(site: &NodeSite, input: &str, dst: &mut Tensor, src: &Tensor) -> TractResult<()> {
+    ensure!(
+        dst.datum_type() == src.datum_type() && dst.shape() == src.shape(),
+        site.error(format!(
+            "internal: recycled output {:?} {:?} does not fit {input} {:?} {:?}",
+            dst.datum_type(),
+            dst.shape(),
+            src.datum_type(),
+            src.shape()
+        ))
+    );
+    if src.datum_type().is_copy() {
+        dst.try_as_plain_ram_mut()?
+            .as_bytes_mut()
+            .copy_from_slice(src.try_as_plain_ram()?.as_bytes());
+    } else {
+        *dst = src.clone();
+    }
+    Ok(())
+}
+
+/// A new tensor equal to `src`. For plain types the buffer is allocated
+/// uninitialized and advised to use transparent huge pages before the copy
+/// first touches it ([`advise_huge_pages`]).
+pub fn fresh_copy(src: &Tensor) -> TractResult<Tensor> {
+    let dt = src.datum_type();
+    if !dt.is_copy() || !src.is_plain_ram() {
+        return Ok(src.clone());
+    }
+    // Safety: every byte is written by the copy below before any read.
+    let mut out = unsafe { Tensor::uninitialized_dt(dt, src.shape())? };
+    let bytes = src.try_as_plain_ram()?;
+    let bytes = bytes.as_bytes();
+    if let Some(storage) = out.as_plain_ram_storage_mut() {
+        advise_huge_pages(storage.as_mut_ptr(), bytes.len());
+    }
+    out.try_as_plain_ram_mut()?
+        .as_bytes_mut()
+        .copy_from_slice(bytes);
+    Ok(out)
+}
+
+/// The size of a transparent huge page on x86-64 and aarch64 (4 KiB pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks Linux to back the 2 MiB-aligned part of `[ptr, ptr + len)` with
+/// transparent huge pages: one fault and one zeroing per 2 MiB instead of
+/// per 4 KiB. Pays only for a fresh mapping (glibc mmaps blocks of 32 MiB
+/// and more however often they are freed); harmless on reused heap memory,
+/// where the pages are already there. Only advice: ignored when THP is
+/// `never`, a no-op off Linux and for buffers holding no whole huge page.
+#[allow(unused_variables)]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
+        let end = (ptr as usize).saturating_add(len) / HUGE_PAGE * HUGE_PAGE;
+        if end > start {
+            // Safety: madvise reads no memory; MADV_HUGEPAGE changes no
+            // content, and the range lies inside the live allocation.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
+/// Whether `node`'s single output is a model output read by no other node:
+/// a pool holding one more reference to it then cannot make any op of the
+/// graph see a shared input (and copy it).
+pub fn output_is_terminal(model: &TypedModel, node: &TypedNode) -> bool {
+    node.outputs.len() == 1
+        && node.outputs[0].successors.is_empty()
+        && model.outputs.contains(&OutletId::new(node.id, 0))
+}
+
+/// `TypedOp::codegen` of a pooling op: replaces `node` by `pooled(pool)`
+/// when its output is terminal and it has no pool yet.
+pub fn pool_if_terminal<O: TypedOp>(
+    model: &TypedModel,
+    node: &TypedNode,
+    has_pool: bool,
+    pooled: impl FnOnce(OutputPool) -> O,
+) -> TractResult<Option<TypedModelPatch>> {
+    rule_if!(!has_pool && output_is_terminal(model, node));
+    Ok(Some(TypedModelPatch::replace_single_op(
+        model,
+        node,
+        &node.inputs,
+        pooled(OutputPool::new(DEFAULT_CAPACITY)),
+    )?))
+}
+
+/// The output pools of `model`'s scatter nodes (top-level graph), with the
+/// nodes' names: to resize them (`set_capacity`) or free what they retain
+/// (`release`). A plan's model is `plan.model()`.
+pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
+    model
+        .nodes()
+        .iter()
+        .filter_map(|n| {
+            let pool = if let Some(op) = n.op_as::<ScatterNd>() {
+                op.output_pool.as_ref()
+            } else if let Some(op) = n.op_as::<ScatterElements>() {
+                op.output_pool.as_ref()
+            } else {
+                n.op_as::<TensorScatter>()
+                    .and_then(|op| op.output_pool.as_ref())
+            };
+            pool.map(|p| (n.name.as_str(), p))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opset::ScatterOp;
+    use scatter_kernels::{Reduction, TensorScatterMode};
+
+    fn nd() -> ScatterNd {
+        ScatterNd::onnx(
+            NodeSite::new(ScatterOp::ScatterNd, "snd", Some(18)),
+            Reduction::None,
+        )
+    }
+
+    /// data [4, 3] f32, indices [1, 1] i64, updates [1, 3]: `op` writes a
+    /// row; with `tail`, its output also feeds a Neg and both are outputs.
+    fn model(op: impl Into<Box<dyn TypedOp>>, tail: bool) -> TypedModel {
+        let mut model = TypedModel::default();
+        let data = model.add_source("data", f32::fact([4, 3])).unwrap();
+        let indices = model.add_source("indices", i64::fact([1, 1])).unwrap();
+        let updates = model.add_source("updates", f32::fact([1, 3])).unwrap();
+        let out = model
+            .wire_node("scatter", op.into(), &[data, indices, updates])
+            .unwrap();
+        let mut outputs = out.to_vec();
+        if tail {
+            let neg = model
+                .wire_node("neg", tract_core::ops::math::neg(), &out)
+                .unwrap();
+            outputs.push(neg[0]);
+        }
+        model.select_output_outlets(&outputs).unwrap();
+        model.into_optimized().unwrap()
+    }
+
+    fn plan(model: TypedModel) -> Arc<TypedSimplePlan> {
+        TypedSimplePlan::new(model).unwrap()
+    }
+
+    fn pool(plan: &TypedSimplePlan) -> &OutputPool {
+        let pools = output_pools(plan.model());
+        assert_eq!(pools.len(), 1, "{pools:?}");
+        pools[0].1
+    }
+
+    fn data(seed: f32) -> TValue {
+        Tensor::from_shape(
+            &[4, 3],
+            &(0..12).map(|i| seed + i as f32).collect::<Vec<_>>(),
+        )
+        .unwrap()
+        .into_tvalue()
+    }
+
+    fn inputs(data: &TValue, row: i64, value: f32) -> TVec<TValue> {
+        tvec!(
+            data.clone(),
+            tensor2(&[[row]]).into_tvalue(),
+            tensor2(&[[value; 3]]).into_tvalue()
+        )
+    }
+
+    fn expected(seed: f32, row: usize, value: f32) -> Tensor {
+        let mut v: Vec<f32> = (0..12).map(|i| seed + i as f32).collect();
+        v[row * 3..row * 3 + 3].fill(value);
+        Tensor::from_shape(&[4, 3], &v).unwrap()
+    }
+
+    fn ptr(t: &Tensor) -> *const u8 {
+        t.try_as_plain_ram().unwrap().as_bytes().as_ptr()
+    }
+
+    #[test]
+    fn only_a_terminal_model_output_gets_a_pool() {
+        assert_eq!(output_pools(&model(nd(), false)).len(), 1);
+        assert!(output_pools(&model(nd(), true)).is_empty());
+    }
+
+    #[test]
+    fn a_dropped_output_is_reused_by_the_next_one_shot_run() {
+        let plan = plan(model(nd(), false));
+        let d = data(0.);
+        // `SimplePlan::run` makes a fresh state every call.
+        let first = plan.run(inputs(&d, 1, 9.)).unwrap().remove(0);
+        assert_eq!(*first, expected(0., 1, 9.));
+        let p = ptr(&first);
+        drop(first);
+        assert_eq!(pool(&plan).idle_bytes(), 48);
+        let second = plan.run(inputs(&d, 2, 7.)).unwrap().remove(0);
+        assert_eq!(ptr(&second), p, "the dropped output's buffer is reused");
+        assert_eq!(*second, expected(0., 2, 7.));
+        assert_eq!(*d, *data(0.), "shared data is untouched");
+    }
+
+    #[test]
+    fn a_held_output_is_not_reused_and_stays_independent() {
+        let plan = plan(model(nd(), false));
+        let d = data(0.);
+        let first = plan.run(inputs(&d, 1, 9.)).unwrap().remove(0);
+        let second = plan.run(inputs(&d, 2, 7.)).unwrap().remove(0);
+        assert_ne!(ptr(&first), ptr(&second));
+        assert_eq!(*first, expected(0., 1, 9.));
+        assert_eq!(*second, expected(0., 2, 7.));
+        // The pool now retains `second` only; `first` is the caller's alone.
+        assert_eq!(pool(&plan).len(), 1);
+        drop(second);
+        let third = plan.run(inputs(&d, 0, 5.)).unwrap().remove(0);
+        assert_eq!(*first, expected(0., 1, 9.));
+        assert_eq!(*third, expected(0., 0, 5.));
+    }
+
+    #[test]
+    fn runs_with_different_data_stay_correct() {
+        let plan = plan(model(nd(), false));
+        let mut state = plan.spawn().unwrap();
+        let mut held = vec![];
+        for step in 0..8 {
+            let seed = step as f32 * 100.;
+            let d = data(seed);
+            let row = step % 4;
+            let ins = inputs(&d, row as i64 - 4 * (step % 2) as i64, -1. - step as f32);
+            // Alternate a persistent state and one-shot runs: one pool.
+            let out = if step % 3 == 1 {
+                plan.run(ins)
+            } else {
+                state.run(ins)
+            }
+            .unwrap()
+            .remove(0);
+            assert_eq!(*out, expected(seed, row, -1. - step as f32), "step {step}");
+            assert_eq!(*d, *data(seed));
+            // Keep every third output: no later run may write into it.
+            if step % 3 == 0 {
+                held.push((out, seed, row, -1. - step as f32));
+            }
+        }
+        for (out, seed, row, value) in held {
+            assert_eq!(*out, expected(seed, row, value));
+        }
+    }
+
+    #[test]
+    fn outputs_kept_across_threads_are_never_written_again() {
+        let plan = plan(model(nd(), false));
+        pool(&plan).set_capacity(2);
+        let d = data(0.);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (plan, d) = (plan.clone(), d.clone());
+                std::thread::spawn(move || {
+                    let mut kept = vec![];
+                    for step in 0..200 {
+                        let (row, value) = (step % 4, (t * 1000 + step) as f32);
+                        let out = plan.run(inputs(&d, row as i64, value)).unwrap().remove(0);
+                        assert_eq!(*out, expected(0., row, value));
+                        // Keep one output in five, drop the others at once.
+                        if step % 5 == 0 {
+                            kept.push((out, row, value));
+                        }
+                    }
+                    kept
+                })
+            })
+            .collect();
+        for thread in threads {
+            for (out, row, value) in thread.join().unwrap() {
+                assert_eq!(
+                    *out,
+                    expected(0., row, value),
+                    "a kept output was overwritten"
+                );
+            }
+        }
+        assert!(pool(&plan).len() <= 2);
+        assert_eq!(*d, *data(0.));
+    }
+
+    #[test]
+    fn fed_back_output_is_written_in_place() {
+        let plan = plan(model(nd(), false));
+        let d = data(0.);
+        let mut cache = plan.run(inputs(&d, 0, 1.)).unwrap().remove(0);
+        drop(d);
+        let p = ptr(&cache);
+        for step in 1..4 {
+            let ins = tvec!(
+                cache,
+                tensor2(&[[step as i64]]).into_tvalue(),
+                tensor2(&[[1f32; 3]]).into_tvalue()
+            );
+            cache = plan.run(ins).unwrap().remove(0);
+            assert_eq!(
+                ptr(&cache),
+                p,
+                "the pool's reference is dropped, not copied"
+            );
+        }
+        let values = cache.try_as_plain_ram().unwrap();
+        assert!(values.as_slice::<f32>().unwrap().iter().all(|x| *x == 1.));
+    }
+
+    #[test]
+    fn a_cache_kept_and_fed_back_alternates_two_buffers_at_capacity_two() {
+        let plan = plan(model(nd(), false));
+        pool(&plan).set_capacity(2);
+        let mut cache = data(0.);
+        let mut want: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let mut buffers = std::collections::HashSet::new();
+        for step in 0..10usize {
+            // `inputs` clones: the caller keeps its cache during the run.
+            let out = plan
+                .run(inputs(&cache, (step % 4) as i64, step as f32))
+                .unwrap()
+                .remove(0);
+            want[step % 4 * 3..step % 4 * 3 + 3].fill(step as f32);
+            assert_eq!(*out, Tensor::from_shape(&[4, 3], &want).unwrap());
+            cache = out;
+            if step >= 2 {
+                buffers.insert(ptr(&cache));
+            }
+        }
+        assert_eq!(buffers.len(), 2, "double buffering, no fresh allocation");
+    }
+
+    #[test]
+    fn an_invalid_run_leaves_the_retained_output_usable() {
+        let plan = plan(model(nd(), false));
+        let d = data(0.);
+        let first = plan.run(inputs(&d, 1, 9.)).unwrap().remove(0);
+        let p = ptr(&first);
+        drop(first);
+        let err = plan.run(inputs(&d, 4, 0.)).unwrap_err();
+        assert!(format!("{err:#}").contains("out of bounds"), "{err:#}");
+        let next = plan.run(inputs(&d, 3, 2.)).unwrap().remove(0);
+        assert_eq!(ptr(&next), p);
+        assert_eq!(*next, expected(0., 3, 2.));
+    }
+
+    #[test]
+    fn release_and_capacity_zero_free_the_retained_output() {
+        let plan = plan(model(nd(), false));
+        let d = data(0.);
+        drop(plan.run(inputs(&d, 1, 9.)).unwrap());
+        let pool = pool(&plan);
+        assert_eq!((pool.capacity(), pool.len(), pool.idle_bytes()), (1, 1, 48));
+        pool.release();
+        assert_eq!((pool.len(), pool.idle_bytes()), (0, 0));
+        pool.set_capacity(0);
+        let out = plan.run(inputs(&d, 2, 3.)).unwrap().remove(0);
+        assert!(
+            out.is_exclusive(),
+            "a pool of capacity 0 keeps no reference"
+        );
+        assert!(pool.is_empty());
+        pool.set_capacity(1);
+        drop(plan.run(inputs(&d, 2, 3.)).unwrap());
+        assert_eq!(pool.len(), 1);
+    }
+
+    #[test]
+    fn capacity_two_alternates_buffers_while_the_caller_holds_the_last() {
+        let plan = plan(model(nd(), false));
+        pool(&plan).set_capacity(2);
+        let d = data(0.);
+        let mut previous = plan.run(inputs(&d, 0, 1.)).unwrap().remove(0);
+        let mut current = plan.run(inputs(&d, 1, 2.)).unwrap().remove(0);
+        let buffers = [ptr(&previous), ptr(&current)];
+        for step in 2..10 {
+            drop(previous);
+            let next = plan
+                .run(inputs(&d, step % 4, step as f32))
+                .unwrap()
+                .remove(0);
+            assert!(buffers.contains(&ptr(&next)), "step {step}: a third buffer");
+            assert_eq!(*next, expected(0., step as usize % 4, step as f32));
+            (previous, current) = (current, next);
+        }
+        assert_eq!(*current, expected(0., 1, 9.));
+    }
+
+    #[test]
+    fn scatter_elements_and_tensor_scatter_reuse_too() {
+        let se = ScatterElements::onnx(
+            NodeSite::new(ScatterOp::ScatterElements, "se", Some(18)),
+            0,
+            Reduction::None,
+        );
+        let ts = TensorScatter {
+            site: NodeSite::new(ScatterOp::TensorScatter, "ts", Some(24)),
+            axis: 1,
+            mode: TensorScatterMode::Linear,
+            output_pool: None,
+        };
+        // ScatterElements: indices [1, 3] at row `r` on every column.
+        let mut m = TypedModel::default();
+        let data_in = m.add_source("data", f32::fact([4, 3])).unwrap();
+        let indices = m.add_source("indices", i64::fact([1, 3])).unwrap();
+        let updates = m.add_source("updates", f32::fact([1, 3])).unwrap();
+        let out = m.wire_node("se", se, &[data_in, indices, updates]).unwrap();
+        m.select_output_outlets(&out).unwrap();
+        let plan_se = plan(m.into_optimized().unwrap());
+        let d = data(0.);
+        let mut last = None;
+        for r in 0..4i64 {
+            let out = plan_se
+                .run(tvec!(
+                    d.clone(),
+                    tensor2(&[[r; 3]]).into_tvalue(),
+                    tensor2(&[[-(r as f32); 3]]).into_tvalue()
+                ))
+                .unwrap()
+                .remove(0);
+            assert_eq!(*out, expected(0., r as usize, -(r as f32)));
+            if let Some(p) = last {
+                assert_eq!(ptr(&out), p);
+            }
+            last = Some(ptr(&out));
+        }
+        // TensorScatter: cache [1, 4, 3], update [1, 1, 3] at position `w`.
+        let mut m = TypedModel::default();
+        let cache = m.add_source("cache", f32::fact([1, 4, 3])).unwrap();
+        let update = m.add_source("update", f32::fact([1, 1, 3])).unwrap();
+        let write = m.add_source("write", i64::fact([1])).unwrap();
+        let out = m.wire_node("ts", ts, &[cache, update, write]).unwrap();
+        m.select_output_outlets(&out).unwrap();
+        let plan_ts = plan(m.into_optimized().unwrap());
+        let c = data(0.)
+            .into_tensor()
+            .into_shape(&[1, 4, 3])
+            .unwrap()
+            .into_tvalue();
+        let mut last = None;
+        for w in 0..4i64 {
+            let out = plan_ts
+                .run(tvec!(
+                    c.clone(),
+                    tensor3(&[[[w as f32 + 0.5; 3]]]).into_tvalue(),
+                    tensor1(&[w]).into_tvalue()
+                ))
+                .unwrap()
+                .remove(0);
+            let want = expected(0., w as usize, w as f32 + 0.5)
+                .into_shape(&[1, 4, 3])
+                .unwrap();
+            assert_eq!(*out, want);
+            if let Some(p) = last {
+                assert_eq!(ptr(&out), p);
+            }
+            last = Some(ptr(&out));
+        }
+    }
+
+    #[test]
+    fn strings_are_reused_by_clone() {
+        let mut m = TypedModel::default();
+        let data = m.add_source("data", String::fact([3])).unwrap();
+        let indices = m.add_source("indices", i64::fact([1, 1])).unwrap();
+        let updates = m.add_source("updates", String::fact([1])).unwrap();
+        let out = m.wire_node("snd", nd(), &[data, indices, updates]).unwrap();
+        m.select_output_outlets(&out).unwrap();
+        let plan = plan(m.into_optimized().unwrap());
+        let d = tensor1(&["a".to_string(), "b".into(), "c".into()]).into_tvalue();
+        for (i, s) in ["x", "y", "z"].iter().enumerate() {
+            let out = plan
+                .run(tvec!(
+                    d.clone(),
+                    tensor2(&[[i as i64]]).into_tvalue(),
+                    tensor1(&[s.to_string()]).into_tvalue()
+                ))
+                .unwrap()
+                .remove(0);
+            let mut want = vec!["a".to_string(), "b".into(), "c".into()];
+            want[i] = s.to_string();
+            assert_eq!(*out, tensor1(&want));
+        }
+    }
+
+    #[test]
+    fn a_fresh_copy_equals_its_source_whatever_its_size() {
+        for len in [0usize, 1, 1000, (5 << 20) / 4 + 3] {
+            let src = Tensor::from_shape(&[len], &(0..len).map(|i| i as f32).collect::<Vec<_>>())
+                .unwrap();
+            assert_eq!(fresh_copy(&src).unwrap(), src, "{len} floats");
+        }
+        let s = tensor1(&["a".to_string(), "bc".into()]);
+        assert_eq!(fresh_copy(&s).unwrap(), s);
+        let b = tensor2(&[[true, false], [false, true]]);
+        assert_eq!(fresh_copy(&b).unwrap(), b);
+    }
+
+    #[test]
+    fn two_pools_never_make_two_ops_differ() {
+        use std::hash::{BuildHasher, RandomState};
+        let pooled = |capacity| ScatterNd {
+            output_pool: Some(OutputPool::new(capacity)),
+            ..nd()
+        };
+        let (a, b) = (pooled(1), pooled(2));
+        assert_eq!(a, b);
+        let state = RandomState::new();
+        assert_eq!(state.hash_one(&a), state.hash_one(&b));
+    }
+}
