@@ -6,7 +6,9 @@ directory per workload: model.onnx and one <input name>.npy per graph input
 (data.npy, indices.npy, updates.npy for the one-node scatter models), and
 optionally feedback.txt, lines "<output> <input>": that output is fed back
 as that input of the next run (the GTCRN caches, the KV cache of the
-exported kv_step_* models). Single-threaded CPU session
+exported kv_step_* models), and optionally position.txt, "<input> <limit>":
+that int64 [1] input is set to call % limit before each call (the KV write
+position of kv_step_*, updated in place outside the timed call). Single-threaded CPU session
 (intra_op_num_threads=1, inter_op_num_threads=1, sequential), inputs and
 preallocated outputs bound with io binding so no allocation or conversion
 is timed (fed-back values alternate between two preallocated buffers,
@@ -51,6 +53,12 @@ def time_workload(path, budget, min_runs, max_runs):
     if os.path.isfile(feedback_path):
         with open(feedback_path) as f:
             feedback = [tuple(line.split()) for line in f if line.strip()]
+    position = None
+    position_path = os.path.join(path, "position.txt")
+    if os.path.isfile(position_path):
+        with open(position_path) as f:
+            name, limit = f.read().split()
+            position = (name, int(limit))
     # One plain run gives the output shapes and types to preallocate.
     output_names = [o.name for o in sess.get_outputs()]
     first = dict(zip(output_names, sess.run(output_names, arrays)))
@@ -79,7 +87,17 @@ def time_workload(path, budget, min_runs, max_runs):
             inputs[inp], outputs[out] = outputs[out], inputs[inp]
         bind()
 
+    calls = 0
+
+    def advance():
+        nonlocal calls
+        if position is not None:
+            name, limit = position
+            inputs[name].update_inplace(np.array([calls % limit], dtype=np.int64))
+        calls += 1
+
     bind()
+    advance()
     sess.run_with_iobinding(binding)  # warm-up: output pages touched
     samples = []
     start = time.perf_counter()
@@ -88,6 +106,7 @@ def time_workload(path, budget, min_runs, max_runs):
     ):
         if feedback:
             swap()
+        advance()
         t = time.perf_counter()
         sess.run_with_iobinding(binding)
         samples.append(time.perf_counter() - t)

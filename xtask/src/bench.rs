@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: builds `scatter-bench` in release mode and runs it
-//! (plugin exclusive/shared, stock tract, warm memcpy, onnxruntime when a
-//! Python with onnxruntime is found), printing a markdown table.
+//! (plugin and stock tract in every calling mode, each in its own process
+//! for its peak RSS; warm and fresh copies; onnxruntime when a Python with
+//! onnxruntime is found), printing the markdown tables and target lines.
 
 use anyhow::{Result, bail};
 use std::path::Path;

@@ -1,78 +1,64 @@
-//! Benchmarks of the scatter plugin: workload definitions ([`workloads`]),
-//! in-memory ONNX model builders, the real GTCRN model per frame
-//! ([`gtcrn`]), models of PyTorch's exporters and the runner of model
-//! files ([`exported`]), a timing loop ([`timing`]), the
-//! onnxruntime side ([`ort`]) and the report table ([`report`]).
+//! Benchmarks of the scatter plugin. Each row is a [`case::Case`]: the
+//! one-node workloads ([`workloads`]), the real GTCRN model per frame
+//! ([`gtcrn`]), models of PyTorch's exporters ([`exported`]) and Piper
+//! ([`piper`]). A [`runner::Runner`] runs a case in each calling
+//! [`runner::Mode`]; [`child`] measures one (engine, mode) in a process of
+//! its own (for its peak RSS); [`timing`] is the loop, [`ort`] the
+//! onnxruntime side and [`report`] the tables.
 //!
 //! `cargo xtask bench` runs the `scatter-bench` binary in release mode;
 //! `cargo bench -p scatter-bench` runs the divan benches of the plugin.
 
+pub mod case;
+pub mod child;
 pub mod exported;
 pub mod gtcrn;
 pub mod ort;
 pub mod piper;
 pub mod report;
+pub mod runner;
 pub mod timing;
 pub mod workloads;
 
-use tract_onnx_scatter::tract_onnx::prelude::*;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
 
 pub use workloads::{NAMES, STOCK_NAMES, ScatterOp, Workload, workload, workloads};
 
-/// A planned model with its inputs and a persistent state, ready to be run
-/// repeatedly.
-pub struct Runner {
-    state: TypedSimpleState,
-    data: Option<TValue>,
-    indices: TValue,
-    updates: TValue,
+/// The workspace root (this crate lives in `crates/scatter-bench`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/scatter-bench has two ancestors")
+        .to_path_buf()
 }
 
-impl Runner {
-    /// Plans `workload` with `onnx` and prepares its inputs.
-    pub fn new(
-        workload: &Workload,
-        onnx: &tract_onnx_scatter::tract_onnx::Onnx,
-    ) -> TractResult<Runner> {
-        let plan = workload.compile(onnx)?;
-        Ok(Runner {
-            state: plan.spawn()?,
-            data: Some(workload.data_tensor()?.into_tvalue()),
-            indices: workload.indices_tensor()?.into_tvalue(),
-            updates: workload.updates_tensor()?.into_tvalue(),
-        })
+/// The rows `filter` selects, in table order: the one-node workloads,
+/// GTCRN, the exported models; Piper (a 63 MB model fetched on demand)
+/// only when the filter names it.
+pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
+    let selected = |n: &str| filter.is_none_or(|f| n.contains(f));
+    let mut names: Vec<&str> = NAMES.into_iter().filter(|n| selected(n)).collect();
+    names.extend([gtcrn::NAME].into_iter().filter(|n| selected(n)));
+    names.extend(exported::NAMES.into_iter().filter(|n| selected(n)));
+    if filter.is_some_and(|f| piper::NAME.contains(f)) {
+        names.push(piper::NAME);
     }
+    names
+}
 
-    fn data(&self) -> &TValue {
-        self.data
-            .as_ref()
-            .expect("data is put back after every run")
+/// The case of row `name`.
+pub fn case(name: &str) -> Result<case::Case> {
+    if let Some(w) = workload(name) {
+        return case::Case::from_workload(&w);
     }
-
-    /// The caller keeps its reference to data: the op must copy it.
-    pub fn run_shared(&mut self) -> TractResult<TValue> {
-        let inputs = tvec![
-            self.data().clone(),
-            self.indices.clone(),
-            self.updates.clone()
-        ];
-        Ok(self.state.run(inputs)?.remove(0))
-    }
-
-    /// Data is moved in, and the output becomes the next run's data (a
-    /// KV cache updated step after step): an op that scatters in place
-    /// costs O(updates).
-    pub fn run_exclusive(&mut self) -> TractResult<()> {
-        let data = self.data.take().expect("data is put back after every run");
-        let inputs = tvec![data, self.indices.clone(), self.updates.clone()];
-        let mut outputs = self.state.run(inputs)?;
-        self.data = Some(outputs.remove(0));
-        Ok(())
-    }
-
-    /// The current data value (after `run_exclusive`, the last output).
-    pub fn current_data(&self) -> &Tensor {
-        self.data()
+    match name {
+        gtcrn::NAME => gtcrn::case(),
+        piper::NAME => piper::case(),
+        _ if exported::NAMES.contains(&name) => exported::case(name),
+        _ => bail!("no bench case named {name:?}"),
     }
 }
 

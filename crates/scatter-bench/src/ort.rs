@@ -11,18 +11,9 @@ use anyhow::{Context, Result, bail};
 
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-use crate::exported::ModelFile;
+use crate::case::Case;
 use crate::timing::Budget;
-use crate::workloads::Workload;
-
-/// The workspace root (this crate lives in `crates/scatter-bench`).
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/scatter-bench has two ancestors")
-        .to_path_buf()
-}
+use crate::workspace_root;
 
 /// The Python to run onnxruntime with: `explicit`, else `$ORT_PYTHON`,
 /// else `<root>/.venv/bin/python`, else `python3`; `Err` saying why when
@@ -95,47 +86,16 @@ fn i64_bytes(v: &[i64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// Writes `dir/<name>/{model.onnx, data.npy, indices.npy, updates.npy}`.
-pub fn write_workload(dir: &Path, w: &Workload) -> Result<()> {
-    let dir = dir.join(w.name);
+/// Writes `dir/<name>/{model.onnx, <input name>.npy, feedback.txt,
+/// position.txt}` for `case`: int64 inputs as `<i8`, the others as `<f4`.
+/// `feedback.txt` pairs each fed-back output with the input it feeds
+/// (`<output> <input>` per line); `position.txt` names the input set to
+/// `call % limit` before each call (`<input> <limit>`).
+pub fn write_case(dir: &Path, case: &Case) -> Result<()> {
+    let dir = dir.join(&case.name);
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("model.onnx"), w.model_bytes())?;
-    write_npy(
-        &dir.join("data.npy"),
-        "<f4",
-        &w.data_shape,
-        &f32_bytes(&w.data),
-    )?;
-    write_npy(
-        &dir.join("indices.npy"),
-        "<i8",
-        &w.indices_shape,
-        &i64_bytes(&w.indices),
-    )?;
-    write_npy(
-        &dir.join("updates.npy"),
-        "<f4",
-        &w.updates_shape,
-        &f32_bytes(&w.updates),
-    )?;
-    Ok(())
-}
-
-/// Writes `dir/<name>/{model.onnx, <input name>.npy, feedback.txt}` for a
-/// model file (GTCRN, the exported models): int64 inputs as `<i8`, the
-/// others as `<f4`. `feedback.txt` pairs each fed-back output with the
-/// input it feeds (`<output> <input>` per line; `feedback` as indices).
-pub fn write_model(
-    dir: &Path,
-    name: &str,
-    model: &ModelFile,
-    inputs: &[Tensor],
-    feedback: &[(usize, usize)],
-) -> Result<()> {
-    let dir = dir.join(name);
-    std::fs::create_dir_all(&dir)?;
-    std::fs::copy(&model.path, dir.join("model.onnx"))?;
-    for (name, t) in model.input_names.iter().zip(inputs) {
+    std::fs::write(dir.join("model.onnx"), case.model_bytes()?)?;
+    for (name, t) in case.input_names.iter().zip(&case.inputs) {
         let path = dir.join(format!("{name}.npy"));
         if t.datum_type() == i64::datum_type() {
             let values: Vec<i64> = t.to_plain_array_view::<i64>()?.iter().copied().collect();
@@ -146,12 +106,19 @@ pub fn write_model(
             write_npy(&path, "<f4", t.shape(), &f32_bytes(&values))?;
         }
     }
-    if !feedback.is_empty() {
-        let lines: String = feedback
+    if !case.feedback.is_empty() {
+        let lines: String = case
+            .feedback
             .iter()
-            .map(|&(o, i)| format!("{} {}\n", model.output_names[o], model.input_names[i]))
+            .map(|&(o, i)| format!("{} {}\n", case.output_names[o], case.input_names[i]))
             .collect();
         std::fs::write(dir.join("feedback.txt"), lines)?;
+    }
+    if let Some((input, limit)) = case.position {
+        std::fs::write(
+            dir.join("position.txt"),
+            format!("{} {limit}\n", case.input_names[input]),
+        )?;
     }
     Ok(())
 }

@@ -4,51 +4,24 @@
 //! overrides. The model is not committed: `cargo xtask conformance --filter
 //! piper` (or `cargo test`) fetches it, hash-pinned, into the cache.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, Result, bail};
-use tract_onnx_scatter::tract_onnx;
-use tract_onnx_scatter::tract_onnx::prelude::*;
 
-use crate::exported::{ModelFile, ModelRunner, read_inputs};
-use crate::ort::workspace_root;
+use crate::case::{Case, read_inputs};
+use crate::workspace_root;
 
 /// Row name.
 pub const NAME: &str = "piper_run";
 
-/// The model and its inputs.
-pub struct Piper {
-    pub model: ModelFile,
-    pub inputs: Vec<Tensor>,
-}
-
-impl Piper {
-    pub fn load() -> Result<Piper> {
-        let root = workspace_root().join("onnx-testdata");
-        let path: PathBuf = root.join("cache/real-models/piper/model.onnx");
-        if !path.is_file() {
-            bail!(
-                "{path:?} is missing: run `cargo xtask conformance --filter piper` once to fetch it"
-            );
-        }
-        let model = ModelFile::read(&path)?;
-        let inputs = read_inputs(
-            &root.join("real-models/piper/test_data_set_0"),
-            model.input_names.len(),
-        )
+pub fn case() -> Result<Case> {
+    let root = workspace_root().join("onnx-testdata");
+    let path = root.join("cache/real-models/piper/model.onnx");
+    if !path.is_file() {
+        bail!("{path:?} is missing: run `cargo xtask conformance --filter piper` once to fetch it");
+    }
+    let count = crate::case::input_count(&path)?;
+    let inputs = read_inputs(&root.join("real-models/piper/test_data_set_0"), count)
         .context("reading Piper's inputs")?;
-        Ok(Piper { model, inputs })
-    }
-
-    /// Bytes of the inputs (the `data` column).
-    pub fn input_bytes(&self) -> usize {
-        self.inputs
-            .iter()
-            .map(|t| t.len() * t.datum_type().size_of())
-            .sum()
-    }
-
-    pub fn runner(&self, onnx: &tract_onnx::Onnx) -> TractResult<ModelRunner> {
-        ModelRunner::with_input_shapes(&self.model.path, &self.inputs, onnx)
-    }
+    let mut case = Case::from_file(NAME, &path, inputs)?;
+    case.typed_from_inputs = true;
+    Ok(case)
 }

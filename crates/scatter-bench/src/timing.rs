@@ -49,13 +49,25 @@ impl Stats {
 }
 
 /// Times `f`: one warm-up call, then one sample per call.
-pub fn measure<E>(budget: Budget, mut f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+pub fn measure<E>(budget: Budget, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+    measure_prepared(budget, || Ok(()), f)
+}
+
+/// Times `f`, `prepare` called before each call outside the timed part:
+/// one warm-up call, then one sample per call.
+pub fn measure_prepared<E>(
+    budget: Budget,
+    mut prepare: impl FnMut() -> Result<(), E>,
+    mut f: impl FnMut() -> Result<(), E>,
+) -> Result<Stats, E> {
+    prepare()?;
     f()?;
     let start = Instant::now();
     let mut samples = Vec::new();
     while samples.len() < budget.max_iters
         && (samples.len() < budget.min_iters || start.elapsed() < budget.time)
     {
+        prepare()?;
         let t = Instant::now();
         f()?;
         samples.push(t.elapsed());

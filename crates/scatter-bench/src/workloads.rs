@@ -426,18 +426,6 @@ impl Workload {
         self.model_proto().encode_to_vec()
     }
 
-    /// Loads, optimizes and plans the model with `onnx` (the plugin's
-    /// `tract_onnx_scatter::onnx()` or stock `tract_onnx::onnx()`).
-    pub fn compile(
-        &self,
-        onnx: &tract_onnx_scatter::tract_onnx::Onnx,
-    ) -> TractResult<Arc<TypedSimplePlan>> {
-        let bytes = self.model_bytes();
-        onnx.model_for_read(&mut &bytes[..])?
-            .into_optimized()?
-            .into_runnable()
-    }
-
     pub fn data_tensor(&self) -> TractResult<Tensor> {
         tensor1(&self.data).into_shape(&self.data_shape)
     }

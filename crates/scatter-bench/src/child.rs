@@ -1,0 +1,143 @@
+//! One measurement in a process of its own: `scatter-bench --child NAME
+//! ENGINE MODE` plans case NAME with ENGINE (`plugin` or `stock`), times it
+//! in MODE and prints one line, `<median ns> <calls> <peak RSS bytes>
+//! <pooled bytes> <warm copy median ns>`. A process per measurement makes
+//! its peak RSS (VmHWM) that mode's alone: in one process, memory freed by
+//! an earlier measurement and kept by malloc would hide a later one's.
+//!
+//! Where the case has a copy floor, a child of a kept-inputs mode also
+//! times a warm copy of the data input between calls (outside the timed
+//! call): the two medians
+//! then share the process, its pages and the machine's load, which moved
+//! by ±20 % between processes on the 2-core bench machine.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tract_onnx_scatter::tract_onnx;
+
+use crate::runner::{Mode, Runner};
+use crate::timing::{Budget, Stats, measure_prepared};
+
+/// The engines a child can plan with.
+pub const ENGINES: [&str; 2] = ["plugin", "stock"];
+
+/// What a child measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    pub median: Duration,
+    pub calls: usize,
+    /// The process's peak resident set (VmHWM), model and inputs included.
+    pub peak_rss: Option<usize>,
+    /// Bytes the plugin's output pools held at the end (0 for stock).
+    pub pooled: usize,
+    /// A warm copy of the data input, timed between the calls.
+    pub warm_copy: Option<Duration>,
+}
+
+fn onnx(engine: &str) -> Result<tract_onnx::Onnx> {
+    match engine {
+        "plugin" => Ok(tract_onnx_scatter::onnx()),
+        "stock" => Ok(tract_onnx::onnx()),
+        _ => bail!("unknown engine {engine:?} (plugin or stock)"),
+    }
+}
+
+/// The child's work: returns the line to print.
+pub fn run_child(name: &str, engine: &str, mode: &str, budget: Budget) -> Result<String> {
+    let mode = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
+    let case = crate::case(name)?;
+    let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
+    if !runner.supports(mode) {
+        bail!("{name} has no {} mode", mode.name());
+    }
+    let budget = if engine == "stock" {
+        // Stock tract can be very slow: fewer samples suffice.
+        Budget {
+            min_iters: 3,
+            ..budget
+        }
+    } else {
+        budget
+    };
+    // Not between owned calls: a 30 MB copy would evict the cache lines an
+    // O(updates) write touches (1 µs became 30 µs).
+    let data = if mode == Mode::Owned {
+        None
+    } else {
+        case.copy_floor_data()?
+    };
+    let mut warm = data.map(|d| vec![0f32; d.len()]);
+    let mut copies = Stats { samples: vec![] };
+    // `runner` is borrowed by both closures in turn, never at once.
+    let runner = std::cell::RefCell::new(&mut runner);
+    let stats = measure_prepared(
+        budget,
+        || {
+            if let (Some(src), Some(dst)) = (data, warm.as_mut()) {
+                let t = Instant::now();
+                crate::memcpy(dst, src);
+                std::hint::black_box(&dst);
+                copies.samples.push(t.elapsed());
+            }
+            runner.borrow_mut().prepare(mode)
+        },
+        || runner.borrow_mut().run(mode),
+    )?;
+    let runner = runner.into_inner();
+    let pooled: usize = tract_onnx_scatter::output_pools(runner.plan().model())
+        .iter()
+        .map(|(_, pool)| pool.retained_bytes())
+        .sum();
+    Ok(format!(
+        "{} {} {} {} {}",
+        stats.median().as_nanos(),
+        stats.runs(),
+        peak_rss().unwrap_or(0),
+        pooled,
+        copies.median().as_nanos()
+    ))
+}
+
+/// This process's peak resident set size (VmHWM), Linux only.
+pub fn peak_rss() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// Runs `exe --child name engine mode` and parses its line; `Err` with the
+/// child's error (its last stderr line) when it fails.
+pub fn spawn(exe: &Path, name: &str, engine: &str, mode: Mode, budget: Budget) -> Result<Measured> {
+    let out = Command::new(exe)
+        .args(["--child", name, engine, mode.name()])
+        .args(["--budget-ms", &budget.time.as_millis().to_string()])
+        .output()
+        .with_context(|| format!("running {}", exe.display()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "{}",
+            stderr.lines().last().unwrap_or("failed without a message")
+        );
+    }
+    let line = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<u128> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("parsing the child's line {line:?}"))?;
+    let [median, calls, peak, pooled, copy] = fields[..] else {
+        bail!("the child printed {line:?}, expected five numbers");
+    };
+    Ok(Measured {
+        median: Duration::from_nanos(median as u64),
+        calls: calls as usize,
+        peak_rss: (peak > 0).then_some(peak as usize),
+        pooled: pooled as usize,
+        warm_copy: (copy > 0).then(|| Duration::from_nanos(copy as u64)),
+    })
+}

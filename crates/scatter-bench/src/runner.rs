@@ -1,0 +1,145 @@
+//! A planned [`Case`] run the three ways a caller runs a tract model
+//! ([`Mode`]).
+
+use std::sync::Arc;
+
+use anyhow::{Context, ensure};
+
+use tract_onnx_scatter::tract_onnx;
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+use crate::case::{Case, Ownership};
+
+/// How the caller calls tract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `plan.run(inputs)` on every call (a fresh state each time, as the
+    /// README and tract's examples do), the caller keeping its tensors:
+    /// clones go in.
+    OneShot,
+    /// `state.run(inputs)` on a state spawned once, the caller keeping its
+    /// tensors.
+    Persistent,
+    /// `state.run(inputs)` with the data input moved in (exclusively
+    /// owned), as [`Ownership`] says.
+    Owned,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::OneShot, Mode::Persistent, Mode::Owned];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::OneShot => "one-shot",
+            Mode::Persistent => "persistent",
+            Mode::Owned => "owned",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// A planned case, its state and the caller's current inputs.
+pub struct Runner {
+    plan: Arc<TypedSimplePlan>,
+    state: TypedSimpleState,
+    inputs: Vec<Option<TValue>>,
+    feedback: Vec<(usize, usize)>,
+    ownership: Ownership,
+    position: Option<(usize, i64)>,
+    calls: i64,
+    /// The untimed copy of input 0 the next owned call moves in
+    /// ([`Ownership::CopiedBeforeEachCall`]).
+    staged: Option<TValue>,
+}
+
+impl Runner {
+    /// Loads, optimizes and plans `case` with `onnx` (the plugin's
+    /// `tract_onnx_scatter::onnx()` or stock `tract_onnx::onnx()`).
+    pub fn new(case: &Case, onnx: &tract_onnx::Onnx) -> TractResult<Runner> {
+        let plan = case.model(onnx)?.into_optimized()?.into_runnable()?;
+        Ok(Runner {
+            state: plan.spawn()?,
+            plan,
+            inputs: case
+                .inputs
+                .iter()
+                .map(|t| Some(t.clone().into_tvalue()))
+                .collect(),
+            feedback: case.feedback.clone(),
+            ownership: case.ownership,
+            position: case.position,
+            calls: 0,
+            staged: None,
+        })
+    }
+
+    pub fn plan(&self) -> &Arc<TypedSimplePlan> {
+        &self.plan
+    }
+
+    /// Whether `mode` applies to this case (owned needs an [`Ownership`]).
+    pub fn supports(&self, mode: Mode) -> bool {
+        mode != Mode::Owned || self.ownership != Ownership::None
+    }
+
+    /// The caller's input `i` (after a call that fed it back, the output).
+    pub fn input(&self, i: usize) -> &TValue {
+        self.inputs[i]
+            .as_ref()
+            .expect("moved inputs are put back after every call")
+    }
+
+    /// The caller's work before a call, outside the timed call: the next
+    /// position, the copy an owned call moves in.
+    pub fn prepare(&mut self, mode: Mode) -> TractResult<()> {
+        if let Some((input, limit)) = self.position {
+            self.inputs[input] = Some(tensor1(&[self.calls.rem_euclid(limit)]).into_tvalue());
+        }
+        self.calls = self.calls.wrapping_add(1);
+        if mode == Mode::Owned && self.ownership == Ownership::CopiedBeforeEachCall {
+            self.staged = Some(self.input(0).clone().into_tensor().into_tvalue());
+        }
+        Ok(())
+    }
+
+    /// Whether input `i` is moved in by an owned call.
+    fn moved(&self, i: usize) -> bool {
+        match self.ownership {
+            Ownership::FedBack => self.feedback.iter().any(|&(_, input)| input == i),
+            Ownership::OutputAsData | Ownership::CopiedBeforeEachCall => i == 0,
+            Ownership::None => false,
+        }
+    }
+
+    /// One call in `mode` (after [`Runner::prepare`]); the outputs are fed
+    /// back or dropped, as a caller would.
+    pub fn run(&mut self, mode: Mode) -> TractResult<()> {
+        ensure!(self.supports(mode), "no owned mode for this case");
+        let inputs = (0..self.inputs.len())
+            .map(|i| match mode {
+                Mode::Owned if self.moved(i) => match self.ownership {
+                    Ownership::CopiedBeforeEachCall => {
+                        self.staged.take().context("prepare() stages the copy")
+                    }
+                    _ => self.inputs[i].take().context("put back after every call"),
+                },
+                _ => Ok(self.input(i).clone()),
+            })
+            .collect::<TractResult<TVec<TValue>>>()?;
+        let outputs = match mode {
+            Mode::OneShot => self.plan.run(inputs)?,
+            Mode::Persistent | Mode::Owned => self.state.run(inputs)?,
+        };
+        let mut outputs: Vec<Option<TValue>> = outputs.into_iter().map(Some).collect();
+        for &(output, input) in &self.feedback {
+            self.inputs[input] = outputs[output].take();
+        }
+        if mode == Mode::Owned && self.ownership == Ownership::OutputAsData {
+            self.inputs[0] = outputs[0].take();
+        }
+        Ok(())
+    }
+}
