@@ -25,7 +25,7 @@ use crate::timing::{Budget, Stats, measure_prepared};
 pub const ENGINES: [&str; 2] = ["plugin", "stock"];
 
 /// What a child measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Measured {
     pub median: Duration,
     pub calls: usize,
@@ -35,6 +35,30 @@ pub struct Measured {
     pub pooled: usize,
     /// A warm copy of the data input, timed between the calls.
     pub warm_copy: Option<Duration>,
+}
+
+impl Measured {
+    /// Rounds of one (engine, mode) as one figure: the median of the
+    /// rounds' medians (and of their warm copies), every call counted, the
+    /// largest peak RSS and pool; `None` without rounds.
+    pub fn combine(rounds: &[Measured]) -> Option<Measured> {
+        fn median(mut v: Vec<Duration>) -> Option<Duration> {
+            v.sort();
+            let n = v.len();
+            match n {
+                0 => None,
+                _ if n % 2 == 1 => Some(v[n / 2]),
+                _ => Some((v[n / 2 - 1] + v[n / 2]) / 2),
+            }
+        }
+        Some(Measured {
+            median: median(rounds.iter().map(|r| r.median).collect())?,
+            calls: rounds.iter().map(|r| r.calls).sum(),
+            peak_rss: rounds.iter().filter_map(|r| r.peak_rss).max(),
+            pooled: rounds.iter().map(|r| r.pooled).max().unwrap_or(0),
+            warm_copy: median(rounds.iter().filter_map(|r| r.warm_copy).collect()),
+        })
+    }
 }
 
 fn onnx(engine: &str) -> Result<tract_onnx::Onnx> {
@@ -140,4 +164,34 @@ pub fn spawn(exe: &Path, name: &str, engine: &str, mode: Mode, budget: Budget) -
         pooled: pooled as usize,
         warm_copy: (copy > 0).then(|| Duration::from_nanos(copy as u64)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(ms: u64, peak: usize, copy: Option<u64>) -> Measured {
+        Measured {
+            median: Duration::from_millis(ms),
+            calls: 10,
+            peak_rss: Some(peak),
+            pooled: 1,
+            warm_copy: copy.map(Duration::from_millis),
+        }
+    }
+
+    #[test]
+    fn rounds_combine_into_their_median_and_largest_peak() {
+        let combined = Measured::combine(&[
+            round(9, 100, Some(3)),
+            round(4, 300, Some(2)),
+            round(5, 200, None),
+        ])
+        .unwrap();
+        assert_eq!(combined.median, Duration::from_millis(5));
+        assert_eq!(combined.calls, 30);
+        assert_eq!(combined.peak_rss, Some(300));
+        assert_eq!(combined.warm_copy, Some(Duration::from_micros(2500)));
+        assert!(Measured::combine(&[]).is_none());
+    }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use scatter_bench::case::Case;
-use scatter_bench::child::{self, ENGINES};
+use scatter_bench::child::{self, ENGINES, Measured};
 use scatter_bench::report::{Row, export_ratios, rss_table, targets, time_table};
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
@@ -110,7 +110,13 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
     Ok(())
 }
 
-/// Every (engine, mode) of `case`, each in a child process.
+/// Rounds per (engine, mode): each gets a third of the budget, and the
+/// rounds interleave engines and modes, so a drift of the machine's load
+/// (±40 % between processes on the 2-core bench machine) spreads over all
+/// of them instead of landing on one.
+const ROUNDS: u32 = 3;
+
+/// Every (engine, mode) of `case`, each in a child process per round.
 fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> {
     let mut row = Row {
         name: case.name.clone(),
@@ -122,31 +128,52 @@ fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> 
     if let Some(data) = case.copy_floor_data()? {
         measure_copies(&mut row, data, o.budget)?;
     }
-    for engine in ENGINES {
-        if engine == "stock" && !o.stock {
-            continue;
-        }
-        for (ix, mode) in Mode::ALL.into_iter().enumerate() {
-            let result = child::spawn(exe, &case.name, engine, mode, o.budget);
-            match result {
-                Ok(m) => {
-                    if engine == "plugin" && mode == Mode::OneShot && m.warm_copy.is_some() {
-                        row.memcpy = m.warm_copy;
-                    }
-                    eprintln!(
-                        "  {engine} {}: {} ({} calls, peak RSS {:.1} MB)",
-                        mode.name(),
-                        human(m.median),
-                        m.calls,
-                        m.peak_rss.unwrap_or(0) as f64 / 1e6
-                    );
-                    if engine == "plugin" {
-                        row.plugin[ix] = Some(m);
-                    } else {
-                        row.stock[ix] = Some(m);
+    let engines: Vec<&str> = ENGINES
+        .into_iter()
+        .filter(|e| *e != "stock" || o.stock)
+        .collect();
+    let budget = Budget {
+        time: o.budget.time / ROUNDS,
+        ..o.budget
+    };
+    let mut rounds: Vec<Vec<Measured>> = vec![vec![]; engines.len() * Mode::ALL.len()];
+    let mut failed = vec![false; rounds.len()];
+    for _ in 0..ROUNDS {
+        for (e, engine) in engines.iter().enumerate() {
+            for (m, mode) in Mode::ALL.into_iter().enumerate() {
+                let slot = e * Mode::ALL.len() + m;
+                if failed[slot] {
+                    continue;
+                }
+                match child::spawn(exe, &case.name, engine, mode, budget) {
+                    Ok(measured) => rounds[slot].push(measured),
+                    Err(err) => {
+                        eprintln!("  {engine} {}: n/a ({err:#})", mode.name());
+                        failed[slot] = true;
                     }
                 }
-                Err(e) => eprintln!("  {engine} {}: n/a ({e:#})", mode.name()),
+            }
+        }
+    }
+    for (e, engine) in engines.iter().enumerate() {
+        for (m, mode) in Mode::ALL.into_iter().enumerate() {
+            let Some(measured) = Measured::combine(&rounds[e * Mode::ALL.len() + m]) else {
+                continue;
+            };
+            eprintln!(
+                "  {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                mode.name(),
+                human(measured.median),
+                measured.calls,
+                measured.peak_rss.unwrap_or(0) as f64 / 1e6
+            );
+            if *engine == "plugin" {
+                if mode == Mode::OneShot && measured.warm_copy.is_some() {
+                    row.memcpy = measured.warm_copy;
+                }
+                row.plugin[m] = Some(measured);
+            } else {
+                row.stock[m] = Some(measured);
             }
         }
     }

@@ -309,9 +309,8 @@ pub fn export_ratios(rows: &[Row], stem: &str, target: f64) -> Option<String> {
     if dynamo.is_none() && torchscript.is_none() {
         return None;
     }
-    let both = |f: &dyn Fn(&Row) -> Option<Duration>| {
-        ratio(dynamo.and_then(f), torchscript.and_then(f))
-    };
+    let both =
+        |f: &dyn Fn(&Row) -> Option<Duration>| ratio(dynamo.and_then(f), torchscript.and_then(f));
     let plugin: Vec<(&str, Option<f64>)> = Mode::ALL
         .iter()
         .map(|&m| (m.name(), both(&|r| r.plugin(m))))
