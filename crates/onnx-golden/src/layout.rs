@@ -5,6 +5,8 @@
 //! <root>/onnx-testdata/manifest.toml            pinned releases and hashes
 //! <root>/onnx-testdata/expected-failures.toml   known failures of the gating framework
 //! <root>/onnx-testdata/cache/<version>/node/    fetched official tests (git-ignored)
+//! <root>/onnx-testdata/generated/onnx-<version>/node/  official tests generated from
+//!                                               wheels without data (committed)
 //! <root>/onnx-testdata/extended/                the project's own corpus
 //! <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
 //! <root>/onnx-testdata/real-models/              pinned published models and their expected outputs
@@ -45,6 +47,11 @@ impl Layout {
 
     pub fn cache_dir(&self) -> PathBuf {
         self.testdata().join("cache")
+    }
+
+    /// The repository's `onnx-testdata/` directory.
+    pub fn testdata_dir(&self) -> PathBuf {
+        self.testdata()
     }
 
     pub fn extended_dir(&self) -> PathBuf {
@@ -89,7 +96,26 @@ impl Layout {
         })
     }
 
-    /// Every pinned release (fetched and verified) followed by the extended corpus.
+    /// The committed tests of a generated release, verified against the
+    /// manifest; named by its version like fetched releases.
+    pub fn generated_suite(&self, manifest: &Manifest, version: &str) -> Result<Suite> {
+        let release = manifest.generated_release(version).ok_or_else(|| {
+            anyhow::anyhow!(
+                "onnx {version} is not a generated release in {:?}; generated: {}",
+                self.manifest_path(),
+                manifest
+                    .generated
+                    .iter()
+                    .map(|r| r.version.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        crate::generated::committed_suite(release, &self.testdata())
+    }
+
+    /// Every pinned release (fetched and verified), then every generated
+    /// release (committed, verified), then the extended corpus.
     pub fn all_suites(&self, source: &Source) -> Result<Vec<Suite>> {
         let manifest = self.manifest()?;
         let mut suites = manifest
@@ -97,6 +123,9 @@ impl Layout {
             .iter()
             .map(|r| self.release_suite(&manifest, &r.version, source))
             .collect::<Result<Vec<_>>>()?;
+        for release in &manifest.generated {
+            suites.push(self.generated_suite(&manifest, &release.version)?);
+        }
         suites.push(self.extended_suite());
         Ok(suites)
     }

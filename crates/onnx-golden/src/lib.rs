@@ -11,6 +11,7 @@ pub mod compare;
 pub mod expected_failures;
 pub mod fetch;
 pub mod framework;
+pub mod generated;
 pub mod layout;
 pub mod manifest;
 pub mod node_test;

@@ -18,6 +18,11 @@ pub struct Manifest {
     pub select: String,
     #[serde(rename = "release")]
     pub releases: Vec<Release>,
+    /// Releases whose wheels ship the node-case generators but no test
+    /// data (onnx >= 1.23): their selected tests are generated and committed
+    /// (see [`crate::generated`]).
+    #[serde(default, rename = "generated", skip_serializing_if = "Vec::is_empty")]
+    pub generated: Vec<GeneratedRelease>,
 }
 
 /// One pinned onnx release, fetched as a wheel from PyPI with pip.
@@ -38,6 +43,26 @@ pub struct Release {
     pub files: Vec<PinnedFile>,
 }
 
+/// One onnx release whose node tests are generated from its wheel's
+/// numpy-seeded case generators, then committed under
+/// `onnx-testdata/generated/onnx-<version>/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratedRelease {
+    /// onnx version, e.g. `1.23.2`.
+    pub version: String,
+    /// File name `python3 -m pip download onnx==<version> --no-deps` gives
+    /// for this machine's python (installed into the generation venv).
+    pub wheel: String,
+    pub wheel_sha256: String,
+    /// numpy version installed beside it (`numpy==<numpy>`).
+    pub numpy: String,
+    /// Generated files kept, relative to the release directory
+    /// (`node/<test>/...`).
+    #[serde(default, rename = "file")]
+    pub files: Vec<PinnedFile>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PinnedFile {
@@ -52,6 +77,9 @@ const HEADER: &str = "\
 # python_version, platform) by hand, then regenerate the wheel and file pins.
 # `cargo xtask fetch-testdata` downloads each wheel with pip and verifies every
 # hash below; file paths are relative to onnx/backend/test/data/ in the wheel.
+# [[generated]] releases ship no data: their node tests are generated from the
+# wheel (onnx-testdata/generate_node_tests.py, pinned numpy) and committed in
+# onnx-testdata/generated/onnx-<version>/; paths are relative to that directory.
 
 ";
 
@@ -71,21 +99,37 @@ impl Manifest {
     pub fn release(&self, version: &str) -> Option<&Release> {
         self.releases.iter().find(|r| r.version == version)
     }
+
+    pub fn generated_release(&self, version: &str) -> Option<&GeneratedRelease> {
+        self.generated.iter().find(|r| r.version == version)
+    }
+}
+
+/// Names of the node tests among pinned files (`node/<test>/...`), sorted.
+pub fn test_names(files: &[PinnedFile]) -> BTreeSet<String> {
+    files
+        .iter()
+        .filter_map(|f| {
+            f.path
+                .strip_prefix("node/")?
+                .split('/')
+                .next()
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+impl GeneratedRelease {
+    /// Names of the pinned generated node tests, sorted.
+    pub fn tests(&self) -> BTreeSet<String> {
+        test_names(&self.files)
+    }
 }
 
 impl Release {
     /// Names of the pinned node tests (`test_scatternd`, ...), sorted.
     pub fn tests(&self) -> BTreeSet<String> {
-        self.files
-            .iter()
-            .filter_map(|f| {
-                f.path
-                    .strip_prefix("node/")?
-                    .split('/')
-                    .next()
-                    .map(str::to_string)
-            })
-            .collect()
+        test_names(&self.files)
     }
 
     /// Arguments after `python3 -m` that download this release's wheel into `dest`.
@@ -136,6 +180,7 @@ mod tests {
                     },
                 ],
             }],
+            generated: vec![],
         };
         let text = m.to_toml().unwrap();
         assert!(text.starts_with("# Pinned"));
