@@ -21,6 +21,36 @@ pub fn check_release(version: &str) {
     check(&layout, suite);
 }
 
+/// Runs the committed node tests of a generated onnx release (no Python
+/// needed; hash-checked against the manifest) with the plugin, gated, and
+/// with stock tract, only counted and printed.
+pub fn check_generated(version: &str) {
+    let layout = layout();
+    let suite = layout
+        .manifest()
+        .and_then(|manifest| layout.generated_suite(&manifest, version))
+        .unwrap_or_else(|e| panic!("generated tests of onnx {version} unusable: {e:#}"));
+    let stock = tract_onnx::onnx();
+    let frameworks = [NamedFramework {
+        name: "stock".into(),
+        framework: &Tract(&stock),
+    }];
+    let cases = run_suites(
+        std::slice::from_ref(&suite),
+        &frameworks,
+        None,
+        &mut |_, _, _| {},
+    )
+    .unwrap_or_else(|e| panic!("listing golden tests of {version}: {e:#}"));
+    let report = Report::new(vec!["stock".into()], 0, cases, &Default::default());
+    println!(
+        "golden {version} with stock tract (not gated): {} tests, {} passed",
+        report.cases.len(),
+        report.totals[0].pass
+    );
+    check(&layout, suite);
+}
+
 /// Runs the extended corpus (none if `onnx-testdata/extended/` is absent).
 pub fn check_extended() {
     let layout = layout();
