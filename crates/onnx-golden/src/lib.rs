@@ -7,6 +7,7 @@
 //! operator: which tests to run is the caller's business, driven by the
 //! pinned manifest ([`manifest`], [`fetch`]) and local corpora.
 
+pub mod all_ops;
 pub mod compare;
 pub mod expected_failures;
 pub mod fetch;
