@@ -5,6 +5,9 @@ use anyhow::{Result, bail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Options that take no value (`--all-ops`); read them with [`Args::switch`].
+const SWITCHES: &[&str] = &["all-ops"];
+
 pub struct Args {
     values: BTreeMap<String, String>,
 }
@@ -20,6 +23,7 @@ impl Args {
             };
             let (name, value) = match flag.split_once('=') {
                 Some((n, v)) => (n.to_string(), v.to_string()),
+                None if SWITCHES.contains(&flag) => (flag.to_string(), String::new()),
                 None => match argv.next() {
                     Some(v) => (flag.to_string(), v),
                     None => bail!("option --{flag} needs a value"),
@@ -38,6 +42,11 @@ impl Args {
 
     pub fn path(&mut self, name: &str) -> Option<PathBuf> {
         self.take(name).map(PathBuf::from)
+    }
+
+    /// Whether the value-less option `name` (one of `SWITCHES`) was given.
+    pub fn switch(&mut self, name: &str) -> bool {
+        self.values.remove(name).is_some()
     }
 
     /// Fails on options nobody consumed (typos).

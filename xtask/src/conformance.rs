@@ -17,6 +17,9 @@ use std::process::ExitCode;
 const PLUGIN: usize = 0;
 
 pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
+    if args.switch("--all-ops") {
+        return crate::all_ops::run(layout, args);
+    }
     let format: Format = args.take("--format").as_deref().unwrap_or("text").parse()?;
     let output = args.path("--output");
     let filter = args.take("--filter");

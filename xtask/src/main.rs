@@ -1,5 +1,6 @@
 //! Project automation, run as `cargo xtask <command>`.
 
+mod all_ops;
 mod args;
 mod bench;
 mod conformance;
@@ -29,6 +30,11 @@ commands:
       Run the pinned official tests and onnx-testdata/extended/ with the
       plugin and stock tract; exit non-zero on an unexpected plugin failure
       or a stale entry of onnx-testdata/expected-failures.toml.
+  conformance --all-ops [--format ...] [--output FILE] [--filter SUBSTRING]
+              [--release VERSION] [--from DIR]
+      Run every official node test of the newest pinned release that ships
+      data (or VERSION) with the plugin and stock tract, counted per
+      operator. Informational: exits 0 whatever the counts.
   fuzz [--seconds N] [--target kernels|one_node_model|model_bytes]
       Run each cargo-fuzz target of fuzz/ (or the one named) for N seconds
       (default 60) on stable; non-zero exit on a crash. Needs
