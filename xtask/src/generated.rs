@@ -22,8 +22,8 @@ pub fn fetch(layout: &Layout, manifest: &Manifest) -> Result<()> {
         let suite = committed_suite(release, &testdata)?;
         let dir = ensure_generated(release, &manifest.select, &testdata, &layout.cache_dir())?;
         eprintln!(
-            "onnx {} (generated, numpy {}): {} tests, {} files regenerated in {} and verified, \
-             as is the committed copy in {}",
+            "onnx {} (generated, numpy {}): {} tests, {} files generated on this machine in {}, \
+             verified; committed copy in {} verified",
             release.version,
             release.numpy,
             release.tests().len(),
@@ -115,8 +115,9 @@ fn newest_on_pypi() -> Result<String> {
 }
 
 /// `cargo xtask check-onnx-release`: is there an onnx release newer than the
-/// newest pinned, and which node tests of the selection would it add?
-pub fn check_onnx_release(layout: &Layout) -> Result<()> {
+/// newest pinned (or the pinned `against`), and which node tests of the
+/// selection would it add?
+pub fn check_onnx_release(layout: &Layout, against: Option<&str>) -> Result<()> {
     let manifest = layout.manifest()?;
     let pinned = manifest
         .releases
@@ -128,18 +129,27 @@ pub fn check_onnx_release(layout: &Layout) -> Result<()> {
                 .iter()
                 .map(|r| (r.version.as_str(), r.tests(), "generated")),
         )
+        .filter(|r| against.is_none_or(|v| v == r.0))
         .max_by(|a, b| compare_versions(a.0, b.0))
-        .context("the manifest pins no release")?;
+        .with_context(|| match against {
+            Some(v) => format!("--against {v}: the manifest pins no release {v}"),
+            None => "the manifest pins no release".into(),
+        })?;
     let (pinned_version, pinned_tests, how) = pinned;
     let newest = newest_on_pypi()?;
     println!("newest onnx on PyPI: {newest}");
     println!(
-        "newest pinned: {pinned_version} ({how}, {} tests containing {:?})",
+        "{}: {pinned_version} ({how}, {} tests containing {:?})",
+        if against.is_some() {
+            "compared with"
+        } else {
+            "newest pinned"
+        },
         pinned_tests.len(),
         manifest.select
     );
     if compare_versions(&newest, pinned_version) != std::cmp::Ordering::Greater {
-        println!("onnx {newest} is not newer than the newest pinned release: nothing to add.");
+        println!("onnx {newest} is not newer than {pinned_version}: nothing to add.");
         return Ok(());
     }
     let scratch = std::env::temp_dir().join(format!("xtask-check-onnx-{}", std::process::id()));
@@ -161,6 +171,12 @@ pub fn check_onnx_release(layout: &Layout) -> Result<()> {
     );
     println!("added compared with {pinned_version}: {}", list(&added));
     println!("gone compared with {pinned_version}: {}", list(&removed));
+    let already =
+        manifest.release(&newest).is_some() || manifest.generated_release(&newest).is_some();
+    if already {
+        println!("onnx {newest} is already pinned in onnx-testdata/manifest.toml.");
+        return Ok(());
+    }
     println!(
         "To pin it, add a [[{}]] entry for {newest} to onnx-testdata/manifest.toml, run \
          `cargo xtask update-manifest`, and add it to tests/golden_suite.rs (see README, Test data).",

@@ -44,9 +44,10 @@ commands:
       wheel from DIR (or pip), record its hash and the hash of every file of
       the selected node tests. Generated releases are generated afresh and
       their committed copy in onnx-testdata/generated/ replaced.
-  check-onnx-release
+  check-onnx-release [--against VERSION]
       Informational: is the newest onnx on PyPI newer than the newest pinned
-      release, and which selected node tests would it add?
+      release (or the pinned VERSION), and which selected node tests would
+      it add?
 ";
 
 fn main() -> ExitCode {
@@ -78,8 +79,9 @@ fn run() -> Result<ExitCode> {
         "bench" => bench::run(args),
         "fuzz" => fuzz::run(args),
         "check-onnx-release" => {
+            let against = args.take("--against");
             args.finish()?;
-            generated::check_onnx_release(&layout)?;
+            generated::check_onnx_release(&layout, against.as_deref())?;
             Ok(ExitCode::SUCCESS)
         }
         "update-manifest" => {
