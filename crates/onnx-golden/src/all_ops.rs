@@ -79,8 +79,11 @@ pub fn ensure_all_node_tests(
         return Ok(dir.join("node"));
     }
     fs::create_dir_all(cache_root).with_context(|| format!("creating {cache_root:?}"))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
     let staging = cache_root.join(format!(
-        ".staging-{}-all-{}",
+        ".staging-{}-all-{}-{nanos}",
         release.version,
         std::process::id()
     ));
@@ -201,7 +204,24 @@ fn verify_all(release: &Release, dir: &Path) -> Result<()> {
     if count == 0 {
         bail!("{dir:?}/{SUMS_FILE} lists no file");
     }
+    let present = count_files(&dir.join("node"))?;
+    if present != count {
+        bail!("{dir:?}/node holds {present} files, {SUMS_FILE} lists {count}");
+    }
     Ok(())
+}
+
+fn count_files(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {dir:?}"))? {
+        let entry = entry?;
+        n += if entry.file_type()?.is_dir() {
+            count_files(&entry.path())?
+        } else {
+            1
+        };
+    }
+    Ok(n)
 }
 
 /// The operator a node test exercises, read from its model.
@@ -915,6 +935,83 @@ mod tests {
             ]
         );
         fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A wheel holding two node-test files and one file outside `node/`.
+    fn fake_wheel(dir: &Path) -> (PathBuf, Release) {
+        use std::io::Write as _;
+        let path = dir.join("onnx-9.9.9-py3-none-any.whl");
+        let mut zip = zip::ZipWriter::new(fs::File::create(&path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        for (name, bytes) in [
+            (
+                "onnx/backend/test/data/node/test_abs/model.onnx",
+                &b"model"[..],
+            ),
+            (
+                "onnx/backend/test/data/node/test_abs/test_data_set_0/input_0.pb",
+                b"input",
+            ),
+            ("onnx/backend/test/data/simple/test_x/model.onnx", b"other"),
+        ] {
+            zip.start_file(name, options).unwrap();
+            zip.write_all(bytes).unwrap();
+        }
+        zip.finish().unwrap();
+        let release = Release {
+            version: "9.9.9".into(),
+            python_version: "3.11".into(),
+            platform: "any".into(),
+            wheel: "onnx-9.9.9-py3-none-any.whl".into(),
+            wheel_sha256: sha256_file(&path).unwrap(),
+            files: vec![],
+        };
+        (path, release)
+    }
+
+    #[test]
+    fn the_whole_node_dir_comes_from_the_verified_wheel_and_tampering_is_repaired() {
+        let wheels = temp_dir("wheels");
+        let cache = temp_dir("cache");
+        let (_, release) = fake_wheel(&wheels);
+        let source = Source::Local(wheels.clone());
+        let node = ensure_all_node_tests(&release, &cache, &source).unwrap();
+        assert_eq!(node, all_ops_dir(&cache, "9.9.9").join("node"));
+        assert_eq!(
+            fs::read(node.join("test_abs/model.onnx")).unwrap(),
+            b"model"
+        );
+        assert!(!all_ops_dir(&cache, "9.9.9").join("simple").exists());
+
+        // A changed file, or one the wheel did not hold: extracted afresh.
+        fs::write(node.join("test_abs/model.onnx"), b"tampered").unwrap();
+        ensure_all_node_tests(&release, &cache, &source).unwrap();
+        assert_eq!(
+            fs::read(node.join("test_abs/model.onnx")).unwrap(),
+            b"model"
+        );
+        fs::create_dir_all(node.join("test_extra")).unwrap();
+        fs::write(node.join("test_extra/model.onnx"), b"x").unwrap();
+        ensure_all_node_tests(&release, &cache, &source).unwrap();
+        assert!(!node.join("test_extra").exists());
+
+        // A wheel that is not the pinned one is refused, naming both hashes.
+        let mut other = release.clone();
+        other.wheel_sha256 = "00".repeat(32);
+        fs::remove_dir_all(all_ops_dir(&cache, "9.9.9")).unwrap();
+        let err = format!(
+            "{:#}",
+            ensure_all_node_tests(&other, &cache, &source).unwrap_err()
+        );
+        assert!(err.contains("the manifest pins"), "{err}");
+        // So is a directory without the wheel (nothing pins its files).
+        let err = format!(
+            "{:#}",
+            ensure_all_node_tests(&release, &cache, &Source::Local(cache.clone())).unwrap_err()
+        );
+        assert!(err.contains("does not hold the pinned wheel"), "{err}");
+        fs::remove_dir_all(&wheels).ok();
+        fs::remove_dir_all(&cache).ok();
     }
 
     #[test]
