@@ -10,7 +10,13 @@ use std::process::{Command, ExitCode};
 use crate::args::Args;
 
 /// Options, all forwarded to the `scatter-bench` binary.
-const VALUE_OPTIONS: [&str; 4] = ["--filter", "--budget-ms", "--python", "--output"];
+const VALUE_OPTIONS: [&str; 5] = [
+    "--filter",
+    "--budget-ms",
+    "--python",
+    "--output",
+    "--pool-capacity",
+];
 /// `--no-ort true` / `--no-stock true`: the xtask parser takes values only.
 const FLAG_OPTIONS: [&str; 2] = ["--no-ort", "--no-stock"];
 

@@ -1,15 +1,16 @@
 //! One measurement in a process of its own: `scatter-bench --child NAME
-//! ENGINE MODE` plans case NAME with ENGINE (`plugin` or `stock`), times it
-//! in MODE and prints one line, `<median ns> <calls> <peak RSS bytes>
-//! <pooled bytes> <warm copy median ns>`. A process per measurement makes
-//! its peak RSS (VmHWM) that mode's alone: in one process, memory freed by
-//! an earlier measurement and kept by malloc would hide a later one's.
+//! ENGINE MODE [--pool-capacity N]` plans case NAME with ENGINE (`plugin`
+//! or `stock`), times it in MODE and prints one line, `<median ns> <calls>
+//! <peak RSS bytes> <pooled bytes> <warm copy median ns>`. A process per
+//! measurement makes its peak RSS (VmHWM) that mode's alone: in one
+//! process, memory freed by an earlier measurement and kept by malloc would
+//! hide a later one's.
 //!
 //! Where the case has a copy floor, a child of a kept-inputs mode also
 //! times a warm copy of the data input between calls (outside the timed
-//! call): the two medians
-//! then share the process, its pages and the machine's load, which moved
-//! by ±20 % between processes on the 2-core bench machine.
+//! call): the two medians then share the process, its pages and the
+//! machine's load, which moved by ±20 % between processes on the 2-core
+//! bench machine.
 
 use std::path::Path;
 use std::process::Command;
@@ -70,10 +71,21 @@ fn onnx(engine: &str) -> Result<tract_onnx::Onnx> {
 }
 
 /// The child's work: returns the line to print.
-pub fn run_child(name: &str, engine: &str, mode: &str, budget: Budget) -> Result<String> {
+pub fn run_child(
+    name: &str,
+    engine: &str,
+    mode: &str,
+    budget: Budget,
+    pool_capacity: Option<usize>,
+) -> Result<String> {
     let mode = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
     let case = crate::case(name)?;
     let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
+    if let Some(capacity) = pool_capacity {
+        for (_, pool) in tract_onnx_scatter::output_pools(runner.plan().model()) {
+            pool.set_capacity(capacity);
+        }
+    }
     if !runner.supports(mode) {
         bail!("{name} has no {} mode", mode.name());
     }
@@ -135,10 +147,22 @@ pub fn peak_rss() -> Option<usize> {
 
 /// Runs `exe --child name engine mode` and parses its line; `Err` with the
 /// child's error (its last stderr line) when it fails.
-pub fn spawn(exe: &Path, name: &str, engine: &str, mode: Mode, budget: Budget) -> Result<Measured> {
-    let out = Command::new(exe)
+pub fn spawn(
+    exe: &Path,
+    name: &str,
+    engine: &str,
+    mode: Mode,
+    budget: Budget,
+    pool_capacity: Option<usize>,
+) -> Result<Measured> {
+    let mut command = Command::new(exe);
+    command
         .args(["--child", name, engine, mode.name()])
-        .args(["--budget-ms", &budget.time.as_millis().to_string()])
+        .args(["--budget-ms", &budget.time.as_millis().to_string()]);
+    if let Some(capacity) = pool_capacity {
+        command.args(["--pool-capacity", &capacity.to_string()]);
+    }
+    let out = command
         .output()
         .with_context(|| format!("running {}", exe.display()))?;
     if !out.status.success() {

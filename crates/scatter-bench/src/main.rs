@@ -9,7 +9,8 @@
 //! `cargo xtask bench` (release).
 //!
 //! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
-//! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`; `--child
+//! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`,
+//! `--pool-capacity N` (every output pool's capacity, default 1); `--child
 //! NAME ENGINE MODE` is the per-measurement process ([`scatter_bench::child`]).
 
 use std::path::PathBuf;
@@ -31,6 +32,8 @@ struct Options {
     stock: bool,
     output: Option<PathBuf>,
     child: Option<[String; 3]>,
+    /// Every output pool's capacity (the plugin's default otherwise).
+    pool_capacity: Option<usize>,
 }
 
 fn options() -> Result<Options> {
@@ -42,6 +45,7 @@ fn options() -> Result<Options> {
         stock: true,
         output: None,
         child: None,
+        pool_capacity: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -54,11 +58,12 @@ fn options() -> Result<Options> {
             "--no-ort" => o.ort = false,
             "--no-stock" => o.stock = false,
             "--child" => o.child = Some([value()?, value()?, value()?]),
+            "--pool-capacity" => o.pool_capacity = Some(value()?.parse()?),
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
                 "unknown option {other:?} (--filter S, --budget-ms N, --python PATH, --no-ort, \
-                 --no-stock, --output FILE)"
+                 --no-stock, --output FILE, --pool-capacity N)"
             ),
         }
     }
@@ -145,7 +150,7 @@ fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> 
                 if failed[slot] {
                     continue;
                 }
-                match child::spawn(exe, &case.name, engine, mode, budget) {
+                match child::spawn(exe, &case.name, engine, mode, budget, o.pool_capacity) {
                     Ok(measured) => rounds[slot].push(measured),
                     Err(err) => {
                         eprintln!("  {engine} {}: n/a ({err:#})", mode.name());
@@ -184,7 +189,7 @@ fn main() -> Result<()> {
     let o = options()?;
     if let Some([name, engine, mode]) = &o.child {
         // One line either way: the parent reads stdout, or stderr's last line.
-        match child::run_child(name, engine, mode, o.budget) {
+        match child::run_child(name, engine, mode, o.budget, o.pool_capacity) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 eprintln!("{e:#}");
@@ -262,6 +267,11 @@ fn main() -> Result<()> {
         ort_version.as_deref().unwrap_or("not run"),
         started.elapsed().as_secs_f64()
     ));
+    if let Some(capacity) = o.pool_capacity {
+        out.push_str(&format!(
+            "Output pools set to capacity {capacity} (`--pool-capacity`; the default is 1).\n\n"
+        ));
+    }
     out.push_str("Peak RSS (MB, each engine and mode in a process of its own):\n\n");
     out.push_str(&rss_table(&rows));
     out.push('\n');
