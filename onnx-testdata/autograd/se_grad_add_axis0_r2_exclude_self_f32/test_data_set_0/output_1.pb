@@ -1,0 +1,1 @@
+Bgrad_updatesJ$Gš@¾mQ˜¿–QY?Gš@¾”j?gš¡½Gš@¾”j?gš¡½

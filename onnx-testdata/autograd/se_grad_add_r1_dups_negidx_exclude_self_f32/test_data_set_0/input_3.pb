@@ -1,0 +1,1 @@
+Bgrad_outputJÏLI½@_/>mDN¿ýŒ?CÐ?½

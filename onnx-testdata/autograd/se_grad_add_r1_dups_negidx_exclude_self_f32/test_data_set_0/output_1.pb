@@ -1,0 +1,1 @@
+Bgrad_updatesJÏLI½ýŒ?@_/>mDN¿@_/>@_/>CÐ?½

@@ -1,0 +1,1 @@
+Bgrad_updatesJ8Kµ6bÆ·È?Kµ6bÆ·È?Kµ6bÆ·È?Ùvú³ÓÉá?Kµ6bÆ·È?DÌXòü¿Kµ6bÆ·È?

@@ -1,0 +1,1 @@
+Bgrad_updatesJx"M¿“ò¢?S®>DÃ-¿–S?³mu;

@@ -1,0 +1,1 @@
+Bgrad_outputJ0nkQ¼n‡5?4Ò¿vIÄ½ld°>(•y¾Ñ"Y¿hë7¿×bà=•!™¿äYÁ>Oe›¿

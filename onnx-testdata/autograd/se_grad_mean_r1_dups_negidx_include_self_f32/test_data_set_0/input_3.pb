@@ -1,0 +1,1 @@
+Bgrad_outputJ™h#?QMß?5?ñXN?:>

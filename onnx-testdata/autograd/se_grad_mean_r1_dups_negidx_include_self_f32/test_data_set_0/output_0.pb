@@ -1,0 +1,1 @@
+B	grad_dataJ™h£>QMß>5?ñXÎ>Yx=

@@ -1,0 +1,1 @@
+Bgrad_updatesJYx=™h£>QMß>QMß>ñXÎ>Yx=QMß>

@@ -1,0 +1,2 @@
+Bgrad_outputJvë¾ƒX¿î£©¿Šñ
+¿SkÃ?

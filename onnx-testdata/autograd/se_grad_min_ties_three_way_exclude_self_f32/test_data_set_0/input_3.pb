@@ -1,0 +1,1 @@
+Bgrad_outputJïŠİ¾gS¾‘}½N½

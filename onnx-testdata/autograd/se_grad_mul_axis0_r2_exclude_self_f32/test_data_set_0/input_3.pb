@@ -1,0 +1,1 @@
+Bgrad_outputJ0üAì?pÇ•¾NH6?9î?oDº¾ðG´>(Hc¿]ïÒ>½rV?n§Q?Ÿ~ ¾?%é½

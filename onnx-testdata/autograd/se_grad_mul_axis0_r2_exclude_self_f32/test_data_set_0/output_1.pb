@@ -1,0 +1,1 @@
+Bgrad_updatesJ$1C‹?^пТ>MїZNd>џ~ ѕ?%йЅФS?oDєѕвA‘ѕ

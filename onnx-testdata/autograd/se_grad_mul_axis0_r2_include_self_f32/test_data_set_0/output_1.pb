@@ -1,0 +1,1 @@
+Bgrad_updatesJ$vlo½~Žý»ÇJ«;xé•=º¨u<7=R‰á?çj"=[®;¼

@@ -1,0 +1,1 @@
+Bgrad_updatesJþÄ?G3¿‡d…>©‚@Ä9?v>)ÀUlÓ>

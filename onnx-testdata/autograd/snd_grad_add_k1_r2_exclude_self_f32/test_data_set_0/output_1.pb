@@ -1,0 +1,1 @@
+Bgrad_updatesJ04>@T]?JÝ¿¿‹W?ff><†e¿¿‹W?ff><†e¿4>@T]?JÝ¿

@@ -1,0 +1,1 @@
+Bgrad_updatesJÇy»¿o	>¦.G>lC?¦.G>Çy»¿

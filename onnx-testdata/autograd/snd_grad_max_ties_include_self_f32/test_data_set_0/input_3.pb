@@ -1,0 +1,1 @@
+Bgrad_outputJ|N>á”“¿q¿hf¿%_;?“wa¿

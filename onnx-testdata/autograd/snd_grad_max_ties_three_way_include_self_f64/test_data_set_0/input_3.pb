@@ -1,0 +1,1 @@
+Bgrad_outputJ #@İ;ê?­?–Ëm ¿V¾óUVĞ?e§ı)ZKø?

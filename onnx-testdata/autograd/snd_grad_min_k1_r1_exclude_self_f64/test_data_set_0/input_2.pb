@@ -1,0 +1,2 @@
+BupdatesJ(+AÌipøì?:bj4äVú?¯òÈEÿ?şJXçò&İ¿ˆRM
+Dìñ¿

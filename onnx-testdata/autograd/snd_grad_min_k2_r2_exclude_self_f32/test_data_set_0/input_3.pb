@@ -1,0 +1,1 @@
+Bgrad_outputJ0vQB?Tú;>uP¿R×A¿—Íâ¿Ø¿K¿(Þ`¿òl+¿ik?‹ßû=ö6¹?

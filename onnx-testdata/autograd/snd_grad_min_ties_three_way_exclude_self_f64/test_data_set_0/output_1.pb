@@ -1,0 +1,1 @@
+Bgrad_updatesJ •yT­(З?•yT­(З?•yT­(З?bУю|MпЪ?

@@ -1,0 +1,1 @@
+Bgrad_outputJº}W¿ŠÕ?^ˆ?÷êH;nq…¿äw"À

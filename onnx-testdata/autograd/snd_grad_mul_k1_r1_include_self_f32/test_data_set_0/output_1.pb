@@ -1,0 +1,1 @@
+Bgrad_updatesJr:¾¤N?Â{,<ñìi¾§d?

@@ -1,0 +1,1 @@
+Bgrad_updatesJ_[>Ã]!¼ÐáZ?ŠJÀ[í1>Eb…¾

@@ -1,0 +1,1 @@
+Bgrad_updatesJÏ£>z=O?44‚¾tN¿;’?

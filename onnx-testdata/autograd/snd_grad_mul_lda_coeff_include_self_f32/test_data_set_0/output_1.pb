@@ -1,0 +1,1 @@
+Bgrad_updatesJ$¿ÆíÀÇ’@E5r=Wà_¿mX%ÀÂ4©@vr»=†÷x@_B@

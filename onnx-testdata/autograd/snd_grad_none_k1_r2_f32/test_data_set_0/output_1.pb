@@ -1,0 +1,3 @@
+Bgrad_updatesJ0G{Š¿q@>S
+w¿’¿‹M¿HHê?’¿‹M¿HHê?G{Š¿q@>S
+w¿

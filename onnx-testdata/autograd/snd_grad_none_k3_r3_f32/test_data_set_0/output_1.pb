@@ -1,0 +1,1 @@
+Bgrad_updatesJkr=C¿ˆÙ>î£³?ˆÙ>
