@@ -220,6 +220,10 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         }
     }
 
+    pub(crate) fn plan(&self) -> &ElementsPlan {
+        self.plan
+    }
+
     pub(crate) fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
         let plan = self.plan;
         check_len(Input::Data, &plan.data_shape, plan.data_len, data.len())?;

@@ -11,6 +11,12 @@ pub enum Input {
     PastCache,
     Update,
     WriteIndices,
+    /// The gradient of a scatter's output (see `grad`).
+    GradOutput,
+    /// The gradient buffer written for `data`.
+    GradData,
+    /// The gradient buffer written for `updates`.
+    GradUpdates,
 }
 
 impl Input {
@@ -22,6 +28,9 @@ impl Input {
             Input::PastCache => "past_cache",
             Input::Update => "update",
             Input::WriteIndices => "write_indices",
+            Input::GradOutput => "grad_output",
+            Input::GradData => "grad_data",
+            Input::GradUpdates => "grad_updates",
         }
     }
 }

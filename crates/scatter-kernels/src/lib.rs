@@ -16,6 +16,7 @@
 mod element;
 mod elements;
 mod error;
+pub mod grad;
 mod index;
 mod nd;
 mod reduction;
@@ -26,6 +27,7 @@ mod update;
 pub use element::Element;
 pub use elements::{CheckedElementsIndices, ElementsPlan};
 pub use error::{Input, ScatterError};
+pub use grad::{GradCalc, GradElement, GradSpec};
 pub use index::IndexValue;
 pub use nd::{CheckedNdIndices, NdPlan};
 pub use reduction::Reduction;
@@ -66,4 +68,69 @@ pub fn scatter_nd<T: Element, I: IndexValue>(
     T::check_reduction(reduction)?;
     let checked = plan.check_indices(indices)?;
     checked.apply(data, updates, reduction)
+}
+
+/// Validates everything, then writes the gradients of [`scatter_elements`]
+/// (or, with `spec.include_self == false` or `Mean`, of
+/// [`scatter_elements_update`]) at `(data, updates)`: `grad_data` (len =
+/// data) and `grad_updates` (len = updates) for `grad_output` (len = data),
+/// both multiplied by `lda_coeff`. Semantics: [`grad`]. On `Err` nothing
+/// has been written.
+#[allow(clippy::too_many_arguments)]
+pub fn scatter_elements_grad<T: GradElement, I: IndexValue>(
+    data: &[T],
+    data_shape: &[usize],
+    indices: &[I],
+    indices_shape: &[usize],
+    updates: &[T],
+    axis: i64,
+    grad_output: &[T],
+    spec: GradSpec,
+    lda_coeff: T,
+    grad_data: &mut [T],
+    grad_updates: &mut [T],
+) -> Result<(), ScatterError> {
+    let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
+    T::check_reduction(spec.reduction)?;
+    let checked = plan.check_indices(indices)?;
+    checked.grad(
+        data,
+        updates,
+        grad_output,
+        spec,
+        lda_coeff,
+        grad_data,
+        grad_updates,
+    )
+}
+
+/// Validates everything, then writes the gradients of [`scatter_nd`] (with
+/// `spec.include_self`; `Mean` is refused) at `(data, updates)`, as
+/// [`scatter_elements_grad`] does. On `Err` nothing has been written.
+#[allow(clippy::too_many_arguments)]
+pub fn scatter_nd_grad<T: GradElement, I: IndexValue>(
+    data: &[T],
+    data_shape: &[usize],
+    indices: &[I],
+    indices_shape: &[usize],
+    updates: &[T],
+    updates_shape: &[usize],
+    grad_output: &[T],
+    spec: GradSpec,
+    lda_coeff: T,
+    grad_data: &mut [T],
+    grad_updates: &mut [T],
+) -> Result<(), ScatterError> {
+    let plan = NdPlan::new(data_shape, indices_shape, updates_shape)?;
+    T::check_reduction(spec.reduction)?;
+    let checked = plan.check_indices(indices)?;
+    checked.grad(
+        data,
+        updates,
+        grad_output,
+        spec,
+        lda_coeff,
+        grad_data,
+        grad_updates,
+    )
 }

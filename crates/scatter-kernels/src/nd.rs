@@ -249,7 +249,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         }
     }
 
-    fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
+    pub(crate) fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
         let plan = self.plan;
         check_len(Input::Data, &plan.data_shape, plan.data_len, data.len())?;
         // tuples * slice_len == element count of the validated updates shape.
@@ -257,15 +257,42 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         if updates.len() != updates_len {
             return Err(ScatterError::Length {
                 input: Input::Updates,
-                shape: plan.indices_shape[..plan.indices_shape.len() - 1]
-                    .iter()
-                    .chain(&plan.data_shape[plan.k..])
-                    .copied()
-                    .collect(),
+                shape: self.updates_shape(),
                 len: updates.len(),
             });
         }
         Ok(())
+    }
+
+    /// `indices.shape[:-1] ++ data.shape[k:]`, the validated updates shape.
+    pub(crate) fn updates_shape(&self) -> Vec<usize> {
+        let plan = self.plan;
+        plan.indices_shape[..plan.indices_shape.len() - 1]
+            .iter()
+            .chain(&plan.data_shape[plan.k..])
+            .copied()
+            .collect()
+    }
+
+    pub(crate) fn data_shape(&self) -> &[usize] {
+        &self.plan.data_shape
+    }
+
+    /// Calls `f(data_offset, updates_position)` for every updated element,
+    /// in row-major order of the updates (the order [`Self::apply`] folds
+    /// in). Offsets are in bounds for a data buffer that passed
+    /// [`Self::check_buffers`].
+    #[inline(always)]
+    pub(crate) fn visit_elements(&self, mut f: impl FnMut(usize, usize)) {
+        let (len, run, runs) = (self.plan.slice_len, self.plan.run_len, &self.plan.runs[..]);
+        self.visit(|o, t| {
+            for (j, &r) in runs.iter().enumerate() {
+                let (d, u) = (o + r, t * len + j * run);
+                for e in 0..run {
+                    f(d + e, u + e);
+                }
+            }
+        })
     }
 
     /// Writes every update slice with `reduction`, in row-major order of
