@@ -413,3 +413,53 @@ proptest! {
         }
     }
 }
+
+/// A buffer length near `len`: often right, sometimes one off either way.
+fn len_near(len: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![3 => Just(len), 1 => Just(len + 1), 1 => Just(len.saturating_sub(1))]
+}
+
+proptest! {
+    #[test]
+    fn grad_never_panics_and_never_writes_before_an_error(
+        (data_shape, indices_shape, updates_shape, indices, lens) in
+            (prop::collection::vec(0..=3usize, 0..=3), prop::collection::vec(0..=3usize, 0..=3))
+                .prop_flat_map(|(data_shape, indices_shape)| {
+                    let n: usize = data_shape.iter().product();
+                    let i: usize = indices_shape.iter().product();
+                    (
+                        Just(data_shape),
+                        Just(indices_shape.clone()),
+                        prop_oneof![Just(indices_shape), prop::collection::vec(0..=3usize, 0..=3)],
+                        len_near(i).prop_flat_map(|l| prop::collection::vec(-5i64..5, l)),
+                        (len_near(n), len_near(n), len_near(n)),
+                    )
+                })
+                .prop_flat_map(|(d, i, u, idx, (nd, ngo, ngd))| {
+                    let m: usize = u.iter().product();
+                    (Just(d), Just(i), Just(u), Just(idx), (Just(nd), Just(ngo), Just(ngd), len_near(m), len_near(m)))
+                }),
+        reduction in select(Reduction::ALL.to_vec()),
+        include_self in any::<bool>(),
+        axis in -4i64..4,
+    ) {
+        let (nd, ngo, ngd, nu, ngu) = lens;
+        let spec = GradSpec { reduction, include_self };
+        let (data, updates, go) = (vec![1.5f64; nd], vec![0.5f64; nu], vec![1.0f64; ngo]);
+        let (mut gd, mut gu) = (vec![7.0f64; ngd], vec![7.0f64; ngu]);
+        let elements = scatter_elements_grad(
+            &data, &data_shape, &indices, &indices_shape, &updates, axis, &go, spec, 1.0, &mut gd, &mut gu,
+        );
+        if elements.is_err() {
+            prop_assert!(gd.iter().chain(&gu).all(|&x| x == 7.0), "written before {elements:?}");
+        }
+        let (mut gd, mut gu) = (vec![7.0f64; ngd], vec![7.0f64; ngu]);
+        let nd_result = scatter_nd_grad(
+            &data, &data_shape, &indices, &indices_shape, &updates, &updates_shape, &go, spec, 1.0,
+            &mut gd, &mut gu,
+        );
+        if nd_result.is_err() {
+            prop_assert!(gd.iter().chain(&gu).all(|&x| x == 7.0), "written before {nd_result:?}");
+        }
+    }
+}
