@@ -12,6 +12,10 @@ pub enum ScatterOp {
     TensorScatter,
     /// OpenVINO `ScatterElementsUpdate-12` semantics, as a custom op.
     ScatterElementsUpdate,
+    /// The gradient of ScatterElements (domain `tract_onnx_scatter.training`).
+    ScatterElementsGrad,
+    /// The gradient of ScatterND (domain `tract_onnx_scatter.training`).
+    ScatterNdGrad,
 }
 
 impl ScatterOp {
@@ -23,7 +27,20 @@ impl ScatterOp {
             ScatterOp::ScatterNd => "ScatterND",
             ScatterOp::TensorScatter => "TensorScatter",
             ScatterOp::ScatterElementsUpdate => "ScatterElementsUpdate",
+            ScatterOp::ScatterElementsGrad => "ScatterElementsGrad",
+            ScatterOp::ScatterNdGrad => "ScatterNDGrad",
         }
+    }
+
+    /// Ops outside the default domain: the model's default-domain opset
+    /// does not govern them (and messages do not show it).
+    pub fn is_custom(self) -> bool {
+        matches!(
+            self,
+            ScatterOp::ScatterElementsUpdate
+                | ScatterOp::ScatterElementsGrad
+                | ScatterOp::ScatterNdGrad
+        )
     }
 }
 
@@ -77,12 +94,21 @@ pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
         (TensorScatter, 24..) => v(24, &["axis", "mode"], &[]),
         // A custom-domain op: the default-domain opset does not govern it.
         (ScatterElementsUpdate, _) => v(12, &["reduction", "use_init_val"], &[]),
+        // The training domain's version 1 (see `onnx::scatter_grad`).
+        (ScatterElementsGrad, _) => v(
+            1,
+            &["axis", "reduction", "include_self", "lda_coeff"],
+            &Reduction::ALL,
+        ),
+        (ScatterNdGrad, _) => v(1, &["reduction", "include_self", "lda_coeff"], ALL_ONNX),
         _ => {
             let first = match op {
                 Scatter => 9,
                 ScatterElements | ScatterNd => 11,
                 TensorScatter => 24,
-                ScatterElementsUpdate => unreachable!("every opset matched above"),
+                ScatterElementsUpdate | ScatterElementsGrad | ScatterNdGrad => {
+                    unreachable!("every opset matched above")
+                }
             };
             Err(format!("{name} does not exist before opset {first}"))
         }

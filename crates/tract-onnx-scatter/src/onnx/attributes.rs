@@ -43,7 +43,7 @@ impl<'a> CheckedNode<'a> {
         deviations: Deviations,
     ) -> TractResult<Self> {
         let opset = ctx.onnx_operator_set_version;
-        let site_opset = (op != ScatterOp::ScatterElementsUpdate).then_some(opset);
+        let site_opset = (!op.is_custom()).then_some(opset);
         let site = NodeSite::new(op, node_name(node), site_opset);
         let declared = op_version(op, opset).map_err(|e| site.error(e))?;
         for (i, attr) in node.attribute.iter().enumerate() {
@@ -125,6 +125,21 @@ impl<'a> CheckedNode<'a> {
             Some(AttributeType::Int) => Ok(Some(attr.i)),
             _ => bail!(self.site.error(format!(
                 "attribute '{name}' must be an int, got {} (value {})",
+                type_name(attr),
+                describe_value(attr)
+            ))),
+        }
+    }
+
+    /// A `FLOAT` attribute.
+    pub fn float(&self, name: &str) -> TractResult<Option<f32>> {
+        let Some(attr) = self.attr(name) else {
+            return Ok(None);
+        };
+        match attr_type(attr) {
+            Some(AttributeType::Float) => Ok(Some(attr.f)),
+            _ => bail!(self.site.error(format!(
+                "attribute '{name}' must be a float, got {} (value {})",
                 type_name(attr),
                 describe_value(attr)
             ))),

@@ -5,6 +5,7 @@ pub mod attributes;
 pub mod deviation;
 pub mod scatter_elements;
 pub mod scatter_elements_update;
+pub mod scatter_grad;
 pub mod scatter_nd;
 pub mod tensor_scatter;
 pub mod typing;
@@ -45,4 +46,7 @@ pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister, deviations: Deviati
         "ScatterElementsUpdate",
         scatter_elements_update::scatter_elements_update,
     );
+    // The training domain's ops: no opset versions, no deviations.
+    reg.insert("ScatterElementsGrad", scatter_grad::scatter_elements_grad);
+    reg.insert("ScatterNDGrad", scatter_grad::scatter_nd_grad);
 }

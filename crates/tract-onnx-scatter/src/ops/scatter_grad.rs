@@ -1,0 +1,378 @@
+//! The typed backward-pass op of ScatterElements and ScatterND
+//! (`ScatterElementsGrad`, `ScatterNDGrad` of the domain
+//! `tract_onnx_scatter.training`).
+
+use half::f16;
+use scatter_kernels::{
+    CheckedElementsIndices, CheckedNdIndices, ElementsPlan, GradElement, GradSpec, IndexValue,
+    NdPlan, ScatterError,
+};
+use tract_core::internal::*;
+
+use crate::ops::shapes::known_different;
+use crate::ops::types::{self, with_index_slice};
+use crate::ops::{ScatterElements, ScatterNd};
+use crate::site::NodeSite;
+
+/// Which forward op is differentiated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GradKind<Axis = usize> {
+    /// ScatterElements along `axis` (normalized in the typed op).
+    Elements { axis: Axis },
+    /// ScatterND.
+    Nd,
+}
+
+/// `(grad_data, grad_updates)` of the forward scatter (`kind`, with
+/// `spec`'s reduction and include_self) at `(data, indices, updates)`,
+/// given `grad_output`, both multiplied by `lda_coeff`
+/// ([`scatter_kernels::grad`]).
+///
+/// Contract (checked at build time as far as the facts allow, the rest at
+/// run time, always before the outputs are allocated): everything the
+/// forward op checks on `(data, indices, updates)`, with the same messages;
+/// data float16, float or double; grad_output of data's type and shape.
+#[derive(Debug, Clone)]
+pub struct ScatterGrad {
+    pub site: NodeSite,
+    pub kind: GradKind,
+    pub spec: GradSpec,
+    /// Finite (the builder refuses NaN and infinities).
+    pub lda_coeff: f32,
+}
+
+// lda_coeff compares and hashes by its bits (it is finite, so this is an
+// equivalence).
+impl PartialEq for ScatterGrad {
+    fn eq(&self, other: &Self) -> bool {
+        self.site == other.site
+            && self.kind == other.kind
+            && self.spec == other.spec
+            && self.lda_coeff.to_bits() == other.lda_coeff.to_bits()
+    }
+}
+
+impl Eq for ScatterGrad {}
+
+impl std::hash::Hash for ScatterGrad {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.site.hash(state);
+        self.kind.hash(state);
+        self.spec.hash(state);
+        self.lda_coeff.to_bits().hash(state);
+    }
+}
+
+/// The element types with gradients, in the order messages list them.
+const GRAD_TYPES: &str = "float16, float, double";
+
+fn check_arity(site: &NodeSite, n: usize) -> TractResult<()> {
+    if n != 4 {
+        bail!(site.error(format!(
+            "expects 4 inputs (data, indices, updates, grad_output), got {n}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_float(site: &NodeSite, dt: DatumType) -> TractResult<()> {
+    if !matches!(dt, DatumType::F16 | DatumType::F32 | DatumType::F64) {
+        bail!(site.error(format!(
+            "type: data has element type {}, which has no gradient (supported: {GRAD_TYPES})",
+            types::onnx_type(dt)
+        )));
+    }
+    Ok(())
+}
+
+fn check_grad_output_type(site: &NodeSite, data: DatumType, grad: DatumType) -> TractResult<()> {
+    if data != grad {
+        bail!(site.error(format!(
+            "type: grad_output has element type {} but data has {}; they must be the same (no promotion)",
+            types::onnx_type(grad),
+            types::onnx_type(data)
+        )));
+    }
+    Ok(())
+}
+
+/// `[3, n]`: a shape that may hold symbols, as messages show it.
+fn dims(shape: &ShapeFact) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+impl ScatterGrad {
+    /// The forward op whose checks this op repeats on (data, indices, updates).
+    fn forward_facts(
+        &self,
+        data: &TypedFact,
+        indices: &TypedFact,
+        updates: &TypedFact,
+    ) -> TractResult<()> {
+        match self.kind {
+            GradKind::Elements { axis } => {
+                ScatterElements::onnx(self.site.clone(), axis, self.spec.reduction)
+                    .output_facts(&[data, indices, updates])?;
+            }
+            GradKind::Nd => {
+                ScatterNd::onnx(self.site.clone(), self.spec.reduction)
+                    .output_facts(&[data, indices, updates])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_facts(
+        &self,
+        data: &TypedFact,
+        indices: &TypedFact,
+        updates: &TypedFact,
+        grad_output: &TypedFact,
+    ) -> TractResult<()> {
+        let site = &self.site;
+        check_float(site, data.datum_type)?;
+        self.forward_facts(data, indices, updates)?;
+        check_grad_output_type(site, data.datum_type, grad_output.datum_type)?;
+        if grad_output.rank() != data.rank()
+            || grad_output
+                .shape
+                .iter()
+                .zip(data.shape.iter())
+                .any(|(g, d)| known_different(g, d))
+        {
+            bail!(site.error(format!(
+                "shape: grad_output has shape {}, expected {} (the shape of data)",
+                dims(&grad_output.shape),
+                dims(&data.shape)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs the kernel for `T`, writing into the freshly allocated outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn typed<T: GradElement + Datum, K: GradToken>(
+        &self,
+        token: &K,
+        data: &Tensor,
+        updates: &Tensor,
+        grad_output: &Tensor,
+        lda_coeff: T,
+        grad_data: &mut Tensor,
+        grad_updates: &mut Tensor,
+    ) -> TractResult<()> {
+        let d = types::slice::<T>(data)?;
+        let u = types::slice::<T>(updates)?;
+        let g = types::slice::<T>(grad_output)?;
+        let mut gd = grad_data.try_as_plain_ram_mut()?;
+        let mut gu = grad_updates.try_as_plain_ram_mut()?;
+        token
+            .grad(
+                d,
+                u,
+                g,
+                self.spec,
+                lda_coeff,
+                gd.as_slice_mut::<T>()?,
+                gu.as_slice_mut::<T>()?,
+            )
+            .map_err(|e| self.site.error(e))
+    }
+
+    /// Indices are checked (`token`): allocate the outputs and fill them.
+    fn run<K: GradToken>(
+        &self,
+        token: &K,
+        data: &Tensor,
+        updates: &Tensor,
+        grad_output: &Tensor,
+    ) -> TractResult<TVec<TValue>> {
+        let dt = data.datum_type();
+        let mut gd = Tensor::zero_dt(dt, data.shape())?;
+        let mut gu = Tensor::zero_dt(dt, updates.shape())?;
+        let lda = self.lda_coeff;
+        match dt {
+            DatumType::F16 => self.typed(
+                token,
+                data,
+                updates,
+                grad_output,
+                f16::from_f32(lda),
+                &mut gd,
+                &mut gu,
+            )?,
+            DatumType::F32 => {
+                self.typed(token, data, updates, grad_output, lda, &mut gd, &mut gu)?
+            }
+            DatumType::F64 => self.typed(
+                token,
+                data,
+                updates,
+                grad_output,
+                lda as f64,
+                &mut gd,
+                &mut gu,
+            )?,
+            other => check_float(&self.site, other)?,
+        }
+        Ok(tvec!(gd.into_tvalue(), gu.into_tvalue()))
+    }
+
+    fn eval_grad(&self, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let site = &self.site;
+        check_arity(site, inputs.len())?;
+        let (data, indices, updates, grad_output) = args_4!(inputs);
+        check_float(site, data.datum_type())?;
+        types::check_same_type(site, data.datum_type(), updates.datum_type())?;
+        types::check_indices_type(site, "indices", indices.datum_type())?;
+        check_grad_output_type(site, data.datum_type(), grad_output.datum_type())?;
+        let indices = types::plain_indices(site, "indices", &indices)?;
+        let map = |e: ScatterError| site.error(e);
+        match self.kind {
+            GradKind::Elements { axis } => {
+                let plan =
+                    ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), axis as i64)
+                        .map_err(map)?;
+                self.check_grad_output_shape(&data, &grad_output)?;
+                with_index_slice!(indices, |idx| {
+                    let token = plan.check_indices(idx).map_err(map)?;
+                    self.run(&token, &data, &updates, &grad_output)
+                })
+            }
+            GradKind::Nd => {
+                let plan =
+                    NdPlan::new(data.shape(), indices.shape(), updates.shape()).map_err(map)?;
+                self.check_grad_output_shape(&data, &grad_output)?;
+                with_index_slice!(indices, |idx| {
+                    let token = plan.check_indices(idx).map_err(map)?;
+                    self.run(&token, &data, &updates, &grad_output)
+                })
+            }
+        }
+    }
+
+    fn check_grad_output_shape(&self, data: &Tensor, grad_output: &Tensor) -> TractResult<()> {
+        if grad_output.shape() != data.shape() {
+            bail!(self.site.error(format!(
+                "shape: grad_output has shape {:?}, expected {:?} (the shape of data)",
+                grad_output.shape(),
+                data.shape()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Op for ScatterGrad {
+    fn name(&self) -> StaticName {
+        self.site.op.onnx_name().into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!(
+            "{}reduction: {} include_self: {} lda_coeff: {}",
+            match self.kind {
+                GradKind::Elements { axis } => format!("axis: {axis} "),
+                GradKind::Nd => String::new(),
+            },
+            self.spec.reduction,
+            self.spec.include_self,
+            self.lda_coeff
+        )])
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for ScatterGrad {
+    op_out_of_plan!();
+
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        self.eval_grad(inputs)
+    }
+}
+
+impl TypedOp for ScatterGrad {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        check_arity(&self.site, inputs.len())?;
+        self.check_facts(inputs[0], inputs[1], inputs[2], inputs[3])?;
+        let dt = inputs[0].datum_type;
+        Ok(tvec!(
+            dt.fact(inputs[0].shape.clone()),
+            dt.fact(inputs[2].shape.clone())
+        ))
+    }
+
+    fn cost(&self, inputs: &[&TypedFact]) -> TractResult<TVec<(Cost, TDim)>> {
+        Ok(tvec!((
+            Cost::Buffer(inputs[0].datum_type),
+            inputs[0].shape.volume() + inputs[2].shape.volume()
+        )))
+    }
+}
+
+/// A checked index token of either forward op, seen through its `grad`.
+trait GradToken {
+    #[allow(clippy::too_many_arguments)]
+    fn grad<T: GradElement>(
+        &self,
+        data: &[T],
+        updates: &[T],
+        grad_output: &[T],
+        spec: GradSpec,
+        lda_coeff: T,
+        grad_data: &mut [T],
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError>;
+}
+
+impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {
+    fn grad<T: GradElement>(
+        &self,
+        data: &[T],
+        updates: &[T],
+        grad_output: &[T],
+        spec: GradSpec,
+        lda_coeff: T,
+        grad_data: &mut [T],
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        CheckedElementsIndices::grad(
+            self,
+            data,
+            updates,
+            grad_output,
+            spec,
+            lda_coeff,
+            grad_data,
+            grad_updates,
+        )
+    }
+}
+
+impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {
+    fn grad<T: GradElement>(
+        &self,
+        data: &[T],
+        updates: &[T],
+        grad_output: &[T],
+        spec: GradSpec,
+        lda_coeff: T,
+        grad_data: &mut [T],
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        CheckedNdIndices::grad(
+            self,
+            data,
+            updates,
+            grad_output,
+            spec,
+            lda_coeff,
+            grad_data,
+            grad_updates,
+        )
+    }
+}
