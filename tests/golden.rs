@@ -67,6 +67,17 @@ pub fn check_exporter(name: &str) {
     check_with(&layout, suite, &tract_onnx_scatter::onnx());
 }
 
+/// Runs the autograd golden cases (`onnx-testdata/autograd/`: the
+/// training-domain gradient ops) through `onnx()`.
+pub fn check_autograd() {
+    let layout = layout();
+    check_with(
+        &layout,
+        layout.autograd_suite(),
+        &tract_onnx_scatter::onnx(),
+    );
+}
+
 /// Runs the real-model suite (models fetched hash-pinned on first use)
 /// through `onnx()`, with the data's input shapes.
 pub fn check_real_models() {

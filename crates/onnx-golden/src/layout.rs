@@ -9,6 +9,7 @@
 //!                                               wheels without data (committed)
 //! <root>/onnx-testdata/extended/                the project's own corpus
 //! <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
+//! <root>/onnx-testdata/autograd/                gradient ops' cases from PyTorch autograd
 //! <root>/onnx-testdata/real-models/              pinned published models and their expected outputs
 //! ```
 
@@ -21,6 +22,9 @@ use std::path::{Path, PathBuf};
 
 /// Suite name of the extended corpus (also used in expected-failures.toml).
 pub const EXTENDED: &str = "extended";
+
+/// Suite name of the autograd golden cases (`onnx-testdata/autograd/`).
+pub const AUTOGRAD: &str = "autograd";
 
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -128,6 +132,15 @@ impl Layout {
         }
         suites.push(self.extended_suite());
         Ok(suites)
+    }
+
+    /// The autograd golden cases (gradient ops of a training domain, expected
+    /// outputs from PyTorch autograd); an absent directory is an empty suite.
+    pub fn autograd_suite(&self) -> Suite {
+        Suite {
+            name: AUTOGRAD.to_string(),
+            root: self.testdata().join(AUTOGRAD),
+        }
     }
 
     /// The extended corpus; an absent directory is an empty suite.
