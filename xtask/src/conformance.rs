@@ -3,8 +3,9 @@
 //! The official releases and the extended corpus run the plugin strict
 //! (`onnx_strict()`: every node valid at its opset, as the spec says); the
 //! exporter suites run it as users load models (`onnx()`, which accepts
-//! known exporter deviations), and so does the real-model suite (with the
-//! data's input shapes).
+//! known exporter deviations), and so do the autograd suite (the
+//! training-domain gradient ops, which stock tract lacks) and the
+//! real-model suite (with the data's input shapes).
 
 use crate::args::Args;
 use anyhow::{Context, Result};
@@ -29,6 +30,9 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     let expected = layout.expected_failures()?;
     let conformance_suites = layout.all_suites(&source)?;
     let exporter_suites = layout.exporter_suites()?;
+    // The training-domain gradient ops: stock tract has none, so its
+    // column there is informational (every case fails).
+    let autograd_suites = vec![layout.autograd_suite()];
     let real_models = vec![layout.real_model_suite(&source)?];
     let strict = tract_onnx_scatter::onnx_strict();
     let compat = tract_onnx_scatter::onnx();
@@ -41,6 +45,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     let groups = [
         (conformance_suites, Tract(&strict), Tract(&stock)),
         (exporter_suites, Tract(&compat), Tract(&stock)),
+        (autograd_suites, Tract(&compat), Tract(&stock)),
         (real_models, Tract(&real), Tract(&real_stock)),
     ];
     let mut total = 0;
