@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: builds `scatter-bench` in release mode and runs it
 //! (plugin and stock tract in every calling mode, each in its own process
 //! for its peak RSS; warm and fresh copies; onnxruntime when a Python with
-//! onnxruntime is found), printing the markdown tables and target lines.
+//! onnxruntime is found, PyTorch autograd on the gradient rows when one
+//! with torch is), printing the markdown tables and target lines.
 
 use anyhow::{Result, bail};
 use std::path::Path;
@@ -10,15 +11,17 @@ use std::process::{Command, ExitCode};
 use crate::args::Args;
 
 /// Options, all forwarded to the `scatter-bench` binary.
-const VALUE_OPTIONS: [&str; 5] = [
+const VALUE_OPTIONS: [&str; 6] = [
     "--filter",
     "--budget-ms",
     "--python",
+    "--torch-python",
     "--output",
     "--pool-capacity",
 ];
-/// `--no-ort true` / `--no-stock true`: the xtask parser takes values only.
-const FLAG_OPTIONS: [&str; 2] = ["--no-ort", "--no-stock"];
+/// `--no-ort true` / `--no-torch true` / `--no-stock true`: the xtask
+/// parser takes values only.
+const FLAG_OPTIONS: [&str; 3] = ["--no-ort", "--no-torch", "--no-stock"];
 
 pub fn run(mut args: Args) -> Result<ExitCode> {
     let mut forwarded: Vec<String> = vec![];

@@ -18,9 +18,18 @@ fn cases() -> Vec<&'static str> {
     case_names(None)
 }
 
+/// Skipped (a message, no sample) where the case has no such mode or the
+/// engine cannot plan it (the gradient rows' owned mode; their ops where
+/// the plugin lacks them).
 fn bench(bencher: Bencher, name: &str, onnx: &tract_onnx::Onnx, mode: Mode) {
     let c = case(name).expect("known case");
-    let mut runner = Runner::new(&c, onnx).expect("plan");
+    let mut runner = match Runner::new(&c, onnx) {
+        Ok(runner) => runner,
+        Err(e) => return eprintln!("{name}: skipped ({e:#})"),
+    };
+    if !runner.supports(mode) {
+        return eprintln!("{name}: skipped (no {} mode)", mode.name());
+    }
     bencher.bench_local(|| {
         runner.prepare(mode).expect("prepare");
         runner.run(mode).expect("run")

@@ -1,9 +1,10 @@
 //! A benchmark row as every engine sees it: a model, its inputs, and how a
 //! caller feeds it from one call to the next. The one-node scatter
-//! workloads ([`crate::workloads`]), GTCRN ([`crate::gtcrn`]), the
-//! exported models ([`crate::exported`]) and Piper ([`crate::piper`]) each
-//! build one; the runner ([`crate::runner`]) and onnxruntime's side
-//! ([`crate::ort`]) read nothing else.
+//! workloads ([`crate::workloads`]), their gradients ([`crate::grads`]),
+//! GTCRN ([`crate::gtcrn`]), the exported models ([`crate::exported`]) and
+//! Piper ([`crate::piper`]) each build one; the runner ([`crate::runner`])
+//! and the Python side ([`crate::ort`]: onnxruntime, PyTorch autograd)
+//! read nothing else.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::pb::ModelProto;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-use crate::workloads::Workload;
+use crate::workloads::{ScatterOp, Workload};
 
 /// Where the model comes from.
 #[derive(Debug, Clone)]
@@ -38,6 +39,21 @@ pub enum Ownership {
     CopiedBeforeEachCall,
     /// No owned mode (the row shows n/a).
     None,
+}
+
+/// What a gradient row differentiates, for PyTorch's side (which builds
+/// the forward from it and times autograd's backward): the forward
+/// scatter's op, axis and reduction, `include_self` and `lda_coeff` as the
+/// grad node's attributes say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gradient {
+    pub op: ScatterOp,
+    /// `ScatterElements` only.
+    pub axis: i64,
+    /// ONNX spelling (`none`, `add`, `mul`, `max`, `min`, `mean`).
+    pub reduction: &'static str,
+    pub include_self: bool,
+    pub lda_coeff: f32,
 }
 
 /// One row of the bench.
@@ -65,6 +81,9 @@ pub struct Case {
     pub copy_bound: bool,
     /// Counted in the geomean row (the one-node workloads and GTCRN).
     pub summarized: bool,
+    /// A gradient row (inputs `data`, `indices`, `updates`,
+    /// `grad_output`): timed against PyTorch's backward, not onnxruntime.
+    pub gradient: Option<Gradient>,
 }
 
 impl Case {
@@ -88,6 +107,7 @@ impl Case {
             has_copy_floor: true,
             copy_bound: w.copy_bound,
             summarized: true,
+            gradient: None,
         })
     }
 
@@ -115,6 +135,7 @@ impl Case {
             has_copy_floor: false,
             copy_bound: false,
             summarized: false,
+            gradient: None,
         })
     }
 

@@ -1,10 +1,10 @@
 //! Benchmarks of the scatter plugin. Each row is a [`case::Case`]: the
-//! one-node workloads ([`workloads`]), the real GTCRN model per frame
-//! ([`gtcrn`]), models of PyTorch's exporters ([`exported`]) and Piper
-//! ([`piper`]). A [`runner::Runner`] runs a case in each calling
+//! one-node workloads ([`workloads`]), the gradients of three of them
+//! ([`grads`]), the real GTCRN model per frame ([`gtcrn`]), models of
+//! PyTorch's exporters ([`exported`]) and Piper ([`piper`]). A [`runner::Runner`] runs a case in each calling
 //! [`runner::Mode`]; [`child`] measures one (engine, mode) in a process of
 //! its own (for its peak RSS); [`timing`] is the loop, [`ort`] the
-//! onnxruntime side and [`report`] the tables.
+//! Python side (onnxruntime, PyTorch autograd) and [`report`] the tables.
 //!
 //! `cargo xtask bench` runs the `scatter-bench` binary in release mode;
 //! `cargo bench -p scatter-bench` runs the divan benches of the plugin.
@@ -12,6 +12,7 @@
 pub mod case;
 pub mod child;
 pub mod exported;
+pub mod grads;
 pub mod gtcrn;
 pub mod ort;
 pub mod piper;
@@ -36,11 +37,12 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The rows `filter` selects, in table order: the one-node workloads,
-/// GTCRN, the exported models; Piper (a 63 MB model fetched on demand)
+/// their gradients, GTCRN, the exported models; Piper (a 63 MB model fetched on demand)
 /// only when the filter names it.
 pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
     let selected = |n: &str| filter.is_none_or(|f| n.contains(f));
     let mut names: Vec<&str> = NAMES.into_iter().filter(|n| selected(n)).collect();
+    names.extend(grads::NAMES.into_iter().filter(|n| selected(n)));
     names.extend([gtcrn::NAME].into_iter().filter(|n| selected(n)));
     names.extend(exported::NAMES.into_iter().filter(|n| selected(n)));
     if filter.is_some_and(|f| piper::NAME.contains(f)) {
@@ -57,6 +59,7 @@ pub fn case(name: &str) -> Result<case::Case> {
     match name {
         gtcrn::NAME => gtcrn::case(),
         piper::NAME => piper::case(),
+        _ if grads::NAMES.contains(&name) => grads::case(name),
         _ if exported::NAMES.contains(&name) => exported::case(name),
         _ => bail!("no bench case named {name:?}"),
     }

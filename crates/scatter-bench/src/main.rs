@@ -2,14 +2,16 @@
 //! and persistent state with the inputs kept by the caller, owned inputs)
 //! with the plugin and with stock tract, each (engine, mode) in a process
 //! of its own for its peak RSS; then a warm and a fresh copy of data, and
-//! onnxruntime (1 thread, io binding). Prints the time table, the peak-RSS
-//! table, one line per target and a dynamo/TorchScript ratio line per
-//! exported pair. `--filter piper` adds Piper's VITS voice per run
+//! onnxruntime (1 thread, io binding); the gradient rows against PyTorch
+//! autograd's backward (1 thread) when a Python with torch is found.
+//! Prints the time table, the gradient table, the peak-RSS table, one line
+//! per target and a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
 //! (fetched by `cargo xtask conformance --filter piper`). Run through
 //! `cargo xtask bench` (release).
 //!
 //! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
-//! `--python PATH`, `--no-ort`, `--no-stock`, `--output FILE`,
+//! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
+//! `--no-stock`, `--output FILE`,
 //! `--pool-capacity N` (every output pool's capacity, default 1); `--child
 //! NAME ENGINE MODE` is the per-measurement process ([`scatter_bench::child`]).
 
@@ -18,17 +20,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use scatter_bench::case::Case;
+use scatter_bench::case::Ownership;
 use scatter_bench::child::{self, ENGINES, Measured};
-use scatter_bench::report::{Row, export_ratios, rss_table, targets, time_table};
+use scatter_bench::report::{Row, export_ratios, gradient_table, rss_table, targets, time_table};
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
-use scatter_bench::{case_names, exported, memcpy, ort};
+use scatter_bench::{case_names, exported, grads, memcpy, ort};
 
 struct Options {
     filter: Option<String>,
     budget: Budget,
     python: Option<PathBuf>,
     ort: bool,
+    torch_python: Option<PathBuf>,
+    torch: bool,
     stock: bool,
     output: Option<PathBuf>,
     child: Option<[String; 3]>,
@@ -42,6 +47,8 @@ fn options() -> Result<Options> {
         budget: Budget::default(),
         python: None,
         ort: true,
+        torch_python: None,
+        torch: true,
         stock: true,
         output: None,
         child: None,
@@ -56,6 +63,8 @@ fn options() -> Result<Options> {
             "--python" => o.python = Some(value()?.into()),
             "--output" => o.output = Some(value()?.into()),
             "--no-ort" => o.ort = false,
+            "--torch-python" => o.torch_python = Some(value()?.into()),
+            "--no-torch" => o.torch = false,
             "--no-stock" => o.stock = false,
             "--child" => o.child = Some([value()?, value()?, value()?]),
             "--pool-capacity" => o.pool_capacity = Some(value()?.parse()?),
@@ -63,7 +72,7 @@ fn options() -> Result<Options> {
             "--bench" => {}
             other => bail!(
                 "unknown option {other:?} (--filter S, --budget-ms N, --python PATH, --no-ort, \
-                 --no-stock, --output FILE, --pool-capacity N)"
+                 --torch-python PATH, --no-torch, --no-stock, --output FILE, --pool-capacity N)"
             ),
         }
     }
@@ -128,6 +137,7 @@ fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> 
         data_bytes: case.data_bytes(),
         copy_bound: case.copy_bound,
         summarized: case.summarized,
+        gradient: case.gradient.is_some(),
         ..Row::default()
     };
     if let Some(data) = case.copy_floor_data()? {
@@ -143,6 +153,17 @@ fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> 
     };
     let mut rounds: Vec<Vec<Measured>> = vec![vec![]; engines.len() * Mode::ALL.len()];
     let mut failed = vec![false; rounds.len()];
+    if case.ownership == Ownership::None {
+        // Nothing to move in: no child to spawn.
+        let m = Mode::ALL.iter().position(|m| *m == Mode::Owned).unwrap();
+        for (e, engine) in engines.iter().enumerate() {
+            failed[e * Mode::ALL.len() + m] = true;
+            row.not_measured.push((
+                format!("{engine} owned"),
+                "no owned mode: the case moves no input in".into(),
+            ));
+        }
+    }
     for _ in 0..ROUNDS {
         for (e, engine) in engines.iter().enumerate() {
             for (m, mode) in Mode::ALL.into_iter().enumerate() {
@@ -154,6 +175,8 @@ fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> 
                     Ok(measured) => rounds[slot].push(measured),
                     Err(err) => {
                         eprintln!("  {engine} {}: n/a ({err:#})", mode.name());
+                        row.not_measured
+                            .push((format!("{engine} {}", mode.name()), format!("{err:#}")));
                         failed[slot] = true;
                     }
                 }
@@ -222,21 +245,55 @@ fn main() -> Result<()> {
     } else {
         None
     };
+    let torch_python = if o.torch && names.iter().any(|n| grads::NAMES.contains(n)) {
+        match ort::find_torch_python(o.torch_python.as_deref(), o.python.as_deref()) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("PyTorch column skipped: {e:#}");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let ort_dir = std::env::temp_dir().join(format!("scatter-bench-{}", std::process::id()));
+    let torch_dir = ort_dir.join("torch");
 
     let mut rows = vec![];
     for name in names {
         eprintln!("{name}:");
         let case = scatter_bench::case(name).with_context(|| format!("loading {name}"))?;
         rows.push(measure_case(&case, &o, &exe).context(name)?);
-        if python.is_some() {
+        // onnxruntime cannot load the plugin's training domain: gradient
+        // rows go to PyTorch instead (a directory bench_ort.py never reads).
+        if case.gradient.is_some() {
+            if torch_python.is_some() {
+                ort::write_case(&torch_dir, &case)?;
+            }
+        } else if python.is_some() {
             ort::write_case(&ort_dir, &case)?;
         }
     }
 
+    let mut torch_version = None;
+    if let Some((python, version)) = &torch_python {
+        eprintln!("PyTorch: timing the gradient rows' backward...");
+        match ort::run_torch(python, &torch_dir, o.budget) {
+            Ok(times) => {
+                for row in &mut rows {
+                    row.torch = times.get(&row.name).copied();
+                }
+                torch_version = Some(version.clone());
+            }
+            Err(e) => eprintln!("PyTorch column skipped: {e:#}"),
+        }
+        let _ = std::fs::remove_dir_all(&torch_dir);
+    }
+
     let mut ort_version = None;
     if let Some(python) = &python {
-        eprintln!("onnxruntime: timing {} cases...", rows.len());
+        let count = rows.iter().filter(|r| !r.gradient).count();
+        eprintln!("onnxruntime: timing {count} cases...");
         match ort::run(python, &ort_dir, o.budget) {
             Ok(medians) => {
                 for row in &mut rows {
@@ -246,15 +303,25 @@ fn main() -> Result<()> {
             }
             Err(e) => eprintln!("onnxruntime column skipped: {e:#}"),
         }
-        let _ = std::fs::remove_dir_all(&ort_dir);
     }
+    let _ = std::fs::remove_dir_all(&ort_dir);
 
     let load_after = load();
-    let mut out = time_table(&rows);
+    let mut out = String::new();
+    let forward_rows = rows.iter().any(|r| !r.gradient);
+    if forward_rows {
+        out.push_str(&time_table(&rows));
+        out.push('\n');
+    }
     out.push_str(&format!(
-        "\nmachine: {machine}; load average (1/5/15 min) before: {load_before}, after: {load_after}; \
-         onnxruntime: {}; total {:.0} s.\n\n\
-         Modes: *one-shot* `plan.run(inputs)` per call (a fresh state each time), the caller \
+        "machine: {machine}; load average (1/5/15 min) before: {load_before}, after: {load_after}; \
+         onnxruntime: {}; total {:.0} s.\n\n",
+        ort_version.as_deref().unwrap_or("not run"),
+        started.elapsed().as_secs_f64()
+    ));
+    if forward_rows {
+        out.push_str(
+        "Modes: *one-shot* `plan.run(inputs)` per call (a fresh state each time), the caller \
          keeping its tensors; *persistent* `state.run(inputs)` on a state spawned once, tensors \
          kept; *owned* the data moved in (the output fed back as the next data, or a copy made \
          before the timed call for yolo_head_*). Fed-back caches (gtcrn_frame, kv_step_*) are fed \
@@ -264,13 +331,27 @@ fn main() -> Result<()> {
          one-node workloads and gtcrn_frame. kv_step_*: PyTorch's `cache[:, :, pos] = k` with \
          `pos` advancing every call; yolo_head_*: YOLOv5's head decode; ts_kv_decode: \
          TensorScatter, which stock tract lacks.\n\n",
-        ort_version.as_deref().unwrap_or("not run"),
-        started.elapsed().as_secs_f64()
-    ));
+        );
+    }
     if let Some(capacity) = o.pool_capacity {
         out.push_str(&format!(
             "Output pools set to capacity {capacity} (`--pool-capacity`; the default is 1).\n\n"
         ));
+    }
+    if let Some(table) = gradient_table(&rows) {
+        out.push_str(&format!(
+            "Gradients (`ScatterElementsGrad`/`ScatterNDGrad` of the plugin's training domain on \
+             the forward row's inputs, include_self 1, lda_coeff 1, plus a random grad_output; \
+             onnxruntime cannot load the domain and stock tract lacks the ops) against PyTorch {} \
+             autograd on one thread: *backward* `torch.autograd.grad(out, (data, updates), \
+             grad_output, retain_graph=True)` on a forward built once outside the timed part (the \
+             comparison), *forward+backward* both per call; the forward as a PyTorch user writes \
+             it (`scatter_add` along the axis; ScatterND as `index_put` on the \
+             [prod(shape[:k]), slice] view). Every timed call includes freeing its outputs.\n\n",
+            torch_version.as_deref().unwrap_or("(not run)")
+        ));
+        out.push_str(&table);
+        out.push('\n');
     }
     out.push_str("Peak RSS (MB, each engine and mode in a process of its own):\n\n");
     out.push_str(&rss_table(&rows));

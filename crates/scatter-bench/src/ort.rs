@@ -1,5 +1,7 @@
-//! The onnxruntime side: the same models and inputs written to a temporary
-//! directory (`model.onnx` + `.npy`), timed by `xtask/bench_ort.py`.
+//! The Python side: the same models and inputs written to a temporary
+//! directory (`model.onnx` + `.npy`), timed by `xtask/bench_ort.py`
+//! (onnxruntime); the gradient rows' by `xtask/bench_torch_grad.py`
+//! (PyTorch autograd's backward of the same forward, from `grad.txt`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -15,16 +17,22 @@ use crate::case::Case;
 use crate::timing::Budget;
 use crate::workspace_root;
 
+/// `explicit`, else `$ORT_PYTHON`, else `<root>/.venv/bin/python`, else
+/// `python3`.
+fn ort_python_candidate(explicit: Option<&Path>) -> PathBuf {
+    let venv = workspace_root().join(".venv/bin/python");
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("ORT_PYTHON").map(PathBuf::from))
+        .or_else(|| venv.exists().then_some(venv))
+        .unwrap_or_else(|| PathBuf::from("python3"))
+}
+
 /// The Python to run onnxruntime with: `explicit`, else `$ORT_PYTHON`,
 /// else `<root>/.venv/bin/python`, else `python3`; `Err` saying why when
 /// it cannot import onnxruntime.
 pub fn find_python(explicit: Option<&Path>) -> Result<PathBuf> {
-    let venv = workspace_root().join(".venv/bin/python");
-    let python = explicit
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("ORT_PYTHON").map(PathBuf::from))
-        .or_else(|| venv.exists().then_some(venv))
-        .unwrap_or_else(|| PathBuf::from("python3"));
+    let python = ort_python_candidate(explicit);
     let out = Command::new(&python)
         .args([
             "-c",
@@ -87,10 +95,12 @@ fn i64_bytes(v: &[i64]) -> Vec<u8> {
 }
 
 /// Writes `dir/<name>/{model.onnx, <input name>.npy, feedback.txt,
-/// position.txt}` for `case`: int64 inputs as `<i8`, the others as `<f4`.
-/// `feedback.txt` pairs each fed-back output with the input it feeds
-/// (`<output> <input>` per line); `position.txt` names the input set to
-/// `call % limit` before each call (`<input> <limit>`).
+/// position.txt, grad.txt}` for `case`: int64 inputs as `<i8`, the others
+/// as `<f4`. `feedback.txt` pairs each fed-back output with the input it
+/// feeds (`<output> <input>` per line); `position.txt` names the input set
+/// to `call % limit` before each call (`<input> <limit>`); `grad.txt`, for
+/// a gradient row, says what it differentiates (`<key> <value>` lines: op,
+/// axis, reduction, include_self, lda_coeff).
 pub fn write_case(dir: &Path, case: &Case) -> Result<()> {
     let dir = dir.join(&case.name);
     std::fs::create_dir_all(&dir)?;
@@ -120,7 +130,99 @@ pub fn write_case(dir: &Path, case: &Case) -> Result<()> {
             format!("{} {limit}\n", case.input_names[input]),
         )?;
     }
+    if let Some(g) = &case.gradient {
+        std::fs::write(
+            dir.join("grad.txt"),
+            format!(
+                "op {}\naxis {}\nreduction {}\ninclude_self {}\nlda_coeff {}\n",
+                g.op.onnx_name(),
+                g.axis,
+                g.reduction,
+                g.include_self as u8,
+                g.lda_coeff
+            ),
+        )?;
+    }
     Ok(())
+}
+
+/// The Python to run PyTorch autograd with: `explicit`, else
+/// `$TORCH_PYTHON`, else the onnxruntime Python's candidate
+/// ([`find_python`]'s order); `Err` saying why when it cannot import torch
+/// and numpy. Returns the Python and torch's version.
+pub fn find_torch_python(
+    explicit: Option<&Path>,
+    ort_python: Option<&Path>,
+) -> Result<(PathBuf, String)> {
+    let python = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("TORCH_PYTHON").map(PathBuf::from))
+        .unwrap_or_else(|| ort_python_candidate(ort_python));
+    let out = Command::new(&python)
+        .args(["-c", "import torch, numpy; print(torch.__version__)"])
+        .output()
+        .with_context(|| format!("running {}", python.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} cannot import torch and numpy (set $TORCH_PYTHON, e.g. \
+             /root/venvs/torch/bin/python)",
+            python.display()
+        );
+    }
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok((python, version))
+}
+
+/// PyTorch's times on one gradient row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TorchGrad {
+    /// `torch.autograd.grad(..., retain_graph=True)` on a graph built once.
+    pub backward: Duration,
+    /// The forward and `torch.autograd.grad` per call.
+    pub forward_backward: Duration,
+    /// PyTorch's grad_data is grad_output itself (no copy).
+    pub aliased: bool,
+}
+
+/// Times every gradient row under `dir` with `xtask/bench_torch_grad.py`
+/// (one thread): PyTorch's times per row name.
+pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, TorchGrad>> {
+    let script = workspace_root().join("xtask/bench_torch_grad.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(dir)
+        .args(["--budget", &budget.time.as_secs_f64().to_string()])
+        .args(["--min-runs", &budget.min_iters.to_string()])
+        .args(["--max-runs", &budget.max_iters.to_string()])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    if !out.status.success() {
+        bail!("{} failed ({})", script.display(), out.status);
+    }
+    let mut times = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // "<name> <backward s> <runs> <forward+backward s> <runs> <aliased>"
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [name, backward, _, both, _, aliased] = fields[..] else {
+            bail!("{} printed {line:?}, expected six fields", script.display());
+        };
+        let secs = |s: &str| -> Result<Duration> {
+            let x: f64 = s
+                .parse()
+                .with_context(|| format!("parsing {line:?} from {}", script.display()))?;
+            Ok(Duration::from_secs_f64(x))
+        };
+        times.insert(
+            name.to_string(),
+            TorchGrad {
+                backward: secs(backward)?,
+                forward_backward: secs(both)?,
+                aliased: aliased == "1",
+            },
+        );
+    }
+    Ok(times)
 }
 
 /// Times every workload under `dir` with onnxruntime (single thread, io

@@ -1,11 +1,13 @@
 //! The results: a time table (every calling mode of the plugin and of stock
-//! tract, onnxruntime, the copy floors, ratios and geomeans), a peak-RSS
+//! tract, onnxruntime, the copy floors, ratios and geomeans), a gradient
+//! table (the plugin against PyTorch autograd's backward), a peak-RSS
 //! table, and one line per target of the performance issues.
 
 use std::fmt::Write;
 use std::time::Duration;
 
 use crate::child::Measured;
+use crate::ort::TorchGrad;
 use crate::runner::Mode;
 use crate::timing::human;
 
@@ -26,6 +28,12 @@ pub struct Row {
     /// Per [`Mode::ALL`].
     pub plugin: [Option<Measured>; 3],
     pub stock: [Option<Measured>; 3],
+    /// A gradient row: in the gradient table, not the time table.
+    pub gradient: bool,
+    /// PyTorch autograd on a gradient row.
+    pub torch: Option<TorchGrad>,
+    /// `(engine and mode, reason)` for each measurement that is n/a.
+    pub not_measured: Vec<(String, String)>,
 }
 
 fn index(mode: Mode) -> usize {
@@ -113,7 +121,7 @@ pub fn time_table(rows: &[Row]) -> String {
         RATIOS.map(|r| r.0).join(" | ")
     );
     let _ = writeln!(s, "|{}", "---|".repeat(11 + RATIOS.len()));
-    for r in rows {
+    for r in rows.iter().filter(|r| !r.gradient) {
         let star = if r.copy_bound { "*" } else { "" };
         let _ = writeln!(
             s,
@@ -142,6 +150,68 @@ pub fn time_table(rows: &[Row]) -> String {
         );
     }
     s
+}
+
+/// The gradient table: the plugin's kept-inputs modes against PyTorch's
+/// backward (and forward+backward); then why the other columns are n/a.
+/// `None` without gradient rows.
+pub fn gradient_table(rows: &[Row]) -> Option<String> {
+    let grads: Vec<&Row> = rows.iter().filter(|r| r.gradient).collect();
+    if grads.is_empty() {
+        return None;
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| gradient of | data | warm copy | plugin one-shot | plugin persistent | \
+         PyTorch forward+backward | PyTorch backward | one-shot/backward | persistent/backward |"
+    );
+    let _ = writeln!(s, "|{}", "---|".repeat(9));
+    for r in &grads {
+        let backward = r.torch.map(|t| t.backward);
+        let alias = if r.torch.is_some_and(|t| t.aliased) {
+            "†"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} MB | {} | {} | {} | {} | {}{alias} | {} | {} |",
+            r.name,
+            mb(r.data_bytes),
+            cell(r.memcpy),
+            cell(r.plugin(Mode::OneShot)),
+            cell(r.plugin(Mode::Persistent)),
+            cell(r.torch.map(|t| t.forward_backward)),
+            cell(backward),
+            rcell(ratio(r.plugin(Mode::OneShot), backward)),
+            rcell(ratio(r.plugin(Mode::Persistent), backward)),
+        );
+    }
+    if grads.iter().any(|r| r.torch.is_some_and(|t| t.aliased)) {
+        let _ = writeln!(
+            s,
+            "\n† PyTorch's grad_data is grad_output itself (its scatter_add backward passes the \
+             incoming gradient through, no copy)."
+        );
+    }
+    let mut notes = vec![];
+    for r in &grads {
+        let mut reasons: Vec<(&str, Vec<&str>)> = vec![];
+        for (what, why) in &r.not_measured {
+            match reasons.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                Some((_, list)) => list.push(what),
+                None => reasons.push((why, vec![what])),
+            }
+        }
+        for (why, what) in reasons {
+            notes.push(format!("- {} {}: n/a ({why})", r.name, what.join(", ")));
+        }
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(s, "\n{}", notes.join("\n"));
+    }
+    Some(s)
 }
 
 /// The peak-RSS table: per mode, the plugin's and stock tract's peak
@@ -204,7 +274,9 @@ fn verdict(values: &[(String, f64)], target: f64) -> String {
         .map(|(n, x)| format!("{n} {}", rcell(Some(*x))))
         .collect();
     let met = values.len() - misses.len();
-    if misses.is_empty() {
+    if values.is_empty() {
+        "n/a (no row measured)".into()
+    } else if misses.is_empty() {
         format!("met on all {} rows", values.len())
     } else {
         format!(
@@ -287,6 +359,22 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
         .flat_map(|r| Mode::ALL.map(|m| (r.plugin[index(m)], r.stock[index(m)])))
         .filter(|(p, s)| p.is_some() && s.is_some())
         .count();
+    let grads: Vec<&Row> = rows.iter().filter(|r| r.gradient).collect();
+    if !grads.is_empty() {
+        let vs_torch = listed(&grads, |r| {
+            ratio(r.plugin(Mode::OneShot), r.torch.map(|t| t.backward))
+        });
+        let unmeasured = grads.len() - vs_torch.len();
+        lines.push(format!(
+            "gradient (plugin one-shot) no slower than PyTorch's backward: {}{}",
+            verdict(&vs_torch, 1.0),
+            if unmeasured > 0 {
+                format!(" ({unmeasured} of {} rows not measured)", grads.len())
+            } else {
+                String::new()
+            }
+        ));
+    }
     lines.push(format!(
         "peak RSS over stock tract ≤ the pools' retained outputs (+{} MB slack): {}",
         RSS_SLACK >> 20,
@@ -361,6 +449,7 @@ mod tests {
             ort: Some(Duration::from_millis(5)),
             plugin: [measured(5, 100, 32), measured(4, 100, 32), None],
             stock: [measured(20, 66, 0), measured(20, 66, 0), None],
+            ..Row::default()
         }
     }
 
@@ -383,6 +472,44 @@ mod tests {
                 "one-shot `run` with kept inputs ≤ onnxruntime: met on 1 of 2 rows (misses: snd_kv_cache 1.20×)",
                 "copy-bound one-shot within 1.3× of the warm copy: met on 1 of 2 rows (misses: snd_kv_cache 1.50×)",
             ]
+        );
+    }
+
+    #[test]
+    fn gradient_rows_leave_the_time_table_for_their_own() {
+        let mut grad = row();
+        grad.name = "snd_kv_cache_grad".into();
+        grad.gradient = true;
+        grad.ort = None;
+        grad.torch = Some(TorchGrad {
+            backward: Duration::from_millis(4),
+            forward_backward: Duration::from_millis(9),
+            aliased: false,
+        });
+        grad.not_measured = vec![
+            ("stock one-shot".into(), "unknown op".into()),
+            ("stock persistent".into(), "unknown op".into()),
+        ];
+        let rows = [row(), grad];
+        assert!(!time_table(&rows).contains("_grad"));
+        let table = gradient_table(&rows).unwrap();
+        assert!(
+            table.contains("| snd_kv_cache_grad | 33.6 MB | 4.00 ms | 5.00 ms | 4.00 ms | 9.00 ms | 4.00 ms | 1.25× | 1.00× |"),
+            "{table}"
+        );
+        assert!(
+            table
+                .contains("- snd_kv_cache_grad stock one-shot, stock persistent: n/a (unknown op)"),
+            "{table}"
+        );
+        assert!(gradient_table(&rows[..1]).is_none());
+        let line = targets(&rows)
+            .into_iter()
+            .find(|l| l.starts_with("gradient"))
+            .unwrap();
+        assert_eq!(
+            line,
+            "gradient (plugin one-shot) no slower than PyTorch's backward: met on 0 of 1 rows (misses: snd_kv_cache_grad 1.25×)"
         );
     }
 

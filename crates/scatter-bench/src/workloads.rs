@@ -332,7 +332,7 @@ pub fn workloads(filter: Option<&str>) -> Vec<Workload> {
         .collect()
 }
 
-fn value_info(name: &str, shape: &[usize], elem: DataType) -> ValueInfoProto {
+pub(crate) fn value_info(name: &str, shape: &[usize], elem: DataType) -> ValueInfoProto {
     let dim = shape
         .iter()
         .map(|&d| Dimension {
