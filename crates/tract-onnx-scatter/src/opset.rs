@@ -183,6 +183,29 @@ mod tests {
     }
 
     #[test]
+    fn the_gradient_ops_have_one_version_at_every_opset() {
+        use ScatterOp::*;
+        for op in [ScatterElementsGrad, ScatterNdGrad] {
+            for opset in [1, 11, 18, 24] {
+                let v = op_version(op, opset).unwrap();
+                assert_eq!(v.since, 1);
+                assert!(later_versions(&v).next().is_none());
+            }
+            assert!(op.is_custom());
+        }
+        assert_eq!(
+            op_version(ScatterNdGrad, 18).unwrap().allowed_reductions(),
+            "none, add, mul, max, min"
+        );
+        assert!(
+            op_version(ScatterElementsGrad, 18)
+                .unwrap()
+                .reductions
+                .contains(&Reduction::Mean)
+        );
+    }
+
+    #[test]
     fn later_versions_list_each_since_once() {
         use ScatterOp::*;
         let since = |op, opset| {

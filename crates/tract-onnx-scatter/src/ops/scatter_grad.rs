@@ -376,3 +376,117 @@ impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opset::ScatterOp;
+    use scatter_kernels::Reduction;
+
+    fn op(kind: GradKind, reduction: Reduction, include_self: bool) -> ScatterGrad {
+        let op = match kind {
+            GradKind::Elements { .. } => ScatterOp::ScatterElementsGrad,
+            GradKind::Nd => ScatterOp::ScatterNdGrad,
+        };
+        ScatterGrad {
+            site: NodeSite::new(op, "g", None),
+            kind,
+            spec: GradSpec {
+                reduction,
+                include_self,
+            },
+            lda_coeff: 0.5,
+        }
+    }
+
+    fn eval(op: &ScatterGrad, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        op.eval(&EvalContext::out_of_plan(), inputs)
+    }
+
+    #[test]
+    fn f16_and_f64_run_and_keep_their_type() {
+        let op = op(GradKind::Elements { axis: 0 }, Reduction::Mul, true);
+        let out = eval(
+            &op,
+            tvec!(
+                tensor1(&[2f64, 3.]).into_tvalue(),
+                tensor1(&[0i32]).into_tvalue(),
+                tensor1(&[5f64]).into_tvalue(),
+                tensor1(&[1f64, 1.]).into_tvalue(),
+            ),
+        )
+        .unwrap();
+        // out[0] = 2 * 5: d/d data = 5, d/d update = 2; unwritten 1; x 0.5.
+        assert_eq!(*out[0], tensor1(&[2.5f64, 0.5]));
+        assert_eq!(*out[1], tensor1(&[1f64]));
+        let h = |v: f32| half::f16::from_f32(v);
+        let out = eval(
+            &op,
+            tvec!(
+                tensor1(&[h(2.), h(3.)]).into_tvalue(),
+                tensor1(&[0i64]).into_tvalue(),
+                tensor1(&[h(5.)]).into_tvalue(),
+                tensor1(&[h(1.), h(1.)]).into_tvalue(),
+            ),
+        )
+        .unwrap();
+        assert_eq!(*out[0], tensor1(&[h(2.5), h(0.5)]));
+        assert_eq!(*out[1], tensor1(&[h(1.)]));
+    }
+
+    #[test]
+    fn run_time_errors_name_the_op_and_come_before_any_output() {
+        let nd = op(GradKind::Nd, Reduction::Add, false);
+        let good = || {
+            tvec!(
+                tensor1(&[1f32, 2., 3.]).into_tvalue(),
+                tensor2(&[[1i64]]).into_tvalue(),
+                tensor1(&[1f32]).into_tvalue(),
+            )
+        };
+        let mut inputs = good();
+        inputs.push(tensor1(&[1f32, 2.]).into_tvalue());
+        let err = eval(&nd, inputs).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "ScatterNDGrad node 'g': shape: grad_output has shape [2], expected [3] (the shape of data)"
+        );
+        let mut inputs = good();
+        inputs.push(tensor1(&[1f64, 2., 3.]).into_tvalue());
+        let err = eval(&nd, inputs).unwrap_err().to_string();
+        assert!(
+            err.contains("grad_output has element type double but data has float"),
+            "{err}"
+        );
+        let err = eval(&nd, good()).unwrap_err().to_string();
+        assert!(err.contains("expects 4 inputs"), "{err}");
+        let inputs = tvec!(
+            tensor1(&[1i32, 2, 3]).into_tvalue(),
+            tensor2(&[[1i64]]).into_tvalue(),
+            tensor1(&[1i32]).into_tvalue(),
+            tensor1(&[1i32, 2, 3]).into_tvalue(),
+        );
+        let err = eval(&nd, inputs).unwrap_err().to_string();
+        assert!(err.contains("has no gradient"), "{err}");
+    }
+
+    #[test]
+    fn two_output_facts_shaped_like_data_and_updates() {
+        let op = op(GradKind::Elements { axis: 1 }, Reduction::Mean, false);
+        let data = f32::fact([2, 4]);
+        let indices = i64::fact([2, 3]);
+        let updates = f32::fact([2, 3]);
+        let facts = op
+            .output_facts(&[&data, &indices, &updates, &data])
+            .unwrap();
+        assert_eq!(facts.len(), 2);
+        assert_eq!(
+            (facts[0].datum_type, &facts[0].shape),
+            (DatumType::F32, &data.shape)
+        );
+        assert_eq!(
+            (facts[1].datum_type, &facts[1].shape),
+            (DatumType::F32, &updates.shape)
+        );
+    }
+}
