@@ -2,6 +2,8 @@
 //! `Scatter` (9, 10), `ScatterElements` (11, 13, 16, 18) and `ScatterND`
 //! (11, 13, 16, 18), validated per opset, panic-free, in place when they can.
 //! Also `TensorScatter` (24) and OpenVINO's `ScatterElementsUpdate-12` (custom op, any domain).
+//! And the backward-pass ops `ScatterElementsGrad` / `ScatterNDGrad` (domain
+//! `tract_onnx_scatter.training`, version 1; [`onnx::scatter_grad`]).
 //!
 //! Use [`onnx()`] in place of `tract_onnx::onnx()`, or [`register`] on an
 //! existing op register:
@@ -82,7 +84,8 @@ impl Options {
 }
 
 /// Overrides tract's `Scatter`, `ScatterElements`, `ScatterND` (and adds
-/// `TensorScatter`, `ScatterElementsUpdate`) builders with this crate's,
+/// `TensorScatter`, `ScatterElementsUpdate`, `ScatterElementsGrad`,
+/// `ScatterNDGrad`) builders with this crate's,
 /// accepting known exporter deviations ([`Options::default`]).
 pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
     Options::default().register(reg)
