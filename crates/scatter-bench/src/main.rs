@@ -291,8 +291,8 @@ fn main() -> Result<()> {
     }
 
     let mut ort_version = None;
-    if let Some(python) = &python {
-        let count = rows.iter().filter(|r| !r.gradient).count();
+    let count = rows.iter().filter(|r| !r.gradient).count();
+    if let Some(python) = python.as_ref().filter(|_| count > 0) {
         eprintln!("onnxruntime: timing {count} cases...");
         match ort::run(python, &ort_dir, o.budget) {
             Ok(medians) => {

@@ -378,7 +378,9 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
     lines.push(format!(
         "peak RSS over stock tract ≤ the pools' retained outputs (+{} MB slack): {}",
         RSS_SLACK >> 20,
-        if over.is_empty() {
+        if compared == 0 {
+            "n/a (no row/mode pair measured by both)".into()
+        } else if over.is_empty() {
             format!("met on all {compared} row/mode pairs measured by both")
         } else {
             format!("missed on {}", over.join(", "))
