@@ -282,6 +282,58 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     }
 }
 
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// `grad_updates` alone of reduction `add` or `none`: the output
+    /// gradient at each update's position times `lda_coeff` (what
+    /// [`CheckedElementsIndices::grad`] writes there). With `add`,
+    /// `include_self` and `lda_coeff = 1`, `grad_data` is `grad_output`
+    /// itself, so a host can pass it through and call only this.
+    pub fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        gather_scaled(self, grad_output, lda_coeff, grad_updates)
+    }
+}
+
+impl<I: IndexValue> CheckedNdIndices<'_, I> {
+    /// [`CheckedElementsIndices::grad_updates_of_add`] for ScatterND.
+    pub fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        gather_scaled(self, grad_output, lda_coeff, grad_updates)
+    }
+}
+
+/// `grad_updates[u] = grad_output[o] * lda_coeff` for every pair, lengths
+/// checked first.
+fn gather_scaled<T: GradElement, P: Pairs>(
+    pairs: &P,
+    grad_output: &[T],
+    lda_coeff: T,
+    grad_updates: &mut [T],
+) -> Result<(), ScatterError> {
+    let shape = pairs.data_shape();
+    let len = crate::element_count(shape).unwrap_or(usize::MAX);
+    check_len(Input::GradOutput, shape, len, grad_output.len())?;
+    let updates_shape = pairs.updates_shape();
+    if Some(grad_updates.len()) != crate::element_count(&updates_shape) {
+        return Err(ScatterError::Length {
+            input: Input::GradUpdates,
+            shape: updates_shape,
+            len: grad_updates.len(),
+        });
+    }
+    let c = lda_coeff.to_calc();
+    pairs.each(|o, u| grad_updates[u] = T::from_calc(grad_output[o].to_calc() * c));
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn grad<T: GradElement, P: Pairs>(
     pairs: &P,
@@ -887,5 +939,31 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, ScatterError::OutOfBounds { value: 2, .. }));
+    }
+
+    #[test]
+    fn updates_of_add_alone_equal_what_the_full_gradient_writes() {
+        let plan = ElementsPlan::new(&[4], &[5], &[5], 0).unwrap();
+        let token = plan.check_indices(&[3i64, -1, 0, 2, 0]).unwrap();
+        let go = [0.5f32, -1.0, 2.0, 4.0];
+        let (mut gd, mut gu) = ([0f32; 4], [0f32; 5]);
+        let spec = GradSpec::onnx(Reduction::Add);
+        token
+            .grad(&[1.0; 4], &[1.0; 5], &go, spec, 1.5, &mut gd, &mut gu)
+            .unwrap();
+        let mut alone = [f32::NAN; 5];
+        token.grad_updates_of_add(&go, 1.5, &mut alone).unwrap();
+        assert_eq!(alone, gu);
+        let err = token
+            .grad_updates_of_add(&go, 1.0, &mut [0f32; 4])
+            .unwrap_err();
+        assert!(err.to_string().contains("grad_updates"), "{err}");
+        let nd = NdPlan::new(&[4, 2], &[2, 1], &[2, 2]).unwrap();
+        let token = nd.check_indices(&[-1i64, 1]).unwrap();
+        let mut gu = [0f64; 4];
+        token
+            .grad_updates_of_add(&[0., 1., 2., 3., 4., 5., 6., 7.], 2.0, &mut gu)
+            .unwrap();
+        assert_eq!(gu, [12., 14., 4., 6.]);
     }
 }

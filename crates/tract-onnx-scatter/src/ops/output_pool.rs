@@ -264,6 +264,23 @@ pub fn fresh_copy(src: &Tensor) -> TractResult<Tensor> {
     Ok(out)
 }
 
+/// A new plain tensor of `dt` and `shape` whose bytes are not initialized,
+/// advised to use huge pages: for a kernel that writes every element
+/// before anything reads it (the gradient kernels do).
+///
+/// # Safety
+/// The caller writes every element before reading any, or drops the
+/// tensor unread.
+pub unsafe fn fresh_uninit(dt: DatumType, shape: &[usize]) -> TractResult<Tensor> {
+    debug_assert!(dt.is_copy(), "uninitialized {dt:?} would be dropped unread");
+    let mut out = unsafe { Tensor::uninitialized_dt(dt, shape)? };
+    if let Some(storage) = out.as_plain_ram_storage_mut() {
+        let len = storage.layout().size();
+        advise_huge_pages(storage.as_mut_ptr(), len);
+    }
+    Ok(out)
+}
+
 /// The size of a transparent huge page on x86-64 and aarch64 (4 KiB pages).
 const HUGE_PAGE: usize = 2 << 20;
 

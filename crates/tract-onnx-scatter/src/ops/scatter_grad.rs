@@ -4,11 +4,12 @@
 
 use half::f16;
 use scatter_kernels::{
-    CheckedElementsIndices, CheckedNdIndices, ElementsPlan, GradElement, GradSpec, IndexValue,
-    NdPlan, ScatterError,
+    CheckedElementsIndices, CheckedNdIndices, ElementsPlan, GradCalc, GradElement, GradSpec,
+    IndexValue, NdPlan, ScatterError,
 };
 use tract_core::internal::*;
 
+use crate::ops::output_pool::fresh_uninit;
 use crate::ops::shapes::known_different;
 use crate::ops::types::{self, with_index_slice};
 use crate::ops::{ScatterElements, ScatterNd};
@@ -180,17 +181,40 @@ impl ScatterGrad {
             .map_err(|e| self.site.error(e))
     }
 
+    /// With `add`, `include_self` and `lda_coeff = 1`, `grad_data` is
+    /// `grad_output` itself: returned as the same value, no copy (tensors
+    /// are immutable, so sharing is safe), only `grad_updates` computed.
+    fn passes_grad_output_through(&self) -> bool {
+        self.spec.reduction == scatter_kernels::Reduction::Add
+            && self.spec.include_self
+            && self.lda_coeff == 1.0
+    }
+
     /// Indices are checked (`token`): allocate the outputs and fill them.
+    /// The kernels write every element of both, so the outputs start
+    /// uninitialized (with huge-page advice): no zeroing pass, no zeroed
+    /// pages faulted in before the real writes.
     fn run<K: GradToken>(
         &self,
         token: &K,
         data: &Tensor,
         updates: &Tensor,
-        grad_output: &Tensor,
+        grad_output: &TValue,
     ) -> TractResult<TVec<TValue>> {
         let dt = data.datum_type();
-        let mut gd = Tensor::zero_dt(dt, data.shape())?;
-        let mut gu = Tensor::zero_dt(dt, updates.shape())?;
+        check_float(&self.site, dt)?;
+        // Safety: `typed` and `updates_only` write every element of the
+        // outputs or fail, and a failure drops them unread.
+        let mut gu = unsafe { fresh_uninit(dt, updates.shape())? };
+        if self.passes_grad_output_through() {
+            match dt {
+                DatumType::F16 => self.updates_only::<f16, K>(token, grad_output, &mut gu)?,
+                DatumType::F32 => self.updates_only::<f32, K>(token, grad_output, &mut gu)?,
+                _ => self.updates_only::<f64, K>(token, grad_output, &mut gu)?,
+            }
+            return Ok(tvec!(grad_output.clone(), gu.into_tvalue()));
+        }
+        let mut gd = unsafe { fresh_uninit(dt, data.shape())? };
         let lda = self.lda_coeff;
         match dt {
             DatumType::F16 => self.typed(
@@ -205,7 +229,7 @@ impl ScatterGrad {
             DatumType::F32 => {
                 self.typed(token, data, updates, grad_output, lda, &mut gd, &mut gu)?
             }
-            DatumType::F64 => self.typed(
+            _ => self.typed(
                 token,
                 data,
                 updates,
@@ -214,9 +238,22 @@ impl ScatterGrad {
                 &mut gd,
                 &mut gu,
             )?,
-            other => check_float(&self.site, other)?,
         }
         Ok(tvec!(gd.into_tvalue(), gu.into_tvalue()))
+    }
+
+    /// `grad_updates` alone, `lda_coeff` being 1.
+    fn updates_only<T: GradElement + Datum, K: GradToken>(
+        &self,
+        token: &K,
+        grad_output: &Tensor,
+        grad_updates: &mut Tensor,
+    ) -> TractResult<()> {
+        let g = types::slice::<T>(grad_output)?;
+        let mut gu = grad_updates.try_as_plain_ram_mut()?;
+        token
+            .grad_updates_of_add(g, T::from_calc(T::Calc::ONE), gu.as_slice_mut::<T>()?)
+            .map_err(|e| self.site.error(e))
     }
 
     fn eval_grad(&self, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
@@ -316,6 +353,13 @@ impl TypedOp for ScatterGrad {
 
 /// A checked index token of either forward op, seen through its `grad`.
 trait GradToken {
+    fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError>;
+
     #[allow(clippy::too_many_arguments)]
     fn grad<T: GradElement>(
         &self,
@@ -330,6 +374,14 @@ trait GradToken {
 }
 
 impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {
+    fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        CheckedElementsIndices::grad_updates_of_add(self, grad_output, lda_coeff, grad_updates)
+    }
     fn grad<T: GradElement>(
         &self,
         data: &[T],
@@ -354,6 +406,14 @@ impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {
 }
 
 impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {
+    fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        CheckedNdIndices::grad_updates_of_add(self, grad_output, lda_coeff, grad_updates)
+    }
     fn grad<T: GradElement>(
         &self,
         data: &[T],
@@ -401,6 +461,49 @@ mod tests {
 
     fn eval(op: &ScatterGrad, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         op.eval(&EvalContext::out_of_plan(), inputs)
+    }
+
+    #[test]
+    fn add_with_self_and_unit_coefficient_passes_grad_output_through_uncopied() {
+        for (kind, indices) in [
+            (GradKind::Elements { axis: 0 }, tensor1(&[2i64, -1])),
+            (GradKind::Nd, tensor2(&[[2i64], [-1]])),
+        ] {
+            let op = ScatterGrad {
+                lda_coeff: 1.0,
+                ..op(kind, Reduction::Add, true)
+            };
+            let updates = tensor1(&[5f32, 6.]);
+            let grad_output = tensor1(&[1f32, 2., 3., 4.]).into_tvalue();
+            let out = eval(
+                &op,
+                tvec!(
+                    tensor1(&[0f32; 4]).into_tvalue(),
+                    indices.clone().into_tvalue(),
+                    updates.into_tvalue(),
+                    grad_output.clone(),
+                ),
+            )
+            .unwrap();
+            assert!(std::ptr::eq::<Tensor>(&*out[0], &*grad_output), "{kind:?}");
+            assert_eq!(*out[1], tensor1(&[3f32, 4.]), "{kind:?}");
+            // Any other coefficient computes grad_data.
+            let scaled = eval(
+                &ScatterGrad {
+                    lda_coeff: 2.0,
+                    ..op.clone()
+                },
+                tvec!(
+                    tensor1(&[0f32; 4]).into_tvalue(),
+                    indices.clone().into_tvalue(),
+                    tensor1(&[5f32, 6.]).into_tvalue(),
+                    grad_output.clone(),
+                ),
+            )
+            .unwrap();
+            assert_eq!(*scaled[0], tensor1(&[2f32, 4., 6., 8.]));
+            assert_eq!(*scaled[1], tensor1(&[6f32, 8.]));
+        }
     }
 
     #[test]
