@@ -330,7 +330,16 @@ fn gather_scaled<T: GradElement, P: Pairs>(
         });
     }
     let c = lda_coeff.to_calc();
-    pairs.each(|o, u| grad_updates[u] = T::from_calc(grad_output[o].to_calc() * c));
+    pairs.each(|o, u| {
+        // Safety: `each` yields offsets in bounds of a buffer of the data's
+        // length and positions in bounds of one of the updates' length;
+        // both lengths were checked above. A random gather is bound by
+        // its cache misses; the unchecked reads keep the loop minimal.
+        unsafe {
+            *grad_updates.get_unchecked_mut(u) =
+                T::from_calc(grad_output.get_unchecked(o).to_calc() * c);
+        }
+    });
     Ok(())
 }
 
