@@ -12,7 +12,7 @@ pub trait Element: Clone + Send + Sync + 'static {
     /// The ONNX name of the type, for messages.
     const NAME: &'static str;
 
-    /// Whether [`Element::combine`] is defined for `reduction`. Kernels
+    /// Whether this type can do `reduction` (its combining function). Kernels
     /// check this before any write.
     fn supports(reduction: Reduction) -> bool {
         let _ = reduction;

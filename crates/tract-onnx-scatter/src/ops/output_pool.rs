@@ -245,7 +245,7 @@ fn copy_into(site: &NodeSite, input: &str, dst: &mut Tensor, src: &Tensor) -> Tr
 
 /// A new tensor equal to `src`. For plain types the buffer is allocated
 /// uninitialized and advised to use transparent huge pages before the copy
-/// first touches it ([`advise_huge_pages`]).
+/// first touches it (a no-op off Linux).
 pub fn fresh_copy(src: &Tensor) -> TractResult<Tensor> {
     let dt = src.datum_type();
     if !dt.is_copy() || !src.is_plain_ram() {
