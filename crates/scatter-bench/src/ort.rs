@@ -184,10 +184,15 @@ pub struct TorchGrad {
     pub aliased: bool,
 }
 
-/// Times every gradient row under `dir` with `xtask/bench_torch_grad.py`
-/// (one thread): PyTorch's times per row name.
-pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, TorchGrad>> {
-    let script = workspace_root().join("xtask/bench_torch_grad.py");
+/// Runs `xtask/<name> <dir>` with `python` and `budget`'s limits, its
+/// stderr passed through; returns the script's path and its stdout.
+fn run_timing_script(
+    python: &Path,
+    name: &str,
+    dir: &Path,
+    budget: Budget,
+) -> Result<(PathBuf, String)> {
+    let script = workspace_root().join("xtask").join(name);
     let out = Command::new(python)
         .arg(&script)
         .arg(dir)
@@ -200,8 +205,15 @@ pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<S
     if !out.status.success() {
         bail!("{} failed ({})", script.display(), out.status);
     }
+    Ok((script, String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// Times every gradient row under `dir` with `xtask/bench_torch_grad.py`
+/// (one thread): PyTorch's times per row name.
+pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, TorchGrad>> {
+    let (script, stdout) = run_timing_script(python, "bench_torch_grad.py", dir, budget)?;
     let mut times = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in stdout.lines() {
         // "<name> <backward s> <runs> <forward+backward s> <runs> <aliased>"
         let fields: Vec<&str> = line.split_whitespace().collect();
         let [name, backward, _, both, _, aliased] = fields[..] else {
@@ -228,21 +240,9 @@ pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<S
 /// Times every workload under `dir` with onnxruntime (single thread, io
 /// binding): median per workload name.
 pub fn run(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, Duration>> {
-    let script = workspace_root().join("xtask/bench_ort.py");
-    let out = Command::new(python)
-        .arg(&script)
-        .arg(dir)
-        .args(["--budget", &budget.time.as_secs_f64().to_string()])
-        .args(["--min-runs", &budget.min_iters.to_string()])
-        .args(["--max-runs", &budget.max_iters.to_string()])
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-    if !out.status.success() {
-        bail!("{} failed ({})", script.display(), out.status);
-    }
+    let (script, stdout) = run_timing_script(python, "bench_ort.py", dir, budget)?;
     let mut medians = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in stdout.lines() {
         // "<name> <median seconds> <runs>"
         let mut parts = line.split_whitespace();
         if let (Some(name), Some(median)) = (parts.next(), parts.next()) {
