@@ -345,7 +345,8 @@ impl Report {
     }
 }
 
-fn xml(s: &str) -> String {
+/// `s` escaped for XML text and attribute values.
+pub(crate) fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

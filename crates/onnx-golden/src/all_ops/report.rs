@@ -6,7 +6,7 @@
 
 use super::operators::{OperatorRule, TestOperator};
 use crate::outcome::{FrameworkOutcome, Outcome, Phase};
-use crate::report::Format;
+use crate::report::{Format, xml};
 use crate::suite::CaseResult;
 use anyhow::Result;
 use serde::Serialize;
@@ -454,14 +454,6 @@ first line of its error.";
         out.push_str("</testsuites>\n");
         out
     }
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
 }
 
 #[cfg(test)]
