@@ -16,9 +16,19 @@
 //! The pool keeps at most `capacity` outputs (1 by default), the oldest
 //! dropped first; [`output_pools`] reaches every pool of a model to resize or
 //! release them.
+//!
+//! Which buffer a call leaves in the pool depends on what the caller does
+//! with it next. Usually it is the output: the caller drops it before the
+//! next call, which writes into it. But a caller that feeds the output back
+//! as the next data while keeping it during the call (a KV cache passed as
+//! `cache.clone()`) drops the *data* after the call, never the output it
+//! now holds: keeping the output would make every call allocate afresh. So
+//! when the data input is the pool's last output and the caller holds it
+//! too, the pool keeps the data instead; the two buffers then take turns
+//! and no call allocates, within the same one retained output.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tract_core::internal::*;
 
@@ -40,6 +50,10 @@ pub struct OutputPool(Arc<Mutex<Retained>>);
 struct Retained {
     capacity: usize,
     outputs: VecDeque<TValue>,
+    /// The output of the last call, to recognize it when it comes back as
+    /// data. A `Weak` keeps only the `Arc`'s header alive, never the
+    /// buffer, and stops the address from being reused by another tensor.
+    last: Weak<Tensor>,
 }
 
 impl OutputPool {
@@ -47,6 +61,7 @@ impl OutputPool {
         OutputPool(Arc::new(Mutex::new(Retained {
             capacity,
             outputs: VecDeque::new(),
+            last: Weak::new(),
         })))
     }
 
@@ -143,13 +158,44 @@ impl OutputPool {
         Arc::try_unwrap(output.into_arc_tensor()).ok()
     }
 
-    /// Keeps a reference to `output`, dropping the oldest beyond capacity.
-    fn retain(&self, output: &TValue) {
+    /// The data input to keep instead of the output, if `data` is the last
+    /// output fed back while its caller keeps it: beside `data` itself,
+    /// someone other than the pool holds a reference.
+    fn kept_feedback(&self, data: &TValue) -> Option<TValue> {
+        let retained = self.lock();
+        let arc = data.as_arc_tensor()?;
+        if !std::ptr::eq(retained.last.as_ptr(), Arc::as_ptr(arc)) {
+            return None;
+        }
+        let pooled = retained
+            .outputs
+            .iter()
+            .filter(|o| std::ptr::eq::<Tensor>(&***o, &**data))
+            .count();
+        // A count that moves meanwhile (another thread's clone) only
+        // changes which buffer is kept, never what is written where.
+        (Arc::strong_count(arc) > 1 + pooled).then(|| data.clone())
+    }
+
+    /// Keeps a reference to `kept` (the fed-back data, when
+    /// [`OutputPool::kept_feedback`] found it), else to `output`, dropping
+    /// the oldest beyond capacity; remembers `output` as the last one.
+    fn retain(&self, output: &TValue, kept: Option<TValue>) {
         let mut retained = self.lock();
+        if let Some(arc) = output.as_arc_tensor() {
+            retained.last = Arc::downgrade(arc);
+        }
         if retained.capacity == 0 {
             return;
         }
-        retained.outputs.push_back(output.clone());
+        let keep = kept.unwrap_or_else(|| output.clone());
+        if !retained
+            .outputs
+            .iter()
+            .any(|o| std::ptr::eq::<Tensor>(&**o, &*keep))
+        {
+            retained.outputs.push_back(keep);
+        }
         let excess = retained.outputs.len().saturating_sub(retained.capacity);
         retained.outputs.drain(..excess);
     }
@@ -214,11 +260,22 @@ pub fn take_output(
     }
 }
 
-/// Keeps `output` in `pool`, if any. Call with the value the op returns.
-pub fn retain(pool: Option<&OutputPool>, output: &TValue) {
-    if let Some(pool) = pool {
-        pool.retain(output)
-    }
+/// Evaluates a pooling op: `eval(inputs)` (which takes its output with
+/// [`take_output`]), then leaves the right buffer in `pool`, if any: the
+/// output, or the data input (`inputs[0]`) when the caller fed the last
+/// output back and keeps it.
+pub fn eval_pooled(
+    pool: Option<&OutputPool>,
+    inputs: TVec<TValue>,
+    eval: impl FnOnce(TVec<TValue>) -> TractResult<TValue>,
+) -> TractResult<TValue> {
+    let Some(pool) = pool else {
+        return eval(inputs);
+    };
+    let kept = inputs.first().and_then(|data| pool.kept_feedback(data));
+    let output = eval(inputs)?;
+    pool.retain(&output, kept);
+    Ok(output)
 }
 
 /// `dst = src`, for tensors of one type and shape.
@@ -380,6 +437,7 @@ mod tests {
     use super::*;
     use crate::opset::ScatterOp;
     use scatter_kernels::{Reduction, TensorScatterMode};
+    use std::collections::HashSet;
 
     fn nd() -> ScatterNd {
         ScatterNd::onnx(
@@ -575,27 +633,69 @@ mod tests {
         assert!(values.as_slice::<f32>().unwrap().iter().all(|x| *x == 1.));
     }
 
-    #[test]
-    fn a_cache_kept_and_fed_back_alternates_two_buffers_at_capacity_two() {
+    /// Feeds each output back as the next data, the caller keeping it
+    /// during the call (`inputs` clones), for `steps` calls at `capacity`;
+    /// checks every output and returns the buffers of the calls after the
+    /// second and the most outputs the pool held at once.
+    fn keep_and_feed_back(capacity: usize, steps: usize) -> (HashSet<*const u8>, usize) {
         let plan = plan(model(nd(), false));
-        pool(&plan).set_capacity(2);
+        pool(&plan).set_capacity(capacity);
         let mut cache = data(0.);
         let mut want: Vec<f32> = (0..12).map(|i| i as f32).collect();
-        let mut buffers = std::collections::HashSet::new();
-        for step in 0..10usize {
-            // `inputs` clones: the caller keeps its cache during the run.
+        let (mut buffers, mut most) = (HashSet::new(), 0);
+        for step in 0..steps {
             let out = plan
                 .run(inputs(&cache, (step % 4) as i64, step as f32))
                 .unwrap()
                 .remove(0);
             want[step % 4 * 3..step % 4 * 3 + 3].fill(step as f32);
             assert_eq!(*out, Tensor::from_shape(&[4, 3], &want).unwrap());
+            most = most.max(pool(&plan).len());
             cache = out;
             if step >= 2 {
                 buffers.insert(ptr(&cache));
             }
         }
+        (buffers, most)
+    }
+
+    #[test]
+    fn a_cache_kept_and_fed_back_alternates_two_buffers_at_the_default_capacity() {
+        let (buffers, most) = keep_and_feed_back(DEFAULT_CAPACITY, 10);
         assert_eq!(buffers.len(), 2, "double buffering, no fresh allocation");
+        assert_eq!(most, 1, "one retained output, the previous cache");
+    }
+
+    #[test]
+    fn a_cache_kept_and_fed_back_alternates_two_buffers_at_capacity_two() {
+        let (buffers, most) = keep_and_feed_back(2, 10);
+        assert_eq!(buffers.len(), 2);
+        assert!(most <= 2);
+    }
+
+    #[test]
+    fn a_kept_former_output_used_again_and_again_reuses_after_one_call() {
+        let plan = plan(model(nd(), false));
+        let d = data(0.);
+        let base = plan.run(inputs(&d, 0, 1.)).unwrap().remove(0);
+        let mut buffers = HashSet::new();
+        for step in 0..6 {
+            // `base` was the pool's last output: kept once, then the outputs.
+            let out = plan.run(inputs(&base, 1, step as f32)).unwrap().remove(0);
+            let mut want = expected(0., 0, 1.);
+            want.try_as_plain_ram_mut()
+                .unwrap()
+                .as_slice_mut::<f32>()
+                .unwrap()[3..6]
+                .fill(step as f32);
+            assert_eq!(*out, want);
+            if step >= 2 {
+                buffers.insert(ptr(&out));
+            }
+            assert_ne!(ptr(&out), ptr(&base));
+        }
+        assert_eq!(buffers.len(), 1, "the dropped output is reused");
+        assert_eq!(*base, expected(0., 0, 1.));
     }
 
     #[test]

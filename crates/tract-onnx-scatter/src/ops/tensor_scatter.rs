@@ -208,8 +208,8 @@ impl EvalOp for TensorScatter {
     op_out_of_plan!();
 
     fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output = self.eval_scatter(inputs)?;
-        output_pool::retain(self.output_pool.as_ref(), &output);
+        let output =
+            output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| self.eval_scatter(i))?;
         Ok(tvec!(output))
     }
 }
