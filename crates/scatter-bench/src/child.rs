@@ -1,10 +1,12 @@
-//! One measurement in a process of its own: `scatter-bench --child NAME
-//! ENGINE MODE [--pool-capacity N]` plans case NAME with ENGINE (`plugin`
-//! or `stock`), times it in MODE and prints one line, `<median ns> <calls>
-//! <peak RSS bytes> <pooled bytes> <warm copy median ns>`. A process per
-//! measurement makes its peak RSS (VmHWM) that mode's alone: in one
-//! process, memory freed by an earlier measurement and kept by malloc would
-//! hide a later one's.
+//! One (engine, mode) in a process of its own: `scatter-bench --child
+//! NAME ENGINE MODE [--pool-capacity N]` plans case NAME with ENGINE
+//! (`plugin` or `stock`) once, then serves timing rounds: for each line
+//! `<budget ms>` read from stdin it times MODE and prints one line,
+//! `<median ns> <calls> <peak RSS bytes> <pooled bytes> <warm copy median
+//! ns>`, until stdin closes ([`ChildRounds`] is the parent's side). A
+//! process per (engine, mode) makes its peak RSS (VmHWM) that mode's
+//! alone: in one process, memory freed by an earlier measurement and kept
+//! by malloc would hide a later one's.
 //!
 //! Where the case has a copy floor, a child of a kept-inputs mode also
 //! times a warm copy of the data input between calls (outside the timed
@@ -12,14 +14,16 @@
 //! machine's load, which moved by ±20 % between processes on the 2-core
 //! bench machine.
 
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use tract_onnx_scatter::tract_onnx;
 
 use crate::runner::{Mode, Runner};
+use crate::server::Server;
 use crate::timing::{Budget, Stats, measure_prepared};
 
 /// The engines a child can plan with.
@@ -70,14 +74,15 @@ fn onnx(engine: &str) -> Result<tract_onnx::Onnx> {
     }
 }
 
-/// The child's work: returns the line to print.
-pub fn run_child(
+/// The child's work: plans, then answers every `<budget ms>` line of stdin
+/// with one round's line, until stdin closes.
+pub fn serve(
     name: &str,
     engine: &str,
     mode: &str,
     budget: Budget,
     pool_capacity: Option<usize>,
-) -> Result<String> {
+) -> Result<()> {
     let mode = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
     let case = crate::case(name)?;
     let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
@@ -106,35 +111,46 @@ pub fn run_child(
         case.copy_floor_data()?
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
-    let mut copies = Stats { samples: vec![] };
-    // `runner` is borrowed by both closures in turn, never at once.
-    let runner = std::cell::RefCell::new(&mut runner);
-    let stats = measure_prepared(
-        budget,
-        || {
-            if let (Some(src), Some(dst)) = (data, warm.as_mut()) {
-                let t = Instant::now();
-                crate::memcpy(dst, src);
-                std::hint::black_box(&dst);
-                copies.samples.push(t.elapsed());
-            }
-            runner.borrow_mut().prepare(mode)
-        },
-        || runner.borrow_mut().run(mode),
-    )?;
-    let runner = runner.into_inner();
-    let pooled: usize = tract_onnx_scatter::output_pools(runner.plan().model())
-        .iter()
-        .map(|(_, pool)| pool.retained_bytes())
-        .sum();
-    Ok(format!(
-        "{} {} {} {} {}",
-        stats.median().as_nanos(),
-        stats.runs(),
-        peak_rss().unwrap_or(0),
-        pooled,
-        copies.median().as_nanos()
-    ))
+    for request in std::io::stdin().lines() {
+        let ms: u64 = request?
+            .trim()
+            .parse()
+            .context("a round request is a budget in ms")?;
+        let budget = Budget {
+            time: Duration::from_millis(ms),
+            ..budget
+        };
+        let mut copies = Stats { samples: vec![] };
+        // `runner` is borrowed by both closures in turn, never at once.
+        let cell = std::cell::RefCell::new(&mut runner);
+        let stats = measure_prepared(
+            budget,
+            || {
+                if let (Some(src), Some(dst)) = (data, warm.as_mut()) {
+                    let t = Instant::now();
+                    crate::memcpy(dst, src);
+                    std::hint::black_box(&dst);
+                    copies.samples.push(t.elapsed());
+                }
+                cell.borrow_mut().prepare(mode)
+            },
+            || cell.borrow_mut().run(mode),
+        )?;
+        let pooled: usize = tract_onnx_scatter::output_pools(runner.plan().model())
+            .iter()
+            .map(|(_, pool)| pool.retained_bytes())
+            .sum();
+        println!(
+            "{} {} {} {} {}",
+            stats.median().as_nanos(),
+            stats.runs(),
+            peak_rss().unwrap_or(0),
+            pooled,
+            copies.median().as_nanos()
+        );
+        std::io::stdout().flush()?;
+    }
+    Ok(())
 }
 
 /// This process's peak resident set size (VmHWM), Linux only.
@@ -145,34 +161,39 @@ pub fn peak_rss() -> Option<usize> {
     kb.checked_mul(1024)
 }
 
-/// Runs `exe --child name engine mode` and parses its line; `Err` with the
-/// child's error (its last stderr line) when it fails.
-pub fn spawn(
-    exe: &Path,
-    name: &str,
-    engine: &str,
-    mode: Mode,
-    budget: Budget,
-    pool_capacity: Option<usize>,
-) -> Result<Measured> {
-    let mut command = Command::new(exe);
-    command
-        .args(["--child", name, engine, mode.name()])
-        .args(["--budget-ms", &budget.time.as_millis().to_string()]);
-    if let Some(capacity) = pool_capacity {
-        command.args(["--pool-capacity", &capacity.to_string()]);
+/// The parent's side of a child: one (engine, mode) of a case, planned
+/// once, timed a round at a time.
+pub struct ChildRounds(Server);
+
+impl ChildRounds {
+    /// Starts `exe --child name engine mode`.
+    pub fn start(
+        exe: &Path,
+        name: &str,
+        engine: &str,
+        mode: Mode,
+        pool_capacity: Option<usize>,
+    ) -> Result<ChildRounds> {
+        let mut command = Command::new(exe);
+        command
+            .args(["--child", name, engine, mode.name()])
+            .stderr(Stdio::piped());
+        if let Some(capacity) = pool_capacity {
+            command.args(["--pool-capacity", &capacity.to_string()]);
+        }
+        let what = format!("{name} {engine} {}", mode.name());
+        Ok(ChildRounds(Server::start(command, &what)?))
     }
-    let out = command
-        .output()
-        .with_context(|| format!("running {}", exe.display()))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        bail!(
-            "{}",
-            stderr.lines().last().unwrap_or("failed without a message")
-        );
+
+    /// One round of `budget`; `Err` with the child's error (its last
+    /// stderr line) when it fails.
+    pub fn round(&mut self, budget: Duration) -> Result<Measured> {
+        let line = self.0.ask(&budget.as_millis().to_string())?;
+        parse_line(&line)
     }
-    let line = String::from_utf8_lossy(&out.stdout);
+}
+
+fn parse_line(line: &str) -> Result<Measured> {
     let fields: Vec<u128> = line
         .split_whitespace()
         .map(str::parse)

@@ -18,6 +18,7 @@ pub mod ort;
 pub mod piper;
 pub mod report;
 pub mod runner;
+pub mod server;
 pub mod timing;
 pub mod workloads;
 

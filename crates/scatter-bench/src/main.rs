@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use scatter_bench::case::Case;
 use scatter_bench::case::Ownership;
-use scatter_bench::child::{self, ENGINES, Measured};
+use scatter_bench::child::{self, ChildRounds, ENGINES, Measured};
+use scatter_bench::ort::OrtRounds;
 use scatter_bench::report::{Row, export_ratios, gradient_table, rss_table, targets, time_table};
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
@@ -124,14 +125,33 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
     Ok(())
 }
 
-/// Rounds per (engine, mode): each gets a third of the budget, and the
-/// rounds interleave engines and modes, so a drift of the machine's load
-/// (±40 % between processes on the 2-core bench machine) spreads over all
-/// of them instead of landing on one.
-const ROUNDS: u32 = 3;
+/// Rounds per row. A round times every (engine, mode) and onnxruntime
+/// once, one after the other (the order rotating from round to round), in
+/// processes kept alive across rounds; each gets a fifth of the budget.
+/// The machine's speed drifts by tens of percent over minutes (±40 %
+/// between runs on the 2-core bench machine): ratios are taken within
+/// each round ([`scatter_bench::report::Rounds::paired`]), where the drift is shared.
+const ROUNDS: u32 = 5;
 
-/// Every (engine, mode) of `case`, each in a child process per round.
-fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> {
+/// What one round asks of: an (engine, mode) child, or onnxruntime.
+enum Series {
+    Child {
+        engine: &'static str,
+        mode: Mode,
+        rounds: ChildRounds,
+    },
+    Ort,
+}
+
+/// Every (engine, mode) of `case` and, with `ort` (the server and the
+/// directory [`ort::write_case`] wrote the case to), onnxruntime, in
+/// [`ROUNDS`] paired rounds.
+fn measure_case(
+    case: &Case,
+    o: &Options,
+    exe: &std::path::Path,
+    mut ort: Option<(&mut OrtRounds, PathBuf)>,
+) -> Result<Row> {
     let mut row = Row {
         name: case.name.clone(),
         data_bytes: case.data_bytes(),
@@ -143,66 +163,97 @@ fn measure_case(case: &Case, o: &Options, exe: &std::path::Path) -> Result<Row> 
     if let Some(data) = case.copy_floor_data()? {
         measure_copies(&mut row, data, o.budget)?;
     }
-    let engines: Vec<&str> = ENGINES
-        .into_iter()
-        .filter(|e| *e != "stock" || o.stock)
-        .collect();
     let budget = Budget {
         time: o.budget.time / ROUNDS,
         ..o.budget
     };
-    let mut rounds: Vec<Vec<Measured>> = vec![vec![]; engines.len() * Mode::ALL.len()];
-    let mut failed = vec![false; rounds.len()];
-    if case.ownership == Ownership::None {
-        // Nothing to move in: no child to spawn.
-        let m = Mode::ALL.iter().position(|m| *m == Mode::Owned).unwrap();
-        for (e, engine) in engines.iter().enumerate() {
-            failed[e * Mode::ALL.len() + m] = true;
-            row.not_measured.push((
-                format!("{engine} owned"),
-                "no owned mode: the case moves no input in".into(),
-            ));
-        }
-    }
-    for _ in 0..ROUNDS {
-        for (e, engine) in engines.iter().enumerate() {
-            for (m, mode) in Mode::ALL.into_iter().enumerate() {
-                let slot = e * Mode::ALL.len() + m;
-                if failed[slot] {
-                    continue;
-                }
-                match child::spawn(exe, &case.name, engine, mode, budget, o.pool_capacity) {
-                    Ok(measured) => rounds[slot].push(measured),
-                    Err(err) => {
-                        eprintln!("  {engine} {}: n/a ({err:#})", mode.name());
-                        row.not_measured
-                            .push((format!("{engine} {}", mode.name()), format!("{err:#}")));
-                        failed[slot] = true;
-                    }
-                }
-            }
-        }
-    }
-    for (e, engine) in engines.iter().enumerate() {
-        for (m, mode) in Mode::ALL.into_iter().enumerate() {
-            let Some(measured) = Measured::combine(&rounds[e * Mode::ALL.len() + m]) else {
+    let mut series = vec![];
+    for engine in ENGINES.into_iter().filter(|e| *e != "stock" || o.stock) {
+        for mode in Mode::ALL {
+            if mode == Mode::Owned && case.ownership == Ownership::None {
+                row.not_measured.push((
+                    format!("{engine} owned"),
+                    "no owned mode: the case moves no input in".into(),
+                ));
                 continue;
-            };
-            eprintln!(
-                "  {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
-                mode.name(),
-                human(measured.median),
-                measured.calls,
-                measured.peak_rss.unwrap_or(0) as f64 / 1e6
-            );
-            if *engine == "plugin" {
-                if mode == Mode::OneShot && measured.warm_copy.is_some() {
-                    row.memcpy = measured.warm_copy;
-                }
-                row.plugin[m] = Some(measured);
-            } else {
-                row.stock[m] = Some(measured);
             }
+            let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.pool_capacity)?;
+            series.push(Some(Series::Child {
+                engine,
+                mode,
+                rounds,
+            }));
+        }
+    }
+    if ort.is_some() {
+        series.push(Some(Series::Ort));
+    }
+    let mut measured: Vec<Vec<Measured>> = vec![vec![]; series.len()];
+    for round in 0..ROUNDS as usize {
+        for k in 0..series.len() {
+            let i = (k + round) % series.len();
+            let result = match series[i].as_mut() {
+                None => continue,
+                Some(Series::Child { rounds, .. }) => rounds.round(budget.time),
+                Some(Series::Ort) => {
+                    let (server, dir) = ort.as_mut().expect("an Ort series has a server");
+                    server.round(dir, budget).map(|median| Measured {
+                        median,
+                        ..Measured::default()
+                    })
+                }
+            };
+            match result {
+                Ok(m) => measured[i].push(m),
+                Err(err) => {
+                    let what = match &series[i] {
+                        Some(Series::Child { engine, mode, .. }) => {
+                            format!("{engine} {}", mode.name())
+                        }
+                        _ => "onnxruntime".into(),
+                    };
+                    eprintln!("  {what}: n/a ({err:#})");
+                    row.not_measured.push((what, format!("{err:#}")));
+                    // Dropping a child waits for it: its memory is freed.
+                    series[i] = None;
+                    measured[i].clear();
+                }
+            }
+        }
+    }
+    for (s, rounds) in series.iter().zip(&measured) {
+        let Some(combined) = Measured::combine(rounds) else {
+            continue;
+        };
+        let medians: Vec<Duration> = rounds.iter().map(|m| m.median).collect();
+        match s {
+            Some(Series::Child { engine, mode, .. }) => {
+                eprintln!(
+                    "  {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                    mode.name(),
+                    human(combined.median),
+                    combined.calls,
+                    combined.peak_rss.unwrap_or(0) as f64 / 1e6
+                );
+                let m = Mode::ALL.iter().position(|x| x == mode).expect("in ALL");
+                if *engine == "plugin" {
+                    if *mode == Mode::OneShot && combined.warm_copy.is_some() {
+                        row.memcpy = combined.warm_copy;
+                        row.rounds.warm_copy = rounds.iter().filter_map(|m| m.warm_copy).collect();
+                    }
+                    row.plugin[m] = Some(combined);
+                    row.rounds.plugin[m] = medians;
+                } else {
+                    row.stock[m] = Some(combined);
+                    row.rounds.stock[m] = medians;
+                }
+            }
+            Some(Series::Ort) => {
+                eprintln!("  onnxruntime: {}", human(combined.median));
+                row.ort = Some(combined.median);
+                row.rounds.ort = medians;
+            }
+            None => {}
         }
     }
     Ok(row)
@@ -212,8 +263,8 @@ fn main() -> Result<()> {
     let o = options()?;
     if let Some([name, engine, mode]) = &o.child {
         // One line either way: the parent reads stdout, or stderr's last line.
-        match child::run_child(name, engine, mode, o.budget, o.pool_capacity) {
-            Ok(line) => println!("{line}"),
+        match child::serve(name, engine, mode, o.budget, o.pool_capacity) {
+            Ok(()) => {}
             Err(e) => {
                 eprintln!("{e:#}");
                 std::process::exit(2);
@@ -259,21 +310,41 @@ fn main() -> Result<()> {
     let ort_dir = std::env::temp_dir().join(format!("scatter-bench-{}", std::process::id()));
     let torch_dir = ort_dir.join("torch");
 
+    let mut ort_rounds = match &python {
+        Some(python) => match OrtRounds::start(python) {
+            Ok(server) => Some(server),
+            Err(e) => {
+                eprintln!("onnxruntime column skipped: {e:#}");
+                None
+            }
+        },
+        None => None,
+    };
+
     let mut rows = vec![];
     for name in names {
         eprintln!("{name}:");
         let case = scatter_bench::case(name).with_context(|| format!("loading {name}"))?;
-        rows.push(measure_case(&case, &o, &exe).context(name)?);
         // onnxruntime cannot load the plugin's training domain: gradient
         // rows go to PyTorch instead (a directory bench_ort.py never reads).
-        if case.gradient.is_some() {
+        let ort = if case.gradient.is_some() {
             if torch_python.is_some() {
                 ort::write_case(&torch_dir, &case)?;
             }
-        } else if python.is_some() {
+            None
+        } else if let Some(server) = ort_rounds.as_mut() {
             ort::write_case(&ort_dir, &case)?;
-        }
+            Some((server, ort_dir.join(&case.name)))
+        } else {
+            None
+        };
+        rows.push(measure_case(&case, &o, &exe, ort).context(name)?);
     }
+    let ort_version = match (&python, &ort_rounds) {
+        (Some(python), Some(_)) => ort::version(python).ok(),
+        _ => None,
+    };
+    drop(ort_rounds);
 
     let mut torch_version = None;
     if let Some((python, version)) = &torch_python {
@@ -288,21 +359,6 @@ fn main() -> Result<()> {
             Err(e) => eprintln!("PyTorch column skipped: {e:#}"),
         }
         let _ = std::fs::remove_dir_all(&torch_dir);
-    }
-
-    let mut ort_version = None;
-    let count = rows.iter().filter(|r| !r.gradient).count();
-    if let Some(python) = python.as_ref().filter(|_| count > 0) {
-        eprintln!("onnxruntime: timing {count} cases...");
-        match ort::run(python, &ort_dir, o.budget) {
-            Ok(medians) => {
-                for row in &mut rows {
-                    row.ort = medians.get(&row.name).copied();
-                }
-                ort_version = ort::version(python).ok();
-            }
-            Err(e) => eprintln!("onnxruntime column skipped: {e:#}"),
-        }
     }
     let _ = std::fs::remove_dir_all(&ort_dir);
 
@@ -321,12 +377,17 @@ fn main() -> Result<()> {
     ));
     if forward_rows {
         out.push_str(
-        "Modes: *one-shot* `plan.run(inputs)` per call (a fresh state each time), the caller \
+            "Modes: *one-shot* `plan.run(inputs)` per call (a fresh state each time), the caller \
          keeping its tensors; *persistent* `state.run(inputs)` on a state spawned once, tensors \
          kept; *owned* the data moved in (the output fed back as the next data, or a copy made \
          before the timed call for yolo_head_*). Fed-back caches (gtcrn_frame, kv_step_*) are fed \
          back in every mode. ort: onnxruntime, 1 thread, inputs and outputs bound with io \
-         binding. warm copy: data into a reused buffer, timed between the plugin's one-shot calls in their process; fresh copy: into a new one (`to_vec`). \
+         binding; numpy's arrays, which it backs with huge pages from 4 MiB, as inputs. warm copy: \
+         data into a reused buffer, timed between the plugin's one-shot calls in their process; \
+         fresh copy: into a new one (`to_vec`). Times are medians of 5 rounds; a round times \
+         every engine and mode once, each in a process kept alive across rounds, and every \
+         ratio is the median of the ratios within a round (paired), so that the machine's drift \
+         over minutes cancels out. \
          `*` copy-bound (the geomean of one-shot/warm copy is over these). Geomeans over the \
          one-node workloads and gtcrn_frame. kv_step_*: PyTorch's `cache[:, :, pos] = k` with \
          `pos` advancing every call; yolo_head_*: YOLOv5's head decode; ts_kv_decode: \

@@ -1,7 +1,8 @@
 //! The Python side: the same models and inputs written to a temporary
-//! directory (`model.onnx` + `.npy`), timed by `xtask/bench_ort.py`
-//! (onnxruntime); the gradient rows' by `xtask/bench_torch_grad.py`
-//! (PyTorch autograd's backward of the same forward, from `grad.txt`).
+//! directory (`model.onnx` + `.npy`), timed round by round by
+//! `xtask/bench_ort.py --serve` (onnxruntime, [`OrtRounds`]); the gradient
+//! rows' by `xtask/bench_torch_grad.py` (PyTorch autograd's backward of the
+//! same forward, from `grad.txt`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::case::Case;
+use crate::server::Server;
 use crate::timing::Budget;
 use crate::workspace_root;
 
@@ -237,20 +239,44 @@ pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<S
     Ok(times)
 }
 
-/// Times every workload under `dir` with onnxruntime (single thread, io
-/// binding): median per workload name.
-pub fn run(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, Duration>> {
-    let (script, stdout) = run_timing_script(python, "bench_ort.py", dir, budget)?;
-    let mut medians = BTreeMap::new();
-    for line in stdout.lines() {
-        // "<name> <median seconds> <runs>"
-        let mut parts = line.split_whitespace();
-        if let (Some(name), Some(median)) = (parts.next(), parts.next()) {
-            let secs: f64 = median
-                .parse()
-                .with_context(|| format!("parsing {line:?} from {}", script.display()))?;
-            medians.insert(name.to_string(), Duration::from_secs_f64(secs));
-        }
+/// onnxruntime's side of the paired rounds: one `xtask/bench_ort.py
+/// --serve` (single thread, io binding) for the whole bench, asked for a
+/// round of a workload at a time; its session stays loaded between rounds
+/// of the same workload.
+pub struct OrtRounds(Server);
+
+impl OrtRounds {
+    pub fn start(python: &Path) -> Result<OrtRounds> {
+        let script = workspace_root().join("xtask/bench_ort.py");
+        let mut command = Command::new(python);
+        command
+            .arg(&script)
+            .arg("--serve")
+            .stderr(std::process::Stdio::inherit());
+        Ok(OrtRounds(Server::start(
+            command,
+            &script.display().to_string(),
+        )?))
     }
-    Ok(medians)
+
+    /// One round of the workload [`write_case`] wrote at `case_dir`.
+    pub fn round(&mut self, case_dir: &Path, budget: Budget) -> Result<Duration> {
+        let dir = case_dir
+            .to_str()
+            .context("the workload directory is not UTF-8")?;
+        let line = self.0.ask(&format!(
+            "{} {} {} {dir}",
+            budget.time.as_secs_f64(),
+            budget.min_iters,
+            budget.max_iters
+        ))?;
+        // "<median seconds> <runs>"
+        let secs: f64 = line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .parse()
+            .with_context(|| format!("parsing bench_ort.py's line {line:?}"))?;
+        Ok(Duration::from_secs_f64(secs))
+    }
 }

@@ -34,6 +34,45 @@ pub struct Row {
     pub torch: Option<TorchGrad>,
     /// `(engine and mode, reason)` for each measurement that is n/a.
     pub not_measured: Vec<(String, String)>,
+    /// Per-round medians: round `i` of every series was timed within
+    /// seconds of round `i` of the others, so their ratio is taken round
+    /// by round ([`Rounds::paired`]).
+    pub rounds: Rounds,
+}
+
+/// Per-round medians of a row's series (empty when not measured).
+#[derive(Debug, Clone, Default)]
+pub struct Rounds {
+    /// Per [`Mode::ALL`].
+    pub plugin: [Vec<Duration>; 3],
+    pub stock: [Vec<Duration>; 3],
+    pub ort: Vec<Duration>,
+    /// The warm copy timed in the plugin's one-shot process.
+    pub warm_copy: Vec<Duration>,
+}
+
+impl Rounds {
+    /// The median over rounds of `a[i] / b[i]`; `None` unless both series
+    /// have every round. The machine's speed drifts by tens of percent
+    /// over minutes: a ratio of two medians taken minutes apart carries
+    /// that drift, a ratio within a round does not.
+    pub fn paired(a: &[Duration], b: &[Duration]) -> Option<f64> {
+        if a.is_empty() || a.len() != b.len() || b.iter().any(|d| d.is_zero()) {
+            return None;
+        }
+        let mut ratios: Vec<f64> = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let n = ratios.len();
+        Some(if n % 2 == 1 {
+            ratios[n / 2]
+        } else {
+            (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
+        })
+    }
 }
 
 fn index(mode: Mode) -> usize {
@@ -55,6 +94,27 @@ impl Row {
     /// The largest number of bytes the plugin's pools held after a mode.
     pub fn pooled(&self) -> Option<usize> {
         self.plugin.iter().flatten().map(|m| m.pooled).max()
+    }
+
+    /// The plugin in `mode` over onnxruntime: paired by round when both
+    /// have every round, else the ratio of the medians.
+    pub fn vs_ort(&self, mode: Mode) -> Option<f64> {
+        Rounds::paired(&self.rounds.plugin[index(mode)], &self.rounds.ort)
+            .or_else(|| ratio(self.plugin(mode), self.ort))
+    }
+
+    /// The plugin in `mode` over stock tract in the same mode (paired).
+    pub fn vs_stock(&self, mode: Mode) -> Option<f64> {
+        let i = index(mode);
+        Rounds::paired(&self.rounds.plugin[i], &self.rounds.stock[i])
+            .or_else(|| ratio(self.plugin(mode), self.stock(mode)))
+    }
+
+    /// The plugin's one-shot over the warm copy timed in its process.
+    pub fn vs_warm_copy(&self) -> Option<f64> {
+        let one_shot = &self.rounds.plugin[index(Mode::OneShot)];
+        Rounds::paired(one_shot, &self.rounds.warm_copy)
+            .or_else(|| ratio(self.plugin(Mode::OneShot), self.memcpy))
     }
 }
 
@@ -89,19 +149,13 @@ type RatioFn = fn(&Row) -> Option<f64>;
 
 /// The ratio columns; `true`: its geomean is over copy-bound rows only.
 const RATIOS: [(&str, bool, RatioFn); 5] = [
-    ("one-shot/ort", false, |r| {
-        ratio(r.plugin(Mode::OneShot), r.ort)
-    }),
-    ("one-shot/warm copy", true, |r| {
-        ratio(r.plugin(Mode::OneShot), r.memcpy)
-    }),
+    ("one-shot/ort", false, |r| r.vs_ort(Mode::OneShot)),
+    ("one-shot/warm copy", true, Row::vs_warm_copy),
     ("one-shot/stock one-shot", false, |r| {
-        ratio(r.plugin(Mode::OneShot), r.stock(Mode::OneShot))
+        r.vs_stock(Mode::OneShot)
     }),
-    ("persistent/ort", false, |r| {
-        ratio(r.plugin(Mode::Persistent), r.ort)
-    }),
-    ("owned/ort", false, |r| ratio(r.plugin(Mode::Owned), r.ort)),
+    ("persistent/ort", false, |r| r.vs_ort(Mode::Persistent)),
+    ("owned/ort", false, |r| r.vs_ort(Mode::Owned)),
 ];
 
 /// The time table: medians per calling mode, then ratios, then a geomean
@@ -295,13 +349,13 @@ const RSS_SLACK: usize = 2 << 20;
 pub fn targets(rows: &[Row]) -> Vec<String> {
     let all: Vec<&Row> = rows.iter().collect();
     let mut lines = vec![];
-    let one_shot_ort = listed(&all, |r| ratio(r.plugin(Mode::OneShot), r.ort));
+    let one_shot_ort = listed(&all, |r| r.vs_ort(Mode::OneShot));
     lines.push(format!(
         "one-shot `run` with kept inputs ≤ onnxruntime: {}",
         verdict(&one_shot_ort, 1.0)
     ));
     let copy_bound: Vec<&Row> = rows.iter().filter(|r| r.copy_bound).collect();
-    let one_shot_copy = listed(&copy_bound, |r| ratio(r.plugin(Mode::OneShot), r.memcpy));
+    let one_shot_copy = listed(&copy_bound, Row::vs_warm_copy);
     lines.push(format!(
         "copy-bound one-shot within 1.3× of the warm copy: {}",
         verdict(&one_shot_copy, 1.3)
@@ -325,7 +379,7 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
     for r in rows.iter().filter(|r| r.name == crate::gtcrn::NAME) {
         let per_mode: Vec<(String, f64)> = Mode::ALL
             .iter()
-            .filter_map(|&m| ratio(r.plugin(m), r.stock(m)).map(|x| (m.name().to_string(), x)))
+            .filter_map(|&m| r.vs_stock(m).map(|x| (m.name().to_string(), x)))
             .collect();
         lines.push(format!(
             "{} within 5% of stock tract: {} ({})",
@@ -429,6 +483,26 @@ pub fn export_ratios(rows: &[Row], stem: &str, target: f64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paired_ratios_take_the_median_round_by_round() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&x| Duration::from_millis(x))
+                .collect::<Vec<_>>()
+        };
+        // The machine slows down threefold in round 2: both series see it.
+        let a = ms(&[10, 30, 11]);
+        let b = ms(&[10, 30, 10]);
+        assert_eq!(Rounds::paired(&a, &b), Some(1.0));
+        // The ratio of the medians would say 11 / 10.
+        let of_medians = ratio(Some(a[2]), Some(b[2])).unwrap();
+        assert!((of_medians - 1.1).abs() < 1e-9, "{of_medians}");
+        assert_eq!(Rounds::paired(&ms(&[4, 6]), &ms(&[2, 2])), Some(2.5));
+        assert_eq!(Rounds::paired(&a, &b[..2]), None, "a round is missing");
+        assert_eq!(Rounds::paired(&[], &[]), None);
+        assert_eq!(Rounds::paired(&a, &ms(&[1, 0, 1])), None);
+    }
 
     fn measured(ms: u64, peak_mb: usize, pooled_mb: usize) -> Option<Measured> {
         Some(Measured {
