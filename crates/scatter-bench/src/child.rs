@@ -3,7 +3,7 @@
 //! (`plugin` or `stock`) once, then serves timing rounds: for each line
 //! `<budget ms>` read from stdin it times MODE and prints one line,
 //! `<median ns> <calls> <peak RSS bytes> <pooled bytes> <warm copy median
-//! ns>`, until stdin closes ([`ChildRounds`] is the parent's side). A
+//! ns> <bytes of one output per scatter node>`, until stdin closes ([`ChildRounds`] is the parent's side). A
 //! process per (engine, mode) makes its peak RSS (VmHWM) that mode's
 //! alone: in one process, memory freed by an earlier measurement and kept
 //! by malloc would hide a later one's.
@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use tract_onnx_scatter::tract_onnx;
+use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::runner::{Mode, Runner};
 use crate::server::Server;
@@ -40,6 +41,9 @@ pub struct Measured {
     pub pooled: usize,
     /// A warm copy of the data input, timed between the calls.
     pub warm_copy: Option<Duration>,
+    /// One output of every scatter node of the plan (0 for stock): the
+    /// memory the plugin may hold beyond stock tract.
+    pub scatter_outputs: usize,
 }
 
 impl Measured {
@@ -62,6 +66,7 @@ impl Measured {
             peak_rss: rounds.iter().filter_map(|r| r.peak_rss).max(),
             pooled: rounds.iter().map(|r| r.pooled).max().unwrap_or(0),
             warm_copy: median(rounds.iter().filter_map(|r| r.warm_copy).collect()),
+            scatter_outputs: rounds.iter().map(|r| r.scatter_outputs).max().unwrap_or(0),
         })
     }
 }
@@ -111,6 +116,11 @@ pub fn serve(
         case.copy_floor_data()?
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
+    let scatter_outputs = if engine == "plugin" {
+        scatter_output_bytes(runner.plan().model())
+    } else {
+        0
+    };
     for request in std::io::stdin().lines() {
         let ms: u64 = request?
             .trim()
@@ -120,6 +130,7 @@ pub fn serve(
             time: Duration::from_millis(ms),
             ..budget
         };
+        reset_peak_rss();
         let mut copies = Stats { samples: vec![] };
         // `runner` is borrowed by both closures in turn, never at once.
         let cell = std::cell::RefCell::new(&mut runner);
@@ -141,16 +152,39 @@ pub fn serve(
             .map(|(_, pool)| pool.retained_bytes())
             .sum();
         println!(
-            "{} {} {} {} {}",
+            "{} {} {} {} {} {}",
             stats.median().as_nanos(),
             stats.runs(),
             peak_rss().unwrap_or(0),
             pooled,
-            copies.median().as_nanos()
+            copies.median().as_nanos(),
+            scatter_outputs
         );
         std::io::stdout().flush()?;
     }
     Ok(())
+}
+
+/// The bytes of one output of every scatter node of `model` (outputs of
+/// unknown size count 0).
+fn scatter_output_bytes(model: &TypedModel) -> usize {
+    model
+        .nodes()
+        .iter()
+        .filter(|n| n.op.name().starts_with("Scatter") || n.op.name() == "TensorScatter")
+        .flat_map(|n| &n.outputs)
+        .filter_map(|o| {
+            let volume = o.fact.shape.as_concrete()?.iter().product::<usize>();
+            volume.checked_mul(o.fact.datum_type.size_of())
+        })
+        .sum()
+}
+
+/// Makes the peak resident set (VmHWM) the current one (Linux 4.0+), so
+/// that a round's peak is its own: planning's transient memory and the
+/// layout an earlier round left are not counted again.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// This process's peak resident set size (VmHWM), Linux only.
@@ -199,8 +233,8 @@ fn parse_line(line: &str) -> Result<Measured> {
         .map(str::parse)
         .collect::<Result<_, _>>()
         .with_context(|| format!("parsing the child's line {line:?}"))?;
-    let [median, calls, peak, pooled, copy] = fields[..] else {
-        bail!("the child printed {line:?}, expected five numbers");
+    let [median, calls, peak, pooled, copy, scatter_outputs] = fields[..] else {
+        bail!("the child printed {line:?}, expected six numbers");
     };
     Ok(Measured {
         median: Duration::from_nanos(median as u64),
@@ -208,6 +242,7 @@ fn parse_line(line: &str) -> Result<Measured> {
         peak_rss: (peak > 0).then_some(peak as usize),
         pooled: pooled as usize,
         warm_copy: (copy > 0).then(|| Duration::from_nanos(copy as u64)),
+        scatter_outputs: scatter_outputs as usize,
     })
 }
 
@@ -222,6 +257,7 @@ mod tests {
             peak_rss: Some(peak),
             pooled: 1,
             warm_copy: copy.map(Duration::from_millis),
+            scatter_outputs: 7,
         }
     }
 
@@ -236,7 +272,19 @@ mod tests {
         assert_eq!(combined.median, Duration::from_millis(5));
         assert_eq!(combined.calls, 30);
         assert_eq!(combined.peak_rss, Some(300));
+        assert_eq!(combined.scatter_outputs, 7);
         assert_eq!(combined.warm_copy, Some(Duration::from_micros(2500)));
         assert!(Measured::combine(&[]).is_none());
+    }
+
+    #[test]
+    fn a_round_line_has_six_numbers() {
+        let m = parse_line("2000000 10 300 4 1000 7").unwrap();
+        assert_eq!(m.median, Duration::from_millis(2));
+        assert_eq!((m.calls, m.peak_rss, m.pooled), (10, Some(300), 4));
+        assert_eq!(m.warm_copy, Some(Duration::from_micros(1)));
+        assert_eq!(m.scatter_outputs, 7);
+        let err = parse_line("1 2 3 4 5").unwrap_err();
+        assert!(format!("{err}").contains("six numbers"), "{err}");
     }
 }
