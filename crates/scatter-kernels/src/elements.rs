@@ -16,15 +16,15 @@ pub struct ElementsPlan {
     data_strides: Vec<usize>,
     axis: usize,
     data_len: usize,
-    indices_len: usize,
+    pub(crate) indices_len: usize,
 }
 
 /// Proof that every index value is in range for its plan; the only way to
 /// write.
 #[derive(Debug)]
 pub struct CheckedElementsIndices<'a, I> {
-    plan: &'a ElementsPlan,
-    indices: &'a [I],
+    pub(crate) plan: &'a ElementsPlan,
+    pub(crate) indices: &'a [I],
 }
 
 /// Maps `axis` in `[-rank, rank - 1]` to `[0, rank - 1]`.

@@ -16,6 +16,7 @@
 mod element;
 mod elements;
 mod error;
+mod fused_copy;
 pub mod grad;
 mod index;
 mod nd;

@@ -11,7 +11,7 @@
 //! reference (the caller dropped theirs), checked atomically by
 //! `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
 //! be reused, the fresh one gets huge-page advice before its first touch
-//! ([`fresh_copy`]).
+//! ([`fresh_uninit`]).
 //!
 //! The pool keeps at most `capacity` outputs (1 by default), the oldest
 //! dropped first; [`output_pools`] reaches every pool of a model to resize or
@@ -234,7 +234,7 @@ impl std::fmt::Debug for OutputPool {
 /// - `data` itself, without a copy, when exclusively owned (in place);
 /// - else a copy of `data` into an output of `pool` no caller holds, of
 ///   data's type and shape;
-/// - else a fresh copy ([`fresh_copy`]).
+/// - else a copy into a fresh buffer ([`fresh_uninit`]).
 ///
 /// Call only once every check has passed: this is where a retained output
 /// is consumed.
@@ -244,20 +244,88 @@ pub fn take_output(
     data: TValue,
     pool: Option<&OutputPool>,
 ) -> TractResult<Tensor> {
+    take_target(data, pool)?.into_filled(site, input)
+}
+
+/// Where a validated scatter writes: [`take_output`] before the copy, for
+/// a kernel that copies as it scatters.
+pub enum Target {
+    /// Holds data's values: `data` itself when exclusively owned, else a
+    /// clone of a type that is not plain bytes.
+    Ready(Tensor),
+    /// `out`, of data's plain type and shape, must receive `data`'s values
+    /// before the scatter reads it: a pooled output no caller holds
+    /// (`fresh: false`), or an uninitialized one advised to use huge pages.
+    Copy {
+        out: Tensor,
+        data: Arc<Tensor>,
+        fresh: bool,
+    },
+}
+
+impl Target {
+    /// The target holding data's values (the copy done).
+    pub fn into_filled(self, site: &NodeSite, input: &str) -> TractResult<Tensor> {
+        match self {
+            Target::Ready(t) => Ok(t),
+            Target::Copy {
+                mut out,
+                data,
+                fresh,
+            } => {
+                let src = data.try_as_plain_ram()?;
+                let src = src.as_bytes();
+                let mut dst = out.try_as_plain_ram_mut()?;
+                let dst = dst.as_bytes_mut();
+                ensure!(
+                    dst.len() == src.len(),
+                    site.error(format!(
+                        "internal: output of {} bytes for {input} of {}",
+                        dst.len(),
+                        src.len()
+                    ))
+                );
+                if fresh {
+                    // Whole, not in pieces: into fresh pages glibc's
+                    // streaming stores win (a kept-and-fed-back 33.6 MB
+                    // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
+                    dst.copy_from_slice(src);
+                } else {
+                    copy_bytes(dst, src);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// [`take_output`] without the copy: see [`Target`].
+pub fn take_target(data: TValue, pool: Option<&OutputPool>) -> TractResult<Target> {
     if let Some(pool) = pool {
         pool.forget_if_only_other_holder(&data);
     }
     let data = match Arc::try_unwrap(data.into_arc_tensor()) {
-        Ok(exclusive) => return Ok(exclusive),
+        Ok(exclusive) => return Ok(Target::Ready(exclusive)),
         Err(shared) => shared,
     };
-    match pool.and_then(|p| p.take_idle(data.datum_type(), data.shape())) {
-        Some(mut out) => {
-            copy_into(site, input, &mut out, &data)?;
-            Ok(out)
-        }
-        None => fresh_copy(&data),
+    let dt = data.datum_type();
+    if !dt.is_copy() || !data.is_plain_ram() {
+        return Ok(Target::Ready((*data).clone()));
     }
+    if let Some(out) = pool.and_then(|p| p.take_idle(dt, data.shape())) {
+        return Ok(Target::Copy {
+            out,
+            data,
+            fresh: false,
+        });
+    }
+    // Safety: `Target::Copy` is written whole before it is read.
+    let out = unsafe { fresh_uninit(dt, data.shape())? };
+    Ok(Target::Copy {
+        out,
+        data,
+        fresh: true,
+    })
 }
 
 /// Evaluates a pooling op: `eval(inputs)` (which takes its output with
@@ -276,53 +344,6 @@ pub fn eval_pooled(
     let output = eval(inputs)?;
     pool.retain(&output, kept);
     Ok(output)
-}
-
-/// `dst = src`, for tensors of one type and shape.
-fn copy_into(site: &NodeSite, input: &str, dst: &mut Tensor, src: &Tensor) -> TractResult<()> {
-    ensure!(
-        dst.datum_type() == src.datum_type() && dst.shape() == src.shape(),
-        site.error(format!(
-            "internal: recycled output {:?} {:?} does not fit {input} {:?} {:?}",
-            dst.datum_type(),
-            dst.shape(),
-            src.datum_type(),
-            src.shape()
-        ))
-    );
-    if src.datum_type().is_copy() {
-        copy_bytes(
-            dst.try_as_plain_ram_mut()?.as_bytes_mut(),
-            src.try_as_plain_ram()?.as_bytes(),
-        );
-    } else {
-        *dst = src.clone();
-    }
-    Ok(())
-}
-
-/// A new tensor equal to `src`. For plain types the buffer is allocated
-/// uninitialized and advised to use transparent huge pages before the copy
-/// first touches it (a no-op off Linux).
-pub fn fresh_copy(src: &Tensor) -> TractResult<Tensor> {
-    let dt = src.datum_type();
-    if !dt.is_copy() || !src.is_plain_ram() {
-        return Ok(src.clone());
-    }
-    // Safety: every byte is written by the copy below before any read.
-    let mut out = unsafe { Tensor::uninitialized_dt(dt, src.shape())? };
-    let bytes = src.try_as_plain_ram()?;
-    let bytes = bytes.as_bytes();
-    if let Some(storage) = out.as_plain_ram_storage_mut() {
-        advise_huge_pages(storage.as_mut_ptr(), bytes.len());
-    }
-    // Whole, not in pieces: into fresh pages glibc's streaming stores win
-    // (a kept-and-fed-back 33.6 MB cache: 4.5-4.6 ms whole, 6.4-7.7 ms in
-    // pieces, one-shot, on the bench machine).
-    out.try_as_plain_ram_mut()?
-        .as_bytes_mut()
-        .copy_from_slice(bytes);
-    Ok(out)
 }
 
 /// Bytes per `memcpy` call of [`copy_bytes`].
@@ -853,15 +874,21 @@ mod tests {
 
     #[test]
     fn a_fresh_copy_equals_its_source_whatever_its_size() {
+        let site = NodeSite::new(ScatterOp::ScatterNd, "snd", Some(18));
+        let fresh_copy = |src: &Tensor| {
+            let shared = src.clone().into_tvalue();
+            let _caller = shared.clone();
+            take_output(&site, "data", shared, None).unwrap()
+        };
         for len in [0usize, 1, 1000, (5 << 20) / 4 + 3] {
             let src = Tensor::from_shape(&[len], &(0..len).map(|i| i as f32).collect::<Vec<_>>())
                 .unwrap();
-            assert_eq!(fresh_copy(&src).unwrap(), src, "{len} floats");
+            assert_eq!(fresh_copy(&src), src, "{len} floats");
         }
         let s = tensor1(&["a".to_string(), "bc".into()]);
-        assert_eq!(fresh_copy(&s).unwrap(), s);
+        assert_eq!(fresh_copy(&s), s);
         let b = tensor2(&[[true, false], [false, true]]);
-        assert_eq!(fresh_copy(&b).unwrap(), b);
+        assert_eq!(fresh_copy(&b), b);
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! `use_init_val`/`mean`, OpenVINO `ScatterElementsUpdate` with a constant
 //! axis).
 
-use scatter_kernels::{ElementsPlan, IndexValue, Reduction};
+use scatter_kernels::{CheckedElementsIndices, Element, ElementsPlan, IndexValue, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::output_pool::{self, OutputPool};
+use crate::ops::output_pool::{self, OutputPool, Target};
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -121,7 +121,13 @@ impl ScatterElements {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let mut data = output_pool::take_output(site, "data", data, self.output_pool.as_ref())?;
+        let target = match output_pool::take_target(data, self.output_pool.as_ref())? {
+            Target::Copy { out, data, .. } if self.copies_as_it_scatters(&checked, &data) => {
+                return self.scatter_copying(&checked, out, &data, updates);
+            }
+            target => target,
+        };
+        let mut data = target.into_filled(site, "data")?;
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -135,6 +141,79 @@ impl ScatterElements {
         });
         done?;
         Ok(data)
+    }
+}
+
+/// Data smaller than this is copied, then scattered: the copy stays in
+/// cache anyway.
+const COPY_AS_IT_SCATTERS_FROM: usize = 1 << 20;
+
+/// Largest slab copied and then scattered into while in cache (half of a
+/// 512 KiB L2).
+const COPY_AS_IT_SCATTERS_SLAB: usize = 256 << 10;
+
+impl ScatterElements {
+    /// Whether the copy of shared `data` and the scatter go slab by slab
+    /// ([`CheckedElementsIndices::apply_copying`]): ONNX semantics, a type
+    /// it covers, data beyond the cache and slabs (`data_shape[axis..]`)
+    /// within it, so never for axis 0.
+    fn copies_as_it_scatters<I: IndexValue>(
+        &self,
+        checked: &CheckedElementsIndices<I>,
+        data: &Tensor,
+    ) -> bool {
+        let size = data.datum_type().size_of();
+        let slab = checked.copying_slab_len().saturating_mul(size);
+        self.reduction != Reduction::Mean
+            && (self.use_init_val || self.reduction == Reduction::None)
+            && [
+                DatumType::F32,
+                DatumType::F64,
+                DatumType::I32,
+                DatumType::I64,
+            ]
+            .contains(&data.datum_type())
+            && data.len().saturating_mul(size) >= COPY_AS_IT_SCATTERS_FROM
+            && slab > 0
+            && slab <= COPY_AS_IT_SCATTERS_SLAB
+    }
+
+    /// `out = data`, then the scatter, slab by slab; `out` may hold
+    /// anything.
+    fn scatter_copying<I: IndexValue>(
+        &self,
+        checked: &CheckedElementsIndices<I>,
+        mut out: Tensor,
+        data: &Tensor,
+        updates: &Tensor,
+    ) -> TractResult<Tensor> {
+        fn fused<T: Element + Copy + Datum, I: IndexValue>(
+            op: &ScatterElements,
+            checked: &CheckedElementsIndices<I>,
+            out: &mut Tensor,
+            data: &Tensor,
+            updates: &Tensor,
+        ) -> TractResult<()> {
+            let mut view = out.try_as_plain_ram_mut()?;
+            checked
+                .apply_copying(
+                    view.as_slice_mut::<T>()?,
+                    types::slice::<T>(data)?,
+                    types::slice::<T>(updates)?,
+                    op.reduction,
+                )
+                .map_err(|e| op.site.error(e))
+        }
+        match data.datum_type() {
+            DatumType::F32 => fused::<f32, I>(self, checked, &mut out, data, updates)?,
+            DatumType::F64 => fused::<f64, I>(self, checked, &mut out, data, updates)?,
+            DatumType::I32 => fused::<i32, I>(self, checked, &mut out, data, updates)?,
+            DatumType::I64 => fused::<i64, I>(self, checked, &mut out, data, updates)?,
+            dt => bail!(self.site.error(format!(
+                "internal: no fused copy for {dt:?} (copies_as_it_scatters let it through)"
+            ))),
+        }
+        Ok(out)
     }
 }
 
@@ -228,5 +307,102 @@ impl TypedOp for ScatterElements {
             Cost::Buffer(inputs[0].datum_type),
             inputs[2].shape.volume()
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opset::ScatterOp;
+
+    fn op(axis: usize, reduction: Reduction) -> ScatterElements {
+        ScatterElements::onnx(
+            NodeSite::new(ScatterOp::ScatterElements, "se", Some(18)),
+            axis,
+            reduction,
+        )
+    }
+
+    /// 64 x 8192 f32 data (2 MiB), indices of `indices_shape`.
+    fn case(indices_shape: [usize; 2]) -> (Tensor, Tensor, Tensor) {
+        let data_shape = [64usize, 8192];
+        let data: Vec<f32> = (0..64 * 8192)
+            .map(|i| ((i * 7) % 1000) as f32 * 0.01)
+            .collect();
+        let n = indices_shape[0] * indices_shape[1];
+        let cols = indices_shape[1] as i64;
+        // By column only, 16 values, half negative: every element written
+        // is written many times, in an order the result depends on.
+        let indices: Vec<i64> = (0..n as i64).map(|i| (i % cols * 37) % 16 - 8).collect();
+        let updates: Vec<f32> = (0..n)
+            .map(|i| ((i * 13) % 101) as f32 * 0.3 - 15.0)
+            .collect();
+        (
+            Tensor::from_shape(&data_shape, &data).unwrap(),
+            Tensor::from_shape(&indices_shape, &indices).unwrap(),
+            Tensor::from_shape(&indices_shape, &updates).unwrap(),
+        )
+    }
+
+    fn eval(op: &ScatterElements, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
+        op.eval_scatter(tvec!(
+            data,
+            indices.clone().into_tvalue(),
+            updates.clone().into_tvalue()
+        ))
+        .unwrap()
+        .into_tensor()
+    }
+
+    #[test]
+    fn shared_large_data_is_copied_as_it_scatters_with_the_in_place_result() {
+        // Axis 1: 64 slabs of 32 KiB. (Axis 0's slab is the whole data.)
+        for (axis, indices_shape) in [(1, [64, 256]), (1, [17, 9000])] {
+            for reduction in [
+                Reduction::None,
+                Reduction::Add,
+                Reduction::Mul,
+                Reduction::Max,
+                Reduction::Min,
+            ] {
+                let op = op(axis, reduction);
+                let (data, indices, updates) = case(indices_shape);
+                let plan =
+                    ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), axis as i64)
+                        .unwrap();
+                let idx = indices.try_as_plain_ram().unwrap();
+                let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+                assert!(
+                    op.copies_as_it_scatters(&checked, &data),
+                    "{axis} {reduction:?}"
+                );
+                let shared = data.clone().into_tvalue();
+                let fused = eval(&op, shared.clone(), &indices, &updates);
+                let in_place = eval(&op, data.clone().into_tvalue(), &indices, &updates);
+                let bits = |t: &Tensor| {
+                    let v = t.try_as_plain_ram().unwrap();
+                    v.as_slice::<f32>()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.to_bits())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&fused), bits(&in_place), "axis {axis} {reduction:?}");
+                assert_eq!(*shared, data, "the caller's data is untouched");
+            }
+        }
+    }
+
+    #[test]
+    fn small_data_and_axis_zero_copy_then_scatter() {
+        let (data, indices, _) = case([3, 8192]);
+        let plan = ElementsPlan::new(data.shape(), indices.shape(), indices.shape(), 0).unwrap();
+        let idx = indices.try_as_plain_ram().unwrap();
+        let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+        assert!(!op(0, Reduction::Add).copies_as_it_scatters(&checked, &data));
+        let small = Tensor::zero::<f32>(&[4, 4]).unwrap();
+        let plan = ElementsPlan::new(&[4, 4], &[4, 1], &[4, 1], 1).unwrap();
+        let checked = plan.check_indices(&[0i64, 1, 2, 3]).unwrap();
+        assert!(!op(1, Reduction::Add).copies_as_it_scatters(&checked, &small));
     }
 }

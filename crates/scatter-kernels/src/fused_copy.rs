@@ -1,0 +1,194 @@
+//! ScatterElements into a copy of its data, slab by slab.
+//!
+//! Copying a large data tensor and then scattering into the copy reads
+//! every written position a second time, after the copy has pushed it out
+//! of cache. But the updates along `axis` at fixed leading coordinates
+//! (those before the axis) only write the data slab at the same leading
+//! coordinates (`data_shape[axis..]`, contiguous), and the indices list
+//! them slab after slab. So each slab is copied, then its updates applied
+//! while it is in cache: no scratch, no reordering, and the result of
+//! copy-then-[`CheckedElementsIndices::apply`] bit for bit (every element
+//! sees its updates in the same order).
+
+use crate::shape::{check_len, element_count};
+use crate::{
+    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Reduction, ScatterError,
+};
+
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// Elements of one slab [`Self::apply_copying`] copies and then
+    /// scatters into: `data_shape[axis..]`'s volume (the whole data for
+    /// axis 0, where nothing is gained). 0 when the data is empty (a
+    /// suffix of a shape with a zero could even overflow).
+    pub fn copying_slab_len(&self) -> usize {
+        element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
+    }
+
+    /// `dst = src`, then [`Self::apply`] of `updates` with `reduction`
+    /// (not `Mean`), slab by slab, with the same result bit for bit. Every
+    /// element of `dst` is written before it is read: `dst` may hold
+    /// anything on entry. Buffer lengths are checked before the first
+    /// write.
+    pub fn apply_copying<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        if reduction == Reduction::Mean {
+            // Refused by `apply` before it writes anything.
+            return self.apply(dst, updates, reduction);
+        }
+        let plan = self.plan();
+        self.check_buffers(dst, updates)?;
+        check_len(Input::Data, plan.data_shape(), dst.len(), src.len())?;
+        let axis = plan.axis();
+        let slab = self.copying_slab_len();
+        let indices_slab = element_count(&plan.indices_shape()[axis..]).unwrap_or(0);
+        if slab == 0 || indices_slab == 0 || plan.indices_len == 0 {
+            dst.copy_from_slice(src);
+            return self.apply(dst, updates, reduction);
+        }
+        // The plan of one slab: the same checked index values, axis 0.
+        let sub = ElementsPlan::new(
+            &plan.data_shape()[axis..],
+            &plan.indices_shape()[axis..],
+            &plan.indices_shape()[axis..],
+            0,
+        )?;
+        let outer = &plan.indices_shape()[..axis];
+        let outer_strides = crate::row_major_strides(&plan.data_shape()[..axis]);
+        let mut coords = vec![0usize; axis];
+        let mut copied = 0usize; // slabs of dst written so far
+        for k in 0..plan.indices_len / indices_slab {
+            // The data slab of the k-th indices slab (row-major over the
+            // leading dims of indices, each within data's).
+            let target: usize = coords.iter().zip(&outer_strides).map(|(c, s)| c * s).sum();
+            let end = (target + 1) * slab;
+            dst[copied * slab..end].copy_from_slice(&src[copied * slab..end]);
+            copied = target + 1;
+            let part = CheckedElementsIndices {
+                plan: &sub,
+                indices: &self.indices[k * indices_slab..(k + 1) * indices_slab],
+            };
+            part.apply(
+                &mut dst[target * slab..end],
+                &updates[k * indices_slab..(k + 1) * indices_slab],
+                reduction,
+            )?;
+            for d in (0..axis).rev() {
+                coords[d] += 1;
+                if coords[d] < outer[d] {
+                    break;
+                }
+                coords[d] = 0;
+            }
+        }
+        dst[copied * slab..].copy_from_slice(&src[copied * slab..]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ElementsPlan, Reduction};
+
+    /// Copy-then-apply and apply_copying on the same case.
+    #[allow(clippy::too_many_arguments)]
+    fn both<T: crate::Element + Copy + PartialEq + std::fmt::Debug>(
+        data: &[T],
+        data_shape: &[usize],
+        indices: &[i64],
+        indices_shape: &[usize],
+        updates: &[T],
+        axis: i64,
+        reduction: Reduction,
+        fill: T,
+    ) -> (Vec<T>, Vec<T>) {
+        let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis).unwrap();
+        let checked = plan.check_indices(indices).unwrap();
+        let mut reference = data.to_vec();
+        checked.apply(&mut reference, updates, reduction).unwrap();
+        let mut fused = vec![fill; data.len()];
+        checked
+            .apply_copying(&mut fused, data, updates, reduction)
+            .unwrap();
+        (reference, fused)
+    }
+
+    #[test]
+    fn every_axis_and_reduction_gives_copy_then_apply_bit_for_bit() {
+        // data [5, 6, 7]; indices [3, 4, 9] (shorter on the leading dims,
+        // longer on the axis where allowed), many duplicates, negatives.
+        let data_shape = [5usize, 6, 7];
+        let data: Vec<f32> = (0..210)
+            .map(|i| ((i * 7) % 23) as f32 * 0.3 - 2.0)
+            .collect();
+        for axis in 0..3usize {
+            let mut indices_shape = [3usize, 4, 5];
+            indices_shape[axis] = 9;
+            let n: usize = indices_shape.iter().product();
+            let dim = data_shape[axis] as i64;
+            let indices: Vec<i64> = (0..n as i64)
+                .map(|i| (i * 5 + i / 7) % (2 * dim) - dim)
+                .collect();
+            let updates: Vec<f32> = (0..n)
+                .map(|i| ((i * 31) % 17) as f32 * 0.37 - 3.0)
+                .collect();
+            for reduction in [
+                Reduction::None,
+                Reduction::Add,
+                Reduction::Mul,
+                Reduction::Max,
+                Reduction::Min,
+            ] {
+                let (reference, fused) = both(
+                    &data,
+                    &data_shape,
+                    &indices,
+                    &indices_shape,
+                    &updates,
+                    axis as i64,
+                    reduction,
+                    f32::NAN,
+                );
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&reference), bits(&fused), "axis {axis} {reduction:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_updates_and_integers_match_copy_then_apply() {
+        let data: Vec<i64> = (0..60).collect();
+        let (reference, fused) = both(&data, &[6, 10], &[], &[6, 0], &[], 1, Reduction::Add, 7);
+        assert_eq!(reference, fused);
+        let indices: Vec<i64> = (0..20).map(|i| (i * 3) % 10).collect();
+        let updates: Vec<i64> = (0..20).map(|i| -i).collect();
+        let (reference, fused) = both(
+            &data,
+            &[6, 10],
+            &indices,
+            &[2, 10],
+            &updates,
+            1,
+            Reduction::Max,
+            7,
+        );
+        assert_eq!(reference, fused);
+    }
+
+    #[test]
+    fn a_short_source_is_refused_before_any_write() {
+        let plan = ElementsPlan::new(&[4], &[1], &[1], 0).unwrap();
+        let checked = plan.check_indices(&[1i64]).unwrap();
+        let mut dst = [9f32; 4];
+        let err = checked
+            .apply_copying(&mut dst, &[1.0, 2.0], &[5.0], Reduction::None)
+            .unwrap_err();
+        assert!(format!("{err}").contains("data"), "{err}");
+        assert_eq!(dst, [9.0; 4]);
+    }
+}
