@@ -1,5 +1,6 @@
-//! ScatterElements into a copy of its data, slab by slab.
+//! Scatters into a copy of their data, fused with the copy.
 //!
+//! ScatterElements, slab by slab:
 //! Copying a large data tensor and then scattering into the copy reads
 //! every written position a second time, after the copy has pushed it out
 //! of cache. But the updates along `axis` at fixed leading coordinates
@@ -9,10 +10,16 @@
 //! while it is in cache: no scratch, no reordering, and the result of
 //! copy-then-[`CheckedElementsIndices::apply`] bit for bit (every element
 //! sees its updates in the same order).
+//!
+//! ScatterND without reduction, copying around its slices: a slice an
+//! update overwrites whole need not be copied first. Only the gaps between
+//! the written slices are copied, then the slices written: every byte of
+//! the output is written once, as in a plain copy.
 
 use crate::shape::{check_len, element_count};
 use crate::{
-    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Reduction, ScatterError,
+    CheckedElementsIndices, CheckedNdIndices, Element, ElementsPlan, IndexValue, Input, Reduction,
+    ScatterError,
 };
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
@@ -88,6 +95,63 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         }
         dst[copied * slab..].copy_from_slice(&src[copied * slab..]);
         Ok(())
+    }
+}
+
+impl<I: IndexValue> CheckedNdIndices<'_, I> {
+    /// Whether [`Self::apply_copying`] copies around the written slices:
+    /// row-major slices (not a permuted layout) of at least one element.
+    pub fn copies_around_slices(&self) -> bool {
+        self.plan.runs.len() == 1 && self.plan.slice_len > 0
+    }
+
+    /// `dst = src`, then [`Self::apply`] of `updates` with `reduction`,
+    /// with the same result; with `Reduction::None` and
+    /// [`Self::copies_around_slices`], the slices the updates overwrite are
+    /// not copied first. Every element of `dst` is written before it is
+    /// read: `dst` may hold anything on entry. Buffer lengths are checked
+    /// before the first write.
+    pub fn apply_copying<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        if reduction == Reduction::Mean {
+            // Refused by `apply` before it writes anything.
+            return self.apply(dst, updates, reduction);
+        }
+        self.check_buffers(dst, updates)?;
+        check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
+        if reduction != Reduction::None || !self.copies_around_slices() {
+            dst.copy_from_slice(src);
+            return self.apply(dst, updates, reduction);
+        }
+        let mut starts = Vec::with_capacity(self.plan.tuples);
+        self.visit(|o, _| starts.push(o));
+        starts.sort_unstable();
+        starts.dedup();
+        // Slices of one plan start `slice_len` apart at least: disjoint.
+        let len = self.plan.slice_len;
+        let mut copied = 0;
+        for start in starts {
+            copy_in_pieces(&mut dst[copied..start], &src[copied..start]);
+            copied = start + len;
+        }
+        copy_in_pieces(&mut dst[copied..], &src[copied..]);
+        self.apply(dst, updates, reduction)
+    }
+}
+
+/// `dst = src` in 64 KiB pieces: glibc copies larger blocks with
+/// streaming stores, 15-20 % slower into a warm buffer on the bench
+/// machine (see the plugin's `output_pool::copy_bytes`).
+fn copy_in_pieces<T: Copy>(dst: &mut [T], src: &[T]) {
+    let piece = ((64 << 10) / std::mem::size_of::<T>().max(1)).max(1);
+    for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
+        d.copy_from_slice(s);
     }
 }
 
@@ -190,5 +254,33 @@ mod tests {
             .unwrap_err();
         assert!(format!("{err}").contains("data"), "{err}");
         assert_eq!(dst, [9.0; 4]);
+    }
+
+    #[test]
+    fn scatter_nd_copies_around_its_slices_with_the_copy_then_apply_result() {
+        use crate::NdPlan;
+        // data [6, 4, 5]; tuples of 1 (slices of 20) and of 2 (slices of
+        // 5), duplicates and negatives, every reduction.
+        let data: Vec<f32> = (0..120).map(|i| i as f32 * 0.5 - 7.0).collect();
+        for (indices, indices_shape, updates_shape) in [
+            (vec![4i64, -6, 4, 2], vec![4usize, 1], vec![4usize, 4, 5]),
+            (vec![1, 2, -1, 0, 1, 2, 5, 3], vec![4, 2], vec![4, 5]),
+        ] {
+            let plan = NdPlan::new(&[6, 4, 5], &indices_shape, &updates_shape).unwrap();
+            let checked = plan.check_indices(&indices).unwrap();
+            assert!(checked.copies_around_slices());
+            let n: usize = updates_shape.iter().product();
+            let updates: Vec<f32> = (0..n).map(|i| 100.0 + i as f32 * 0.25).collect();
+            for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
+                let mut reference = data.clone();
+                checked.apply(&mut reference, &updates, reduction).unwrap();
+                let mut fused = vec![f32::NAN; 120];
+                checked
+                    .apply_copying(&mut fused, &data, &updates, reduction)
+                    .unwrap();
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&reference), bits(&fused), "{indices:?} {reduction:?}");
+            }
+        }
     }
 }

@@ -11,28 +11,28 @@ use crate::{Element, IndexValue, Input, Reduction, ScatterError};
 /// `updates.shape == indices.shape[:-1] ++ data.shape[k:]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NdPlan {
-    data_shape: Vec<usize>,
+    pub(crate) data_shape: Vec<usize>,
     indices_shape: Vec<usize>,
     data_strides: Vec<usize>,
     /// Length of an index tuple.
     k: usize,
     /// Number of index tuples (= number of update slices).
-    tuples: usize,
+    pub(crate) tuples: usize,
     /// Elements in one update slice: `product(data.shape[k:])`.
-    slice_len: usize,
+    pub(crate) slice_len: usize,
     data_len: usize,
     /// Where the contiguous runs of one slice start, relative to the slice's
     /// offset, in row-major order of the slice; each run is `run_len`
     /// elements. `[0]` and `slice_len` for row-major data (one run);
     /// several for a permuted layout ([`NdPlan::permuted`]).
-    runs: Vec<usize>,
+    pub(crate) runs: Vec<usize>,
     run_len: usize,
 }
 
 /// Proof that every index component is in range for its plan.
 #[derive(Debug)]
 pub struct CheckedNdIndices<'a, I> {
-    plan: &'a NdPlan,
+    pub(crate) plan: &'a NdPlan,
     indices: &'a [I],
 }
 
@@ -216,7 +216,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     /// row-major order; the slice written is
     /// `data[offset..offset + slice_len]`.
     #[inline(always)]
-    fn visit(&self, mut f: impl FnMut(usize, usize)) {
+    pub(crate) fn visit(&self, mut f: impl FnMut(usize, usize)) {
         let plan = self.plan;
         if plan.slice_len == 0 {
             return;

@@ -1,9 +1,9 @@
 //! The typed `ScatterND` op.
 
-use scatter_kernels::{IndexValue, NdPlan, Reduction};
+use scatter_kernels::{CheckedNdIndices, Element, IndexValue, NdPlan, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::output_pool::{self, OutputPool};
+use crate::ops::output_pool::{self, OutputPool, Target};
 use crate::ops::shapes::{all_concrete, known_different};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -142,7 +142,13 @@ impl ScatterNd {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let mut data = output_pool::take_output(site, "data", data, self.output_pool.as_ref())?;
+        let target = match output_pool::take_target(data, self.output_pool.as_ref())? {
+            Target::Copy { out, data, .. } if self.copies_around_slices(plan, &checked, &data) => {
+                return self.scatter_copying(&checked, out, &data, updates);
+            }
+            target => target,
+        };
+        let mut data = target.into_filled(site, "data")?;
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -153,6 +159,76 @@ impl ScatterNd {
         });
         done?;
         Ok(data)
+    }
+}
+
+/// Data smaller than this is copied whole, then scattered.
+const COPY_AROUND_SLICES_FROM: usize = 1 << 20;
+
+/// Slices smaller than this are copied, then overwritten: skipping them
+/// saves less than sorting their offsets costs.
+const COPY_AROUND_SLICES_OF: usize = 64 << 10;
+
+impl ScatterNd {
+    /// Whether shared `data` is copied around the slices the updates
+    /// overwrite ([`CheckedNdIndices::apply_copying`]): no reduction, a
+    /// type it covers, large data and large row-major slices.
+    fn copies_around_slices<I: IndexValue>(
+        &self,
+        plan: &NdPlan,
+        checked: &CheckedNdIndices<I>,
+        data: &Tensor,
+    ) -> bool {
+        let size = data.datum_type().size_of();
+        self.reduction == Reduction::None
+            && [
+                DatumType::F32,
+                DatumType::F64,
+                DatumType::I32,
+                DatumType::I64,
+            ]
+            .contains(&data.datum_type())
+            && data.len().saturating_mul(size) >= COPY_AROUND_SLICES_FROM
+            && plan.slice_len().saturating_mul(size) >= COPY_AROUND_SLICES_OF
+            && checked.copies_around_slices()
+    }
+
+    /// `out = data` around the overwritten slices, then the scatter; `out`
+    /// may hold anything.
+    fn scatter_copying<I: IndexValue>(
+        &self,
+        checked: &CheckedNdIndices<I>,
+        mut out: Tensor,
+        data: &Tensor,
+        updates: &Tensor,
+    ) -> TractResult<Tensor> {
+        fn fused<T: Element + Copy + Datum, I: IndexValue>(
+            op: &ScatterNd,
+            checked: &CheckedNdIndices<I>,
+            out: &mut Tensor,
+            data: &Tensor,
+            updates: &Tensor,
+        ) -> TractResult<()> {
+            let mut view = out.try_as_plain_ram_mut()?;
+            checked
+                .apply_copying(
+                    view.as_slice_mut::<T>()?,
+                    types::slice::<T>(data)?,
+                    types::slice::<T>(updates)?,
+                    op.reduction,
+                )
+                .map_err(|e| op.site.error(e))
+        }
+        match data.datum_type() {
+            DatumType::F32 => fused::<f32, I>(self, checked, &mut out, data, updates)?,
+            DatumType::F64 => fused::<f64, I>(self, checked, &mut out, data, updates)?,
+            DatumType::I32 => fused::<i32, I>(self, checked, &mut out, data, updates)?,
+            DatumType::I64 => fused::<i64, I>(self, checked, &mut out, data, updates)?,
+            dt => bail!(self.site.error(format!(
+                "internal: no fused copy for {dt:?} (copies_around_slices let it through)"
+            ))),
+        }
+        Ok(out)
     }
 }
 
@@ -245,5 +321,70 @@ impl TypedOp for ScatterNd {
             Cost::Buffer(inputs[0].datum_type),
             inputs[2].shape.volume()
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opset::ScatterOp;
+
+    fn op(reduction: Reduction) -> ScatterNd {
+        ScatterNd::onnx(
+            NodeSite::new(ScatterOp::ScatterNd, "snd", Some(18)),
+            reduction,
+        )
+    }
+
+    /// data [16, 256, 64] f32 (1 MiB, slices of 64 KiB); rows 3, -1
+    /// (twice), 0 and 3 again overwritten.
+    fn case() -> (Tensor, Tensor, Tensor) {
+        let data: Vec<f32> = (0..16 * 256 * 64).map(|i| (i % 977) as f32 * 0.5).collect();
+        let updates: Vec<f32> = (0..5 * 256 * 64).map(|i| -(i as f32) * 0.25).collect();
+        (
+            Tensor::from_shape(&[16, 256, 64], &data).unwrap(),
+            tensor2(&[[3i64], [-1], [0], [-1], [3]]),
+            Tensor::from_shape(&[5, 256, 64], &updates).unwrap(),
+        )
+    }
+
+    fn eval(op: &ScatterNd, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
+        op.eval_scatter(tvec!(
+            data,
+            indices.clone().into_tvalue(),
+            updates.clone().into_tvalue()
+        ))
+        .unwrap()
+        .into_tensor()
+    }
+
+    #[test]
+    fn shared_large_data_is_copied_around_overwritten_slices_with_the_in_place_result() {
+        let (data, indices, updates) = case();
+        let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
+        let idx = indices.try_as_plain_ram().unwrap();
+        let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+        for reduction in [Reduction::None, Reduction::Add] {
+            let op = op(reduction);
+            assert_eq!(
+                op.copies_around_slices(&plan, &checked, &data),
+                reduction == Reduction::None
+            );
+            let shared = data.clone().into_tvalue();
+            let copied = eval(&op, shared.clone(), &indices, &updates);
+            let in_place = eval(&op, data.clone().into_tvalue(), &indices, &updates);
+            assert_eq!(copied, in_place, "{reduction:?}");
+            assert_eq!(*shared, data, "the caller's data is untouched");
+        }
+    }
+
+    #[test]
+    fn small_slices_are_copied_then_overwritten() {
+        let (data, _, _) = case();
+        let indices = tensor2(&[[3i64, 1]]);
+        let updates = Tensor::zero::<f32>(&[1, 64]).unwrap();
+        let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
+        let checked = plan.check_indices(&[3i64, 1]).unwrap();
+        assert!(!op(Reduction::None).copies_around_slices(&plan, &checked, &data));
     }
 }
