@@ -19,9 +19,9 @@ const VALUE_OPTIONS: [&str; 6] = [
     "--output",
     "--pool-capacity",
 ];
-/// `--no-ort true` / `--no-torch true` / `--no-stock true`: the xtask
-/// parser takes values only.
-const FLAG_OPTIONS: [&str; 3] = ["--no-ort", "--no-torch", "--no-stock"];
+/// `--no-ort true` / `--no-torch true` / `--no-stock true` /
+/// `--huge-page-inputs true`: the xtask parser takes values only.
+const FLAG_OPTIONS: [&str; 4] = ["--no-ort", "--no-torch", "--no-stock", "--huge-page-inputs"];
 
 pub fn run(mut args: Args) -> Result<ExitCode> {
     let mut forwarded: Vec<String> = vec![];

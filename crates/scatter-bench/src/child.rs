@@ -79,6 +79,31 @@ fn onnx(engine: &str) -> Result<tract_onnx::Onnx> {
     }
 }
 
+/// What every child of a bench run is told besides its case, engine and
+/// mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Settings {
+    /// Every output pool's capacity (the plugin's default otherwise).
+    pub pool_capacity: Option<usize>,
+    /// The caller's inputs of 4 MiB and more on huge pages, as numpy
+    /// allocates them for onnxruntime ([`Runner::advise_huge_page_inputs`]).
+    pub huge_page_inputs: bool,
+}
+
+impl Settings {
+    /// The command-line options that carry these settings to a child.
+    pub fn args(&self) -> Vec<String> {
+        let mut args = vec![];
+        if let Some(capacity) = self.pool_capacity {
+            args.extend(["--pool-capacity".to_string(), capacity.to_string()]);
+        }
+        if self.huge_page_inputs {
+            args.push("--huge-page-inputs".into());
+        }
+        args
+    }
+}
+
 /// The child's work: plans, then answers every `<budget ms>` line of stdin
 /// with one round's line, until stdin closes.
 pub fn serve(
@@ -86,12 +111,18 @@ pub fn serve(
     engine: &str,
     mode: &str,
     budget: Budget,
-    pool_capacity: Option<usize>,
+    settings: Settings,
 ) -> Result<()> {
     let mode = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
     let case = crate::case(name)?;
     let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
-    if let Some(capacity) = pool_capacity {
+    // The warm copy reads the data input's memory, whatever pages it is on.
+    let mut floor_input = case.copy_floor_data()?.map(|_| runner.input(0).clone());
+    if settings.huge_page_inputs {
+        runner.advise_huge_page_inputs()?;
+        floor_input = floor_input.map(|_| runner.input(0).clone());
+    }
+    if let Some(capacity) = settings.pool_capacity {
         for (_, pool) in tract_onnx_scatter::output_pools(runner.plan().model()) {
             pool.set_capacity(capacity);
         }
@@ -110,10 +141,9 @@ pub fn serve(
     };
     // Not between owned calls: a 30 MB copy would evict the cache lines an
     // O(updates) write touches (1 µs became 30 µs).
-    let data = if mode == Mode::Owned {
-        None
-    } else {
-        case.copy_floor_data()?
+    let data = match &floor_input {
+        Some(input) if mode != Mode::Owned => Some(input.try_as_plain_ram()?.as_slice::<f32>()?),
+        _ => None,
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
     let scatter_outputs = if engine == "plugin" {
@@ -206,15 +236,13 @@ impl ChildRounds {
         name: &str,
         engine: &str,
         mode: Mode,
-        pool_capacity: Option<usize>,
+        settings: Settings,
     ) -> Result<ChildRounds> {
         let mut command = Command::new(exe);
         command
             .args(["--child", name, engine, mode.name()])
+            .args(settings.args())
             .stderr(Stdio::piped());
-        if let Some(capacity) = pool_capacity {
-            command.args(["--pool-capacity", &capacity.to_string()]);
-        }
         let what = format!("{name} {engine} {}", mode.name());
         Ok(ChildRounds(Server::start(command, &what)?))
     }

@@ -12,7 +12,9 @@
 //! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
 //! `--no-stock`, `--output FILE`,
-//! `--pool-capacity N` (every output pool's capacity, default 1); `--child
+//! `--pool-capacity N` (every output pool's capacity, default 1),
+//! `--huge-page-inputs` (the caller's large inputs on huge pages, as
+//! numpy's for onnxruntime); `--child
 //! NAME ENGINE MODE` is the per-measurement process ([`scatter_bench::child`]).
 
 use std::path::PathBuf;
@@ -38,8 +40,8 @@ struct Options {
     stock: bool,
     output: Option<PathBuf>,
     child: Option<[String; 3]>,
-    /// Every output pool's capacity (the plugin's default otherwise).
-    pool_capacity: Option<usize>,
+    /// Passed on to every child.
+    settings: child::Settings,
 }
 
 fn options() -> Result<Options> {
@@ -53,7 +55,7 @@ fn options() -> Result<Options> {
         stock: true,
         output: None,
         child: None,
-        pool_capacity: None,
+        settings: child::Settings::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -68,12 +70,14 @@ fn options() -> Result<Options> {
             "--no-torch" => o.torch = false,
             "--no-stock" => o.stock = false,
             "--child" => o.child = Some([value()?, value()?, value()?]),
-            "--pool-capacity" => o.pool_capacity = Some(value()?.parse()?),
+            "--pool-capacity" => o.settings.pool_capacity = Some(value()?.parse()?),
+            "--huge-page-inputs" => o.settings.huge_page_inputs = true,
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
                 "unknown option {other:?} (--filter S, --budget-ms N, --python PATH, --no-ort, \
-                 --torch-python PATH, --no-torch, --no-stock, --output FILE, --pool-capacity N)"
+                 --torch-python PATH, --no-torch, --no-stock, --output FILE, --pool-capacity N, \
+                 --huge-page-inputs)"
             ),
         }
     }
@@ -177,7 +181,7 @@ fn measure_case(
                 ));
                 continue;
             }
-            let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.pool_capacity)?;
+            let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.settings)?;
             series.push(Some(Series::Child {
                 engine,
                 mode,
@@ -263,7 +267,7 @@ fn main() -> Result<()> {
     let o = options()?;
     if let Some([name, engine, mode]) = &o.child {
         // One line either way: the parent reads stdout, or stderr's last line.
-        match child::serve(name, engine, mode, o.budget, o.pool_capacity) {
+        match child::serve(name, engine, mode, o.budget, o.settings) {
             Ok(()) => {}
             Err(e) => {
                 eprintln!("{e:#}");
@@ -394,7 +398,13 @@ fn main() -> Result<()> {
          TensorScatter, which stock tract lacks.\n\n",
         );
     }
-    if let Some(capacity) = o.pool_capacity {
+    if o.settings.huge_page_inputs {
+        out.push_str(
+            "The caller's inputs of 4 MiB and more on huge pages, as numpy's for onnxruntime \
+             (`--huge-page-inputs`).\n\n",
+        );
+    }
+    if let Some(capacity) = o.settings.pool_capacity {
         out.push_str(&format!(
             "Output pools set to capacity {capacity} (`--pool-capacity`; the default is 1).\n\n"
         ));

@@ -9,6 +9,7 @@ use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::case::{Case, Ownership};
+use tract_onnx_scatter::ops::output_pool;
 
 /// How the caller calls tract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +79,28 @@ impl Runner {
 
     pub fn plan(&self) -> &Arc<TypedSimplePlan> {
         &self.plan
+    }
+
+    /// Moves every plain input of 4 MiB and more to memory advised to use
+    /// transparent huge pages, as numpy allocates arrays of that size (the
+    /// onnxruntime column's inputs): a copy then reads its source without
+    /// a TLB miss every 4 KiB.
+    pub fn advise_huge_page_inputs(&mut self) -> TractResult<()> {
+        for input in self.inputs.iter_mut().flatten() {
+            let dt = input.datum_type();
+            let bytes = input.len() * dt.size_of();
+            if !dt.is_copy() || bytes < 4 << 20 {
+                continue;
+            }
+            // Safety: every byte is written by the copy right below.
+            let mut moved = unsafe { output_pool::fresh_uninit(dt, input.shape())? };
+            moved
+                .try_as_plain_ram_mut()?
+                .as_bytes_mut()
+                .copy_from_slice(input.try_as_plain_ram()?.as_bytes());
+            *input = moved.into_tvalue();
+        }
+        Ok(())
     }
 
     /// Whether `mode` applies to this case (owned needs an [`Ownership`]).
