@@ -17,6 +17,22 @@
 //! the output is written once, as in a plain copy.
 
 use crate::shape::{check_len, element_count};
+
+/// A checked token whose scatter can be fused with the copy of its data
+/// (both ops' tokens), for callers generic over the op.
+pub trait CopyingScatter {
+    /// `dst = src`, then the token's `apply` of `updates` with
+    /// `reduction`, with the same result, bit for bit. Every element of
+    /// `dst` is written before it is read: `dst` may hold anything on
+    /// entry. Buffer lengths are checked before the first write.
+    fn apply_copying<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError>;
+}
 use crate::{
     CheckedElementsIndices, CheckedNdIndices, Element, ElementsPlan, IndexValue, Input, Reduction,
     ScatterError,
@@ -30,13 +46,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     pub fn copying_slab_len(&self) -> usize {
         element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
     }
+}
 
-    /// `dst = src`, then [`Self::apply`] of `updates` with `reduction`
-    /// (not `Mean`), slab by slab, with the same result bit for bit. Every
-    /// element of `dst` is written before it is read: `dst` may hold
-    /// anything on entry. Buffer lengths are checked before the first
-    /// write.
-    pub fn apply_copying<T: Element + Copy>(
+impl<I: IndexValue> CopyingScatter for CheckedElementsIndices<'_, I> {
+    /// Slab by slab (`Mean` refused before any write).
+    fn apply_copying<T: Element + Copy>(
         &self,
         dst: &mut [T],
         src: &[T],
@@ -104,14 +118,13 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     pub fn copies_around_slices(&self) -> bool {
         self.plan.runs.len() == 1 && self.plan.slice_len > 0
     }
+}
 
-    /// `dst = src`, then [`Self::apply`] of `updates` with `reduction`,
-    /// with the same result; with `Reduction::None` and
-    /// [`Self::copies_around_slices`], the slices the updates overwrite are
-    /// not copied first. Every element of `dst` is written before it is
-    /// read: `dst` may hold anything on entry. Buffer lengths are checked
-    /// before the first write.
-    pub fn apply_copying<T: Element + Copy>(
+impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
+    /// With `Reduction::None` and [`CheckedNdIndices::copies_around_slices`],
+    /// the slices the updates overwrite are not copied first; otherwise a
+    /// copy, then `apply`.
+    fn apply_copying<T: Element + Copy>(
         &self,
         dst: &mut [T],
         src: &[T],
@@ -157,6 +170,7 @@ fn copy_in_pieces<T: Copy>(dst: &mut [T], src: &[T]) {
 
 #[cfg(test)]
 mod tests {
+    use super::CopyingScatter;
     use crate::{ElementsPlan, Reduction};
 
     /// Copy-then-apply and apply_copying on the same case.

@@ -28,6 +28,7 @@ mod update;
 pub use element::Element;
 pub use elements::{CheckedElementsIndices, ElementsPlan};
 pub use error::{Input, ScatterError};
+pub use fused_copy::CopyingScatter;
 pub use grad::{GradCalc, GradElement, GradSpec};
 pub use index::IndexValue;
 pub use nd::{CheckedNdIndices, NdPlan};

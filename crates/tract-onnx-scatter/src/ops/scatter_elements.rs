@@ -2,7 +2,7 @@
 //! `use_init_val`/`mean`, OpenVINO `ScatterElementsUpdate` with a constant
 //! axis).
 
-use scatter_kernels::{CheckedElementsIndices, Element, ElementsPlan, IndexValue, Reduction};
+use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction};
 use tract_core::internal::*;
 
 use crate::ops::output_pool::{self, OutputPool, Target};
@@ -123,7 +123,7 @@ impl ScatterElements {
         // Validated: now take the data, without a copy when exclusive.
         let target = match output_pool::take_target(data, self.output_pool.as_ref())? {
             Target::Copy { out, data, .. } if self.copies_as_it_scatters(&checked, &data) => {
-                return self.scatter_copying(&checked, out, &data, updates);
+                return types::scatter_copying(site, &checked, out, &data, updates, self.reduction);
             }
             target => target,
         };
@@ -166,54 +166,10 @@ impl ScatterElements {
         let slab = checked.copying_slab_len().saturating_mul(size);
         self.reduction != Reduction::Mean
             && (self.use_init_val || self.reduction == Reduction::None)
-            && [
-                DatumType::F32,
-                DatumType::F64,
-                DatumType::I32,
-                DatumType::I64,
-            ]
-            .contains(&data.datum_type())
+            && types::COPYING_TYPES.contains(&data.datum_type())
             && data.len().saturating_mul(size) >= COPY_AS_IT_SCATTERS_FROM
             && slab > 0
             && slab <= COPY_AS_IT_SCATTERS_SLAB
-    }
-
-    /// `out = data`, then the scatter, slab by slab; `out` may hold
-    /// anything.
-    fn scatter_copying<I: IndexValue>(
-        &self,
-        checked: &CheckedElementsIndices<I>,
-        mut out: Tensor,
-        data: &Tensor,
-        updates: &Tensor,
-    ) -> TractResult<Tensor> {
-        fn fused<T: Element + Copy + Datum, I: IndexValue>(
-            op: &ScatterElements,
-            checked: &CheckedElementsIndices<I>,
-            out: &mut Tensor,
-            data: &Tensor,
-            updates: &Tensor,
-        ) -> TractResult<()> {
-            let mut view = out.try_as_plain_ram_mut()?;
-            checked
-                .apply_copying(
-                    view.as_slice_mut::<T>()?,
-                    types::slice::<T>(data)?,
-                    types::slice::<T>(updates)?,
-                    op.reduction,
-                )
-                .map_err(|e| op.site.error(e))
-        }
-        match data.datum_type() {
-            DatumType::F32 => fused::<f32, I>(self, checked, &mut out, data, updates)?,
-            DatumType::F64 => fused::<f64, I>(self, checked, &mut out, data, updates)?,
-            DatumType::I32 => fused::<i32, I>(self, checked, &mut out, data, updates)?,
-            DatumType::I64 => fused::<i64, I>(self, checked, &mut out, data, updates)?,
-            dt => bail!(self.site.error(format!(
-                "internal: no fused copy for {dt:?} (copies_as_it_scatters let it through)"
-            ))),
-        }
-        Ok(out)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The typed `ScatterND` op.
 
-use scatter_kernels::{CheckedNdIndices, Element, IndexValue, NdPlan, Reduction};
+use scatter_kernels::{CheckedNdIndices, IndexValue, NdPlan, Reduction};
 use tract_core::internal::*;
 
 use crate::ops::output_pool::{self, OutputPool, Target};
@@ -144,7 +144,7 @@ impl ScatterNd {
         // Validated: now take the data, without a copy when exclusive.
         let target = match output_pool::take_target(data, self.output_pool.as_ref())? {
             Target::Copy { out, data, .. } if self.copies_around_slices(plan, &checked, &data) => {
-                return self.scatter_copying(&checked, out, &data, updates);
+                return types::scatter_copying(site, &checked, out, &data, updates, self.reduction);
             }
             target => target,
         };
@@ -181,54 +181,10 @@ impl ScatterNd {
     ) -> bool {
         let size = data.datum_type().size_of();
         self.reduction == Reduction::None
-            && [
-                DatumType::F32,
-                DatumType::F64,
-                DatumType::I32,
-                DatumType::I64,
-            ]
-            .contains(&data.datum_type())
+            && types::COPYING_TYPES.contains(&data.datum_type())
             && data.len().saturating_mul(size) >= COPY_AROUND_SLICES_FROM
             && plan.slice_len().saturating_mul(size) >= COPY_AROUND_SLICES_OF
             && checked.copies_around_slices()
-    }
-
-    /// `out = data` around the overwritten slices, then the scatter; `out`
-    /// may hold anything.
-    fn scatter_copying<I: IndexValue>(
-        &self,
-        checked: &CheckedNdIndices<I>,
-        mut out: Tensor,
-        data: &Tensor,
-        updates: &Tensor,
-    ) -> TractResult<Tensor> {
-        fn fused<T: Element + Copy + Datum, I: IndexValue>(
-            op: &ScatterNd,
-            checked: &CheckedNdIndices<I>,
-            out: &mut Tensor,
-            data: &Tensor,
-            updates: &Tensor,
-        ) -> TractResult<()> {
-            let mut view = out.try_as_plain_ram_mut()?;
-            checked
-                .apply_copying(
-                    view.as_slice_mut::<T>()?,
-                    types::slice::<T>(data)?,
-                    types::slice::<T>(updates)?,
-                    op.reduction,
-                )
-                .map_err(|e| op.site.error(e))
-        }
-        match data.datum_type() {
-            DatumType::F32 => fused::<f32, I>(self, checked, &mut out, data, updates)?,
-            DatumType::F64 => fused::<f64, I>(self, checked, &mut out, data, updates)?,
-            DatumType::I32 => fused::<i32, I>(self, checked, &mut out, data, updates)?,
-            DatumType::I64 => fused::<i64, I>(self, checked, &mut out, data, updates)?,
-            dt => bail!(self.site.error(format!(
-                "internal: no fused copy for {dt:?} (copies_around_slices let it through)"
-            ))),
-        }
-        Ok(out)
     }
 }
 
