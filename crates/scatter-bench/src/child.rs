@@ -41,8 +41,9 @@ pub struct Measured {
     pub pooled: usize,
     /// A warm copy of the data input, timed between the calls.
     pub warm_copy: Option<Duration>,
-    /// One output of every scatter node of the plan (0 for stock): the
-    /// memory the plugin may hold beyond stock tract.
+    /// One output of every scatter node of the model (typed, before
+    /// decluttering folds some into other ops): the memory the plugin may
+    /// hold beyond stock tract.
     pub scatter_outputs: usize,
 }
 
@@ -146,11 +147,11 @@ pub fn serve(
         _ => None,
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
-    let scatter_outputs = if engine == "plugin" {
-        scatter_output_bytes(runner.plan().model())
-    } else {
-        0
-    };
+    // Counted in the typed model before decluttering: both engines fold
+    // some scatters into other ops (the YOLOv5 head's ScatterND).
+    let typed = case.model(&onnx(engine)?)?.into_typed()?;
+    let scatter_outputs = scatter_output_bytes(&typed);
+    drop(typed);
     for request in std::io::stdin().lines() {
         let ms: u64 = request?
             .trim()

@@ -97,11 +97,12 @@ impl Row {
     }
 
     /// What the plugin may hold over stock tract: one output per scatter
-    /// node (the bound), or what its pools held if more (a larger
-    /// `--pool-capacity`).
+    /// node of the model (the bound), or what its pools held if
+    /// more (a larger `--pool-capacity`).
     pub fn rss_allowance(&self) -> usize {
-        let per_node = self.plugin.iter().flatten().map(|m| m.scatter_outputs);
-        per_node.max().unwrap_or(0).max(self.pooled().unwrap_or(0))
+        let per_node = self.plugin.iter().chain(&self.stock).flatten();
+        let per_node = per_node.map(|m| m.scatter_outputs).max().unwrap_or(0);
+        per_node.max(self.pooled().unwrap_or(0))
     }
 
     /// The plugin in `mode` over onnxruntime: paired by round when both
