@@ -211,16 +211,43 @@ impl<I: IndexValue> Pairs for CheckedNdIndices<'_, I> {
     }
 }
 
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+/// The gradients of a checked index token, implemented by both forward
+/// ops' tokens: what a host generic over the op calls.
+pub trait GradToken {
     /// `grad_data` (len = data) and `grad_updates` (len = updates) of the
-    /// forward `out = scatter_elements(data, indices, updates, axis,
-    /// spec.reduction, spec.include_self)` at `(data, updates)`, given
-    /// `grad_output` (len = data), both multiplied by `lda_coeff`. Every
-    /// reduction, `Mean` included (OpenVINO's, see
-    /// [`crate::scatter_elements_update`]). Semantics: [`crate::grad`]'s
-    /// module documentation. On `Err` nothing has been written.
+    /// forward scatter with `spec.reduction` and `spec.include_self` at
+    /// `(data, updates)`, given `grad_output` (len = data), both
+    /// multiplied by `lda_coeff`. Semantics: [`crate::grad`]'s module
+    /// documentation. On `Err` nothing has been written.
     #[allow(clippy::too_many_arguments)]
-    pub fn grad<T: GradElement>(
+    fn grad<T: GradElement>(
+        &self,
+        data: &[T],
+        updates: &[T],
+        grad_output: &[T],
+        spec: GradSpec,
+        lda_coeff: T,
+        grad_data: &mut [T],
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError>;
+
+    /// `grad_updates` alone of reduction `add` or `none`: the output
+    /// gradient at each update's position times `lda_coeff` (what
+    /// [`GradToken::grad`] writes there). With `add`, `include_self` and
+    /// `lda_coeff = 1`, `grad_data` is `grad_output` itself, so a host can
+    /// pass it through and call only this.
+    fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError>;
+}
+
+/// ScatterElements: every reduction, `Mean` included (OpenVINO's, see
+/// [`crate::scatter_elements_update`]).
+impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {
+    fn grad<T: GradElement>(
         &self,
         data: &[T],
         updates: &[T],
@@ -242,16 +269,23 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             grad_updates,
         )
     }
+
+    fn grad_updates_of_add<T: GradElement>(
+        &self,
+        grad_output: &[T],
+        lda_coeff: T,
+        grad_updates: &mut [T],
+    ) -> Result<(), ScatterError> {
+        gather_scaled(self, grad_output, lda_coeff, grad_updates)
+    }
 }
 
-impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// [`CheckedElementsIndices::grad`] for `ScatterND`, whose data is
-    /// viewed as `[prod(data.shape[:k]), slice]` with one offset per index
-    /// tuple. `Mean` is not a ScatterND reduction and is refused. A
-    /// permuted plan ([`crate::NdPlan::permuted`]) takes `data`,
-    /// `grad_output` and `grad_data` in the stored layout.
-    #[allow(clippy::too_many_arguments)]
-    pub fn grad<T: GradElement>(
+/// ScatterND, whose data is viewed as `[prod(data.shape[:k]), slice]` with
+/// one offset per index tuple. `Mean` is not a ScatterND reduction and is
+/// refused. A permuted plan ([`crate::NdPlan::permuted`]) takes `data`,
+/// `grad_output` and `grad_data` in the stored layout.
+impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {
+    fn grad<T: GradElement>(
         &self,
         data: &[T],
         updates: &[T],
@@ -280,27 +314,8 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             grad_updates,
         )
     }
-}
 
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// `grad_updates` alone of reduction `add` or `none`: the output
-    /// gradient at each update's position times `lda_coeff` (what
-    /// [`CheckedElementsIndices::grad`] writes there). With `add`,
-    /// `include_self` and `lda_coeff = 1`, `grad_data` is `grad_output`
-    /// itself, so a host can pass it through and call only this.
-    pub fn grad_updates_of_add<T: GradElement>(
-        &self,
-        grad_output: &[T],
-        lda_coeff: T,
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        gather_scaled(self, grad_output, lda_coeff, grad_updates)
-    }
-}
-
-impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// [`CheckedElementsIndices::grad_updates_of_add`] for ScatterND.
-    pub fn grad_updates_of_add<T: GradElement>(
+    fn grad_updates_of_add<T: GradElement>(
         &self,
         grad_output: &[T],
         lda_coeff: T,

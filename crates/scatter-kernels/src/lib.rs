@@ -29,7 +29,7 @@ pub use element::Element;
 pub use elements::{CheckedElementsIndices, ElementsPlan};
 pub use error::{Input, ScatterError};
 pub use fused_copy::CopyingScatter;
-pub use grad::{GradCalc, GradElement, GradSpec};
+pub use grad::{GradCalc, GradElement, GradSpec, GradToken};
 pub use index::IndexValue;
 pub use nd::{CheckedNdIndices, NdPlan};
 pub use reduction::Reduction;

@@ -4,8 +4,7 @@
 
 use half::f16;
 use scatter_kernels::{
-    CheckedElementsIndices, CheckedNdIndices, ElementsPlan, GradCalc, GradElement, GradSpec,
-    IndexValue, NdPlan, ScatterError,
+    ElementsPlan, GradCalc, GradElement, GradSpec, GradToken, NdPlan, ScatterError,
 };
 use tract_core::internal::*;
 
@@ -348,92 +347,6 @@ impl TypedOp for ScatterGrad {
             Cost::Buffer(inputs[0].datum_type),
             inputs[0].shape.volume() + inputs[2].shape.volume()
         )))
-    }
-}
-
-/// A checked index token of either forward op, seen through its `grad`.
-trait GradToken {
-    fn grad_updates_of_add<T: GradElement>(
-        &self,
-        grad_output: &[T],
-        lda_coeff: T,
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError>;
-
-    #[allow(clippy::too_many_arguments)]
-    fn grad<T: GradElement>(
-        &self,
-        data: &[T],
-        updates: &[T],
-        grad_output: &[T],
-        spec: GradSpec,
-        lda_coeff: T,
-        grad_data: &mut [T],
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError>;
-}
-
-impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {
-    fn grad_updates_of_add<T: GradElement>(
-        &self,
-        grad_output: &[T],
-        lda_coeff: T,
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        CheckedElementsIndices::grad_updates_of_add(self, grad_output, lda_coeff, grad_updates)
-    }
-    fn grad<T: GradElement>(
-        &self,
-        data: &[T],
-        updates: &[T],
-        grad_output: &[T],
-        spec: GradSpec,
-        lda_coeff: T,
-        grad_data: &mut [T],
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        CheckedElementsIndices::grad(
-            self,
-            data,
-            updates,
-            grad_output,
-            spec,
-            lda_coeff,
-            grad_data,
-            grad_updates,
-        )
-    }
-}
-
-impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {
-    fn grad_updates_of_add<T: GradElement>(
-        &self,
-        grad_output: &[T],
-        lda_coeff: T,
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        CheckedNdIndices::grad_updates_of_add(self, grad_output, lda_coeff, grad_updates)
-    }
-    fn grad<T: GradElement>(
-        &self,
-        data: &[T],
-        updates: &[T],
-        grad_output: &[T],
-        spec: GradSpec,
-        lda_coeff: T,
-        grad_data: &mut [T],
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        CheckedNdIndices::grad(
-            self,
-            data,
-            updates,
-            grad_output,
-            spec,
-            lda_coeff,
-            grad_data,
-            grad_updates,
-        )
     }
 }
 
