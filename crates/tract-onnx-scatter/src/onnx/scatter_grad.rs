@@ -15,7 +15,7 @@ use tract_onnx::pb::NodeProto;
 
 use crate::onnx::attributes::CheckedNode;
 use crate::onnx::deviation::Deviations;
-use crate::ops::scatter_grad::{GradKind, ScatterGrad};
+use crate::ops::scatter_grad::{GradKind, LdaCoeff, ScatterGrad, info_line};
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
@@ -77,7 +77,7 @@ fn build(
                 reduction,
                 include_self,
             },
-            lda_coeff,
+            lda_coeff: LdaCoeff(lda_coeff),
         }),
         vec![],
     ))
@@ -109,33 +109,13 @@ fn check_domain_version(
 }
 
 /// A gradient op before typing: the axis may still be negative.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct InferScatterGrad {
     pub site: NodeSite,
     /// ScatterElementsGrad's axis as written (not yet normalized).
     pub kind: GradKind<i64>,
     pub spec: GradSpec,
-    pub lda_coeff: f32,
-}
-
-impl PartialEq for InferScatterGrad {
-    fn eq(&self, other: &Self) -> bool {
-        self.site == other.site
-            && self.kind == other.kind
-            && self.spec == other.spec
-            && self.lda_coeff.to_bits() == other.lda_coeff.to_bits()
-    }
-}
-
-impl Eq for InferScatterGrad {}
-
-impl std::hash::Hash for InferScatterGrad {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.site.hash(state);
-        self.kind.hash(state);
-        self.spec.hash(state);
-        self.lda_coeff.to_bits().hash(state);
-    }
+    pub lda_coeff: LdaCoeff,
 }
 
 impl Expansion for InferScatterGrad {
@@ -144,16 +124,7 @@ impl Expansion for InferScatterGrad {
     }
 
     fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!(
-            "{}reduction: {} include_self: {} lda_coeff: {}",
-            match self.kind {
-                GradKind::Elements { axis } => format!("axis: {axis} "),
-                GradKind::Nd => String::new(),
-            },
-            self.spec.reduction,
-            self.spec.include_self,
-            self.lda_coeff
-        )])
+        Ok(vec![info_line(&self.kind, &self.spec, self.lda_coeff)])
     }
 
     fn nboutputs(&self) -> TractResult<usize> {

@@ -32,35 +32,50 @@ pub enum GradKind<Axis = usize> {
 /// run time, always before the outputs are allocated): everything the
 /// forward op checks on `(data, indices, updates)`, with the same messages;
 /// data float16, float or double; grad_output of data's type and shape.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterGrad {
     pub site: NodeSite,
     pub kind: GradKind,
     pub spec: GradSpec,
-    /// Finite (the builder refuses NaN and infinities).
-    pub lda_coeff: f32,
+    pub lda_coeff: LdaCoeff,
 }
 
-// lda_coeff compares and hashes by its bits (it is finite, so this is an
-// equivalence).
-impl PartialEq for ScatterGrad {
+/// The `lda_coeff` attribute: finite (the builder refuses NaN and
+/// infinities), so comparing and hashing its bits is an equivalence, and
+/// the ops holding it derive both.
+#[derive(Debug, Clone, Copy)]
+pub struct LdaCoeff(pub f32);
+
+impl PartialEq for LdaCoeff {
     fn eq(&self, other: &Self) -> bool {
-        self.site == other.site
-            && self.kind == other.kind
-            && self.spec == other.spec
-            && self.lda_coeff.to_bits() == other.lda_coeff.to_bits()
+        self.0.to_bits() == other.0.to_bits()
     }
 }
 
-impl Eq for ScatterGrad {}
+impl Eq for LdaCoeff {}
 
-impl std::hash::Hash for ScatterGrad {
+impl std::hash::Hash for LdaCoeff {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.site.hash(state);
-        self.kind.hash(state);
-        self.spec.hash(state);
-        self.lda_coeff.to_bits().hash(state);
+        self.0.to_bits().hash(state);
     }
+}
+
+/// The `info` line of a gradient op, typed or not.
+pub(crate) fn info_line<A: std::fmt::Display>(
+    kind: &GradKind<A>,
+    spec: &GradSpec,
+    lda_coeff: LdaCoeff,
+) -> String {
+    format!(
+        "{}reduction: {} include_self: {} lda_coeff: {}",
+        match kind {
+            GradKind::Elements { axis } => format!("axis: {axis} "),
+            GradKind::Nd => String::new(),
+        },
+        spec.reduction,
+        spec.include_self,
+        lda_coeff.0
+    )
 }
 
 /// The element types with gradients, in the order messages list them.
@@ -186,7 +201,7 @@ impl ScatterGrad {
     fn passes_grad_output_through(&self) -> bool {
         self.spec.reduction == scatter_kernels::Reduction::Add
             && self.spec.include_self
-            && self.lda_coeff == 1.0
+            && self.lda_coeff.0 == 1.0
     }
 
     /// Indices are checked (`token`): allocate the outputs and fill them.
@@ -214,7 +229,7 @@ impl ScatterGrad {
             return Ok(tvec!(grad_output.clone(), gu.into_tvalue()));
         }
         let mut gd = unsafe { fresh_uninit(dt, data.shape())? };
-        let lda = self.lda_coeff;
+        let lda = self.lda_coeff.0;
         match dt {
             DatumType::F16 => self.typed(
                 token,
@@ -306,16 +321,7 @@ impl Op for ScatterGrad {
     }
 
     fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!(
-            "{}reduction: {} include_self: {} lda_coeff: {}",
-            match self.kind {
-                GradKind::Elements { axis } => format!("axis: {axis} "),
-                GradKind::Nd => String::new(),
-            },
-            self.spec.reduction,
-            self.spec.include_self,
-            self.lda_coeff
-        )])
+        Ok(vec![info_line(&self.kind, &self.spec, self.lda_coeff)])
     }
 
     op_as_typed_op!();
@@ -368,7 +374,7 @@ mod tests {
                 reduction,
                 include_self,
             },
-            lda_coeff: 0.5,
+            lda_coeff: LdaCoeff(0.5),
         }
     }
 
@@ -383,7 +389,7 @@ mod tests {
             (GradKind::Nd, tensor2(&[[2i64], [-1]])),
         ] {
             let op = ScatterGrad {
-                lda_coeff: 1.0,
+                lda_coeff: LdaCoeff(1.0),
                 ..op(kind, Reduction::Add, true)
             };
             let updates = tensor1(&[5f32, 6.]);
@@ -403,7 +409,7 @@ mod tests {
             // Any other coefficient computes grad_data.
             let scaled = eval(
                 &ScatterGrad {
-                    lda_coeff: 2.0,
+                    lda_coeff: LdaCoeff(2.0),
                     ..op.clone()
                 },
                 tvec!(
