@@ -199,27 +199,7 @@ impl Report {
 
     fn text(&self) -> String {
         let (header, rows) = self.rows();
-        let widths: Vec<usize> = (0..header.len())
-            .map(|col| {
-                rows.iter()
-                    .map(|r| r[col].len())
-                    .chain([header[col].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |cells: &[String]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            padded.join("  ").trim_end().to_string() + "\n"
-        };
-        let mut out = line(&header);
-        for row in &rows {
-            out.push_str(&line(row));
-        }
+        let mut out = aligned_table(&header, &rows);
         let failures = self.failures();
         if !failures.is_empty() {
             out.push_str("\nfailures:\n");
@@ -247,14 +227,9 @@ impl Report {
 
     fn markdown(&self) -> String {
         let (header, rows) = self.rows();
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let esc = markdown_escape;
         let mut out = String::from("# ONNX conformance\n\n");
-        let _ = writeln!(out, "| {} |", header.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
-        for row in rows {
-            let cells: Vec<String> = row.iter().map(|c| esc(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
+        markdown_table(&mut out, &header, &rows);
         out.push_str("\n## Totals\n\n");
         for l in self.totals_lines() {
             let _ = writeln!(out, "- {l}");
@@ -346,6 +321,49 @@ impl Report {
 }
 
 /// `s` escaped for XML text and attribute values.
+/// `header` and `rows` as text columns, each padded to its widest cell and
+/// separated by two spaces, one line each (trailing spaces trimmed).
+pub(crate) fn aligned_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|col| {
+            rows.iter()
+                .map(|r| r[col].len())
+                .chain([header[col].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        padded.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(header);
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+/// `s` safe inside a markdown table cell: pipes escaped, newlines spaces.
+pub(crate) fn markdown_escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Appends `header` and `rows` to `out` as a markdown table, every cell
+/// escaped ([`markdown_escape`]).
+pub(crate) fn markdown_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| markdown_escape(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
 pub(crate) fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")

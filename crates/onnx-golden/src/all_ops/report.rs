@@ -6,7 +6,7 @@
 
 use super::operators::{OperatorRule, TestOperator};
 use crate::outcome::{FrameworkOutcome, Outcome, Phase};
-use crate::report::{Format, xml};
+use crate::report::{Format, aligned_table, markdown_escape, markdown_table, xml};
 use crate::suite::CaseResult;
 use anyhow::Result;
 use serde::Serialize;
@@ -313,32 +313,12 @@ first line of its error.";
     fn text(&self) -> String {
         let header = self.header();
         let rows: Vec<Vec<String>> = self.operators.iter().map(|r| self.count_cells(r)).collect();
-        let widths: Vec<usize> = (0..header.len())
-            .map(|col| {
-                rows.iter()
-                    .map(|r| r[col].len())
-                    .chain([header[col].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |cells: &[String]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            padded.join("  ").trim_end().to_string() + "\n"
-        };
         let mut out = format!(
             "all official node tests of onnx {}\n{}\n\n",
             self.release,
             Self::LEGEND
         );
-        out.push_str(&line(&header));
-        for row in &rows {
-            out.push_str(&line(row));
-        }
+        out.push_str(&aligned_table(&header, &rows));
         out.push_str("\nrepresentative failures:\n");
         for row in &self.operators {
             for (name, rep) in self.frameworks.iter().zip(&row.representative) {
@@ -361,7 +341,6 @@ first line of its error.";
     }
 
     fn markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
         let mut header = self.header();
         for name in &self.frameworks {
             header.push(format!("{name}: first failure"));
@@ -371,8 +350,7 @@ first line of its error.";
             let _ = writeln!(out, "- {l}");
         }
         let _ = writeln!(out, "\n{}\n", Self::LEGEND);
-        let _ = writeln!(out, "| {} |", header.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+        let mut rows = vec![];
         for row in &self.operators {
             let mut cells = self.count_cells(row);
             // A code span (error texts hold `<...>`); the same failure as
@@ -386,13 +364,13 @@ first line of its error.";
                     Some(r) => format!("`{}`", r.replace('`', "'")),
                 });
             }
-            let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
+            rows.push(cells);
         }
+        markdown_table(&mut out, &header, &rows);
         if !self.skipped.is_empty() {
             out.push_str("\n## Skipped\n\n");
             for s in &self.skipped {
-                let _ = writeln!(out, "- `{}`: {}", s.test, esc(&s.reason));
+                let _ = writeln!(out, "- `{}`: {}", s.test, markdown_escape(&s.reason));
             }
         }
         out
