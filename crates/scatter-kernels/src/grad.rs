@@ -170,16 +170,30 @@ macro_rules! half_grad {
 
 half_grad!(f16, bf16);
 
-/// A checked index token seen as (data offset, updates position) pairs.
-trait Pairs {
-    fn data_shape(&self) -> &[usize];
-    fn updates_shape(&self) -> Vec<usize>;
-    fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError>;
-    /// Every pair in row-major order of the updates (the forward's fold
-    /// order); offsets are in bounds for a data buffer that passed
-    /// `check_buffers`, positions for its updates buffer.
-    fn each(&self, f: impl FnMut(usize, usize));
+/// What [`GradToken`] needs of a token; in a private module, so that only
+/// this crate's tokens implement it.
+mod pairs {
+    use crate::{Element, Reduction, ScatterError};
+
+    /// A checked index token seen as (data offset, updates position) pairs.
+    pub trait Pairs {
+        fn data_shape(&self) -> &[usize];
+        fn updates_shape(&self) -> Vec<usize>;
+        fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError>;
+        /// Every pair in row-major order of the updates (the forward's fold
+        /// order); offsets are in bounds for a data buffer that passed
+        /// `check_buffers`, positions for its updates buffer.
+        fn each(&self, f: impl FnMut(usize, usize));
+        /// `Err` when the forward op has no such reduction (ScatterND has
+        /// no `Mean`).
+        fn check_grad_reduction<T: Element>(
+            &self,
+            reduction: Reduction,
+        ) -> Result<(), ScatterError>;
+    }
 }
+
+use pairs::Pairs;
 
 impl<I: IndexValue> Pairs for CheckedElementsIndices<'_, I> {
     fn data_shape(&self) -> &[usize] {
@@ -193,6 +207,11 @@ impl<I: IndexValue> Pairs for CheckedElementsIndices<'_, I> {
     }
     fn each(&self, f: impl FnMut(usize, usize)) {
         self.visit(f)
+    }
+    /// Every reduction, `Mean` included (OpenVINO's, see
+    /// [`crate::scatter_elements_update`]).
+    fn check_grad_reduction<T: Element>(&self, _: Reduction) -> Result<(), ScatterError> {
+        Ok(())
     }
 }
 
@@ -209,11 +228,27 @@ impl<I: IndexValue> Pairs for CheckedNdIndices<'_, I> {
     fn each(&self, f: impl FnMut(usize, usize)) {
         self.visit_elements(f)
     }
+    fn check_grad_reduction<T: Element>(&self, reduction: Reduction) -> Result<(), ScatterError> {
+        if reduction == Reduction::Mean {
+            return Err(ScatterError::Reduction {
+                reduction,
+                element: T::NAME,
+                supported: "none, add, mul, max, min (mean is ScatterElements only)".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The gradients of a checked index token, implemented by both forward
 /// ops' tokens: what a host generic over the op calls.
-pub trait GradToken {
+///
+/// ScatterElements takes every reduction, `Mean` included (OpenVINO's, see
+/// [`crate::scatter_elements_update`]). ScatterND views its data as
+/// `[prod(data.shape[:k]), slice]` with one offset per index tuple, and
+/// refuses `Mean`; a permuted plan ([`crate::NdPlan::permuted`]) takes
+/// `data`, `grad_output` and `grad_data` in the stored layout.
+pub trait GradToken: Pairs {
     /// `grad_data` (len = data) and `grad_updates` (len = updates) of the
     /// forward scatter with `spec.reduction` and `spec.include_self` at
     /// `(data, updates)`, given `grad_output` (len = data), both
@@ -229,7 +264,20 @@ pub trait GradToken {
         lda_coeff: T,
         grad_data: &mut [T],
         grad_updates: &mut [T],
-    ) -> Result<(), ScatterError>;
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(spec.reduction)?;
+        self.check_grad_reduction::<T>(spec.reduction)?;
+        grad(
+            self,
+            data,
+            updates,
+            grad_output,
+            spec,
+            lda_coeff,
+            grad_data,
+            grad_updates,
+        )
+    }
 
     /// `grad_updates` alone of reduction `add` or `none`: the output
     /// gradient at each update's position times `lda_coeff` (what
@@ -241,93 +289,18 @@ pub trait GradToken {
         grad_output: &[T],
         lda_coeff: T,
         grad_updates: &mut [T],
-    ) -> Result<(), ScatterError>;
-}
-
-/// ScatterElements: every reduction, `Mean` included (OpenVINO's, see
-/// [`crate::scatter_elements_update`]).
-impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {
-    fn grad<T: GradElement>(
-        &self,
-        data: &[T],
-        updates: &[T],
-        grad_output: &[T],
-        spec: GradSpec,
-        lda_coeff: T,
-        grad_data: &mut [T],
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(spec.reduction)?;
-        grad(
-            self,
-            data,
-            updates,
-            grad_output,
-            spec,
-            lda_coeff,
-            grad_data,
-            grad_updates,
-        )
-    }
-
-    fn grad_updates_of_add<T: GradElement>(
-        &self,
-        grad_output: &[T],
-        lda_coeff: T,
-        grad_updates: &mut [T],
     ) -> Result<(), ScatterError> {
         gather_scaled(self, grad_output, lda_coeff, grad_updates)
     }
 }
 
-/// ScatterND, whose data is viewed as `[prod(data.shape[:k]), slice]` with
-/// one offset per index tuple. `Mean` is not a ScatterND reduction and is
-/// refused. A permuted plan ([`crate::NdPlan::permuted`]) takes `data`,
-/// `grad_output` and `grad_data` in the stored layout.
-impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {
-    fn grad<T: GradElement>(
-        &self,
-        data: &[T],
-        updates: &[T],
-        grad_output: &[T],
-        spec: GradSpec,
-        lda_coeff: T,
-        grad_data: &mut [T],
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(spec.reduction)?;
-        if spec.reduction == Reduction::Mean {
-            return Err(ScatterError::Reduction {
-                reduction: spec.reduction,
-                element: T::NAME,
-                supported: "none, add, mul, max, min (mean is ScatterElements only)".into(),
-            });
-        }
-        grad(
-            self,
-            data,
-            updates,
-            grad_output,
-            spec,
-            lda_coeff,
-            grad_data,
-            grad_updates,
-        )
-    }
+impl<I: IndexValue> GradToken for CheckedElementsIndices<'_, I> {}
 
-    fn grad_updates_of_add<T: GradElement>(
-        &self,
-        grad_output: &[T],
-        lda_coeff: T,
-        grad_updates: &mut [T],
-    ) -> Result<(), ScatterError> {
-        gather_scaled(self, grad_output, lda_coeff, grad_updates)
-    }
-}
+impl<I: IndexValue> GradToken for CheckedNdIndices<'_, I> {}
 
 /// `grad_updates[u] = grad_output[o] * lda_coeff` for every pair, lengths
 /// checked first.
-fn gather_scaled<T: GradElement, P: Pairs>(
+fn gather_scaled<T: GradElement, P: Pairs + ?Sized>(
     pairs: &P,
     grad_output: &[T],
     lda_coeff: T,
@@ -359,7 +332,7 @@ fn gather_scaled<T: GradElement, P: Pairs>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grad<T: GradElement, P: Pairs>(
+fn grad<T: GradElement, P: Pairs + ?Sized>(
     pairs: &P,
     data: &[T],
     updates: &[T],
