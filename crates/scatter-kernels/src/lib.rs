@@ -28,7 +28,7 @@ mod update;
 pub use element::Element;
 pub use elements::{CheckedElementsIndices, ElementsPlan};
 pub use error::{Input, ScatterError};
-pub use fused_copy::CopyingScatter;
+pub use fused_copy::{CopyingScatter, copy_in_pieces};
 pub use grad::{GradCalc, GradElement, GradSpec, GradToken};
 pub use index::IndexValue;
 pub use nd::{CheckedNdIndices, NdPlan};

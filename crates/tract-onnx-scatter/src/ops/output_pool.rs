@@ -291,7 +291,7 @@ impl Target {
                     // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
                     dst.copy_from_slice(src);
                 } else {
-                    copy_bytes(dst, src);
+                    scatter_kernels::copy_in_pieces(dst, src);
                 }
                 Ok(out)
             }
@@ -344,24 +344,6 @@ pub fn eval_pooled(
     let output = eval(inputs)?;
     pool.retain(&output, kept);
     Ok(output)
-}
-
-/// Bytes per `memcpy` call of [`copy_bytes`].
-const COPY_CHUNK: usize = 64 << 10;
-
-/// `dst = src` (equal lengths, `dst` warm: a pooled output), in 64 KiB
-/// pieces. glibc copies a block
-/// above its non-temporal threshold (about 3/4 of the L3) with streaming
-/// stores; on the 2-core AMD EPYC bench machine that ran 15–20 % slower
-/// than pieces copied with ordinary stores (32 MiB between 64-byte-aligned
-/// buffers, 100 interleaved rounds: 3.25–3.49 ms whole, 2.78–2.95 ms in
-/// 64 KiB pieces, 2.66–2.79 ms in 16 KiB ones), and ordinary stores leave
-/// the end of the output in cache for the scatter that follows.
-fn copy_bytes(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    for (d, s) in dst.chunks_mut(COPY_CHUNK).zip(src.chunks(COPY_CHUNK)) {
-        d.copy_from_slice(s);
-    }
 }
 
 /// A new plain tensor of `dt` and `shape` whose bytes are not initialized,
