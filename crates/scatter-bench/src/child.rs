@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use tract_onnx_scatter::tract_onnx;
-use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::runner::{Mode, Runner};
 use crate::server::Server;
@@ -147,11 +146,7 @@ pub fn serve(
         _ => None,
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
-    // Counted in the typed model before decluttering: both engines fold
-    // some scatters into other ops (the YOLOv5 head's ScatterND).
-    let typed = case.model(&onnx(engine)?)?.into_typed()?;
-    let scatter_outputs = scatter_output_bytes(&typed);
-    drop(typed);
+    let scatter_outputs = runner.scatter_output_bytes();
     for request in std::io::stdin().lines() {
         let ms: u64 = request?
             .trim()
@@ -194,21 +189,6 @@ pub fn serve(
         std::io::stdout().flush()?;
     }
     Ok(())
-}
-
-/// The bytes of one output of every scatter node of `model` (outputs of
-/// unknown size count 0).
-fn scatter_output_bytes(model: &TypedModel) -> usize {
-    model
-        .nodes()
-        .iter()
-        .filter(|n| n.op.name().starts_with("Scatter") || n.op.name() == "TensorScatter")
-        .flat_map(|n| &n.outputs)
-        .filter_map(|o| {
-            let volume = o.fact.shape.as_concrete()?.iter().product::<usize>();
-            volume.checked_mul(o.fact.datum_type.size_of())
-        })
-        .sum()
 }
 
 /// Makes the peak resident set (VmHWM) the current one (Linux 4.0+), so

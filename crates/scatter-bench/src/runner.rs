@@ -54,14 +54,36 @@ pub struct Runner {
     /// The untimed copy of input 0 the next owned call moves in
     /// ([`Ownership::CopiedBeforeEachCall`]).
     staged: Option<TValue>,
+    /// One output of every scatter node of the model.
+    scatter_output_bytes: usize,
+}
+
+/// The bytes of one output of every scatter node of `model` (outputs of
+/// unknown size count 0).
+fn scatter_output_bytes(model: &TypedModel) -> usize {
+    model
+        .nodes()
+        .iter()
+        .filter(|n| n.op.name().starts_with("Scatter") || n.op.name() == "TensorScatter")
+        .flat_map(|n| &n.outputs)
+        .filter_map(|o| {
+            let volume = o.fact.shape.as_concrete()?.iter().product::<usize>();
+            volume.checked_mul(o.fact.datum_type.size_of())
+        })
+        .sum()
 }
 
 impl Runner {
     /// Loads, optimizes and plans `case` with `onnx` (the plugin's
     /// `tract_onnx_scatter::onnx()` or stock `tract_onnx::onnx()`).
     pub fn new(case: &Case, onnx: &tract_onnx::Onnx) -> TractResult<Runner> {
-        let plan = case.model(onnx)?.into_optimized()?.into_runnable()?;
+        let typed = case.model(onnx)?.into_typed()?;
+        // Before decluttering, which folds some scatters into other ops
+        // (the TorchScript YOLOv5 head's ScatterND, in both engines).
+        let scatter_output_bytes = scatter_output_bytes(&typed);
+        let plan = typed.into_optimized()?.into_runnable()?;
         Ok(Runner {
+            scatter_output_bytes,
             state: plan.spawn()?,
             plan,
             inputs: case
@@ -79,6 +101,12 @@ impl Runner {
 
     pub fn plan(&self) -> &Arc<TypedSimplePlan> {
         &self.plan
+    }
+
+    /// One output of every scatter node of the model, counted before
+    /// decluttering: the memory the plugin may hold beyond stock tract.
+    pub fn scatter_output_bytes(&self) -> usize {
+        self.scatter_output_bytes
     }
 
     /// Moves every plain input of 4 MiB and more to memory advised to use
