@@ -1,13 +1,23 @@
-//! ONNX `ConstantOfShape` whose shape is computed from data.
+//! ONNX `ConstantOfShape`: the spec's default value, and shapes computed
+//! from data.
 //!
-//! tract builds `ConstantOfShape` only from a shape known at load ("shape
-//! input is variable"). tf2onnx's `unsorted_segment_*` sizes a buffer from
-//! the largest segment id (`ReduceMax` over `Unique`'s output + 1): a shape
-//! only the run knows. Here, when the shape input is not a constant, the
-//! output's dims are fresh symbols that [`RunTimeConstantOfShape`] binds when
-//! it runs; with a constant shape, tract's own op is built.
+//! tract 0.23.9's builder fills with an f64 zero when `value` is absent;
+//! ONNX says float32. GNN exports size their aggregation buffer this way
+//! (`ConstantOfShape` then `ScatterElements(reduction=add)` of float32
+//! messages) and fail one node later on the type mismatch. Here the value
+//! defaults to a float32 zero on every path (analysis, typing, eval), and
+//! everything else is tract's op built with that value.
+//!
+//! tract also builds `ConstantOfShape` only from a shape known at load
+//! ("shape input is variable"). tf2onnx's `unsorted_segment_*` sizes a
+//! buffer from the largest segment id (`ReduceMax` over `Unique`'s output +
+//! 1): a shape only the run knows. Here, when the shape input is not a
+//! constant, the output's dims are fresh symbols that
+//! [`RunTimeConstantOfShape`] binds when it runs; with a constant shape,
+//! tract's own op is built.
 
 use tract_hir::internal::*;
+use tract_hir::ops::array::ConstantOfShape;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
@@ -19,32 +29,34 @@ pub fn constant_of_shape(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let (stock, extra) = super::bind_run_symbols::stock("ConstantOfShape")?(ctx, node)?;
-    let mut value = match node.get_attr_opt("value")? {
-        Some(val) => ctx.load_tensor(val)?.into_arc_tensor(),
-        // ONNX: float32 zero when absent.
-        None => rctensor0(0.0f32),
-    };
-    if value.rank() > 0 {
-        ensure!(
-            value.len() == 1,
-            "ConstantOfShape node '{}': value must hold one element, got {value:?}",
-            node.name
-        );
-        value = value.nth(0)?.into_arc_tensor();
-    }
-    let prefix = "const_of_shape".to_string();
+    let value = fill_value(ctx, node)?;
     Ok((
         Box::new(Retyped {
-            stock,
+            stock: expand(ConstantOfShape::new(value.clone())),
             typing: DataDependentShape {
                 value,
                 symbols: ctx.template.symbols.clone(),
-                prefix,
+                prefix: "const_of_shape".to_string(),
             },
         }),
-        extra,
+        vec![],
     ))
+}
+
+/// The `value` attribute as a scalar; ONNX's float32 zero when absent.
+pub fn fill_value(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Arc<Tensor>> {
+    let Some(value) = node.get_attr_opt("value")? else {
+        return Ok(rctensor0(0.0f32));
+    };
+    let value = ctx.load_tensor(value)?;
+    ensure!(
+        value.len() == 1,
+        "ConstantOfShape node '{}': attribute value must hold one element, got {} (shape {:?})",
+        node.name,
+        value.len(),
+        value.shape()
+    );
+    Ok(value.nth(0)?.into_arc_tensor())
 }
 
 /// Typing of `ConstantOfShape`: tract's op for a shape known at load, else

@@ -22,16 +22,19 @@ pub fn konst_symbols(fact: &TypedFact) -> TractResult<Vec<Symbol>> {
 }
 
 /// The values of an integer tensor, TDim ones evaluated with the run's
-/// `symbols` (`Err` names the first that stays symbolic).
+/// `symbols`. `Err` names the first that stays symbolic, with tract's
+/// `TooEarly` as its root cause: evaluated ahead of the run (analysis,
+/// constant folding), such a value is "not yet", which tract skips, not
+/// a failure of the model.
 pub fn run_values(t: &Tensor, symbols: &SymbolValues) -> TractResult<Vec<i64>> {
     if t.datum_type() == TDim::datum_type() {
         t.try_as_plain_ram()?
             .as_slice::<TDim>()?
             .iter()
             .map(|d| {
-                d.eval(symbols)
-                    .to_i64()
-                    .map_err(|e| format_err!("{d} is not known in this run ({e:?})"))
+                d.eval(symbols).to_i64().map_err(|e| {
+                    anyhow::Error::from(e).context(format!("{d} is not known in this run"))
+                })
             })
             .collect()
     } else {
