@@ -150,3 +150,43 @@ fn a_slice_of_a_constant_by_a_symbolic_input_length_loads_and_runs_as_stock() {
         tensor(DatumType::F32, &[1, 5], &[0, 1, 2, 3, 4])
     );
 }
+
+/// `buf[0, T - 1] = 7` with `T` the symbolic length of `x`: ScatterND's
+/// indices are shape arithmetic (TDim) that only the run can evaluate.
+fn write_at_the_last_position() -> Graph {
+    let dt = DatumType::F32;
+    Graph::new(13)
+        .input("x", dt, &[D::N(1), D::S("sequence_length")])
+        .input_c("buf", dt, &[1, 8])
+        .init("one_scalar", &tensor(DatumType::I64, &[], &[1]))
+        .init("zero", &tensor(DatumType::I64, &[1], &[0]))
+        .init("axes0", &tensor(DatumType::I64, &[1], &[0]))
+        .init("seven", &tensor(dt, &[1], &[7]))
+        .node("Shape", &["x"], &["shape"], vec![])
+        .node("Gather", &["shape", "one_scalar"], &["length"], vec![])
+        .node("Sub", &["length", "one_scalar"], &["last"], vec![])
+        .node("Unsqueeze", &["last", "axes0"], &["last1"], vec![])
+        .node(
+            "Concat",
+            &["zero", "last1"],
+            &["tuple"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Unsqueeze", &["tuple", "axes0"], &["indices"], vec![])
+        .node("ScatterND", &["buf", "indices", "seven"], &["out"], vec![])
+        .output("out", dt)
+}
+
+#[test]
+fn scatter_indices_computed_from_a_symbolic_length_take_the_run_s_value() {
+    let g = write_at_the_last_position();
+    let x = Tensor::zero::<f32>(&[1, 5]).unwrap();
+    let buf = Tensor::zero::<f32>(&[1, 8]).unwrap();
+    let out = plan(&g, &tract_onnx_scatter::onnx())
+        .and_then(|p| p.run(tvec![x.into(), buf.into()]))
+        .unwrap();
+    assert_eq!(
+        out[0].clone().into_tensor(),
+        tensor(DatumType::F32, &[1, 8], &[0, 0, 0, 0, 7, 0, 0, 0])
+    );
+}

@@ -111,11 +111,15 @@ impl Expansion for InferScatterElementsUpdate {
             use_init_val: self.use_init_val,
         };
         let axis = model.outlet_fact(inputs[3])?.konst.clone();
-        if let Some(axis) = axis {
+        // A constant axis holding a symbol only the run binds stays an input.
+        let known = |axis: &Arc<Tensor>| {
+            crate::ops::types::known_indices(&self.site, "axis", axis).map(|k| k.is_some())
+        };
+        if let Some(axis) = axis.filter(|a| known(a).unwrap_or(true)) {
             let rank = model.outlet_fact(data)?.rank();
             model.wire_node(
                 prefix,
-                op.with_axis(&axis, rank)?,
+                op.with_axis(&axis, rank, &SymbolValues::default())?,
                 &[data, inputs[1], updates],
             )
         } else {

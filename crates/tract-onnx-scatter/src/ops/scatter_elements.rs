@@ -72,8 +72,9 @@ impl ScatterElements {
             let plan = ElementsPlan::new(shapes[0], shapes[1], shapes[2], self.axis as i64)
                 .map_err(|e| site.error(e))?;
             // Constant indices are checked now: the error surfaces at load.
-            if let Some(konst) = &indices.konst {
-                let konst = types::plain_indices(site, "indices", konst)?;
+            if let Some(konst) = &indices.konst
+                && let Some(konst) = types::known_indices(site, "indices", konst)?
+            {
                 with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
                     .map_err(|e| site.error(e))?;
             }
@@ -192,16 +193,17 @@ impl Op for ScatterElements {
 impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output =
-            output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| self.eval_scatter(i))?;
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let output = output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| {
+            self.eval_scatter(i, ctx.symbols)
+        })?;
         Ok(tvec!(output))
     }
 }
 
 impl ScatterElements {
     /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
-    fn eval_scatter(&self, inputs: TVec<TValue>) -> TractResult<TValue> {
+    fn eval_scatter(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
@@ -214,7 +216,7 @@ impl ScatterElements {
             self.axis as i64,
         )
         .map_err(|e| site.error(e))?;
-        let indices = types::plain_indices(site, "indices", &indices)?;
+        let indices = types::plain_indices(site, "indices", &indices, symbols)?;
         let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
         Ok(output.into_tvalue())
     }
@@ -301,11 +303,14 @@ mod tests {
     }
 
     fn eval(op: &ScatterElements, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
-        op.eval_scatter(tvec!(
-            data,
-            indices.clone().into_tvalue(),
-            updates.clone().into_tvalue()
-        ))
+        op.eval_scatter(
+            tvec!(
+                data,
+                indices.clone().into_tvalue(),
+                updates.clone().into_tvalue()
+            ),
+            &SymbolValues::default(),
+        )
         .unwrap()
         .into_tensor()
     }

@@ -22,7 +22,7 @@ pub struct ScatterElementsUpdate {
 }
 
 /// The value of an axis input: int32/int64, exactly one element.
-pub fn axis_value(site: &NodeSite, axis: &Tensor) -> TractResult<i64> {
+pub fn axis_value(site: &NodeSite, axis: &Tensor, symbols: &SymbolValues) -> TractResult<i64> {
     let dt = axis.datum_type();
     if !matches!(dt, DatumType::I32 | DatumType::I64 | DatumType::TDim) {
         bail!(site.error(format!(
@@ -36,7 +36,7 @@ pub fn axis_value(site: &NodeSite, axis: &Tensor) -> TractResult<i64> {
             axis.shape()
         )));
     }
-    let axis = types::plain_indices(site, "axis", axis)?;
+    let axis = types::plain_indices(site, "axis", axis, symbols)?;
     Ok(match axis.datum_type() {
         DatumType::I32 => types::slice::<i32>(&axis)?[0] as i64,
         _ => types::slice::<i64>(&axis)?[0],
@@ -45,8 +45,13 @@ pub fn axis_value(site: &NodeSite, axis: &Tensor) -> TractResult<i64> {
 
 impl ScatterElementsUpdate {
     /// The [`ScatterElements`] this op is for `axis` on data of rank `rank`.
-    pub fn with_axis(&self, axis: &Tensor, rank: usize) -> TractResult<ScatterElements> {
-        let axis = axis_value(&self.site, axis)?;
+    pub fn with_axis(
+        &self,
+        axis: &Tensor,
+        rank: usize,
+        symbols: &SymbolValues,
+    ) -> TractResult<ScatterElements> {
+        let axis = axis_value(&self.site, axis, symbols)?;
         let axis = crate::onnx::scatter_elements::normalize_axis(&self.site, axis, rank)?;
         Ok(ScatterElements {
             site: self.site.clone(),
@@ -68,9 +73,11 @@ impl ScatterElementsUpdate {
         types::check_indices_type(site, "indices", indices.datum_type)?;
         types::check_same_type(site, data.datum_type, updates.datum_type)?;
         types::check_reduction_for(site, data.datum_type, self.reduction)?;
-        if let Some(konst) = &axis.konst {
+        if let Some(konst) = &axis.konst
+            && types::known_indices(site, "axis", konst)?.is_some()
+        {
             // A constant axis: the full ScatterElements checks apply now.
-            let op = self.with_axis(konst, data.rank())?;
+            let op = self.with_axis(konst, data.rank(), &SymbolValues::default())?;
             op.output_facts(&[data, indices, updates])?;
             return Ok(());
         }
@@ -145,7 +152,7 @@ impl EvalOp for ScatterElementsUpdate {
     fn eval(&self, ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         check_arity(&self.site, inputs.len())?;
         let axis = inputs.pop().expect("4 inputs");
-        let op = self.with_axis(&axis, inputs[0].rank())?;
+        let op = self.with_axis(&axis, inputs[0].rank(), ctx.symbols)?;
         op.eval(ctx, inputs)
     }
 }
@@ -168,7 +175,8 @@ impl TypedOp for ScatterElementsUpdate {
         let facts = model.node_input_facts(node.id)?;
         rule_if!(facts.len() == 4);
         rule_if_some!(axis = &facts[3].konst);
-        let op = self.with_axis(axis, facts[0].rank())?;
+        rule_if_some!(_known = types::known_indices(&self.site, "axis", axis)?);
+        let op = self.with_axis(axis, facts[0].rank(), &SymbolValues::default())?;
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
             node,

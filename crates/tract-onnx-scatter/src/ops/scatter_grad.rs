@@ -270,7 +270,7 @@ impl ScatterGrad {
             .map_err(|e| self.site.error(e))
     }
 
-    fn eval_grad(&self, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+    fn eval_grad(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TVec<TValue>> {
         let site = &self.site;
         check_arity(site, inputs.len())?;
         let (data, indices, updates, grad_output) = args_4!(inputs);
@@ -278,7 +278,7 @@ impl ScatterGrad {
         types::check_same_type(site, data.datum_type(), updates.datum_type())?;
         types::check_indices_type(site, "indices", indices.datum_type())?;
         check_grad_output_type(site, data.datum_type(), grad_output.datum_type())?;
-        let indices = types::plain_indices(site, "indices", &indices)?;
+        let indices = types::plain_indices(site, "indices", &indices, symbols)?;
         let map = |e: ScatterError| site.error(e);
         match self.kind {
             GradKind::Elements { axis } => {
@@ -330,8 +330,8 @@ impl Op for ScatterGrad {
 impl EvalOp for ScatterGrad {
     op_out_of_plan!();
 
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        self.eval_grad(inputs)
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        self.eval_grad(inputs, ctx.symbols)
     }
 }
 

@@ -82,8 +82,9 @@ impl ScatterNd {
         types::check_reduction_for(site, data.datum_type, self.reduction)?;
         if let Some(shapes) = all_concrete(&[data, indices, updates]) {
             let plan = NdPlan::new(shapes[0], shapes[1], shapes[2]).map_err(|e| site.error(e))?;
-            if let Some(konst) = &indices.konst {
-                let konst = types::plain_indices(site, "indices", konst)?;
+            if let Some(konst) = &indices.konst
+                && let Some(konst) = types::known_indices(site, "indices", konst)?
+            {
                 with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
                     .map_err(|e| site.error(e))?;
             }
@@ -207,23 +208,24 @@ impl Op for ScatterNd {
 impl EvalOp for ScatterNd {
     op_out_of_plan!();
 
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output =
-            output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| self.eval_scatter(i))?;
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let output = output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| {
+            self.eval_scatter(i, ctx.symbols)
+        })?;
         Ok(tvec!(output))
     }
 }
 
 impl ScatterNd {
     /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
-    fn eval_scatter(&self, inputs: TVec<TValue>) -> TractResult<TValue> {
+    fn eval_scatter(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
         types::check_same_type(site, data.datum_type(), updates.datum_type())?;
         types::check_reduction_for(site, data.datum_type(), self.reduction)?;
         let plan = self.plan(data.shape(), indices.shape(), updates.shape())?;
-        let indices = types::plain_indices(site, "indices", &indices)?;
+        let indices = types::plain_indices(site, "indices", &indices, symbols)?;
         let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
         Ok(output.into_tvalue())
     }
@@ -305,11 +307,14 @@ mod tests {
     }
 
     fn eval(op: &ScatterNd, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
-        op.eval_scatter(tvec!(
-            data,
-            indices.clone().into_tvalue(),
-            updates.clone().into_tvalue()
-        ))
+        op.eval_scatter(
+            tvec!(
+                data,
+                indices.clone().into_tvalue(),
+                updates.clone().into_tvalue()
+            ),
+            &SymbolValues::default(),
+        )
         .unwrap()
         .into_tensor()
     }

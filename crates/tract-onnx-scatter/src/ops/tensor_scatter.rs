@@ -1,7 +1,5 @@
 //! The typed `TensorScatter` op (ONNX opset 24): in-place KV-cache writes.
 
-use std::borrow::Cow;
-
 use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
 use tract_core::internal::*;
 
@@ -68,27 +66,6 @@ fn check_types(
     Ok(())
 }
 
-/// write_indices as plain int64: borrowed, or a concrete copy of tract's
-/// symbolic int64.
-fn plain_write_indices<'a>(site: &NodeSite, t: &'a Tensor) -> TractResult<Cow<'a, Tensor>> {
-    match t.datum_type() {
-        DatumType::I64 => Ok(Cow::Borrowed(t)),
-        DatumType::TDim => Ok(Cow::Owned(
-            t.cast_to::<i64>()
-                .map_err(|e| {
-                    site.error(format!(
-                        "type: write_indices holds symbolic values that are not known yet ({e})"
-                    ))
-                })?
-                .into_owned(),
-        )),
-        dt => bail!(site.error(format!(
-            "type: write_indices has element type {}, expected int64",
-            crate::ops::types::onnx_type(dt)
-        ))),
-    }
-}
-
 impl TensorScatter {
     fn check_facts(&self, inputs: &[&TypedFact]) -> TractResult<()> {
         let site = &self.site;
@@ -110,8 +87,9 @@ impl TensorScatter {
             let plan = TensorScatterPlan::new(shapes[0], shapes[1], write_shape, self.axis as i64)
                 .map_err(|e| site.error(e))?;
             // Constant write indices are checked now: the error surfaces at load.
-            if let Some(konst) = write.and_then(|w| w.konst.as_ref()) {
-                let konst = plain_write_indices(site, konst)?;
+            if let Some(konst) = write.and_then(|w| w.konst.as_ref())
+                && let Some(konst) = types::known_indices(site, "write_indices", konst)?
+            {
                 plan.check_write_indices(Some(types::slice::<i64>(&konst)?), self.mode)
                     .map_err(|e| site.error(e))?;
             }
@@ -207,16 +185,21 @@ fn check_arity(site: &NodeSite, n: usize) -> TractResult<()> {
 impl EvalOp for TensorScatter {
     op_out_of_plan!();
 
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output =
-            output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| self.eval_scatter(i))?;
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let output = output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| {
+            self.eval_scatter(i, ctx.symbols)
+        })?;
         Ok(tvec!(output))
     }
 }
 
 impl TensorScatter {
     /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
-    fn eval_scatter(&self, mut inputs: TVec<TValue>) -> TractResult<TValue> {
+    fn eval_scatter(
+        &self,
+        mut inputs: TVec<TValue>,
+        symbols: &SymbolValues,
+    ) -> TractResult<TValue> {
         let site = &self.site;
         check_arity(site, inputs.len())?;
         let write = if inputs.len() == 3 {
@@ -233,7 +216,7 @@ impl TensorScatter {
         )?;
         let write = write
             .as_ref()
-            .map(|w| plain_write_indices(site, w))
+            .map(|w| types::plain_indices(site, "write_indices", w, symbols))
             .transpose()?;
         let plan = TensorScatterPlan::new(
             cache.shape(),

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use scatter_kernels::{CopyingScatter, Element, Reduction};
 use tract_core::internal::*;
+use tract_core::tract_data::TooEarly;
 
 use crate::site::NodeSite;
 
@@ -173,27 +174,51 @@ pub fn check_reduction_for(
 }
 
 /// `t` as int32 or int64 indices: borrowed when it already is one, a
-/// concrete int64 copy when tract carries it as TDim.
+/// concrete int64 copy when tract carries it as TDim (shape arithmetic),
+/// each value evaluated with `symbols` (the run's, in a plan). A value
+/// still symbolic is an error whose root cause is tract's `TooEarly`:
+/// ahead of the run (analysis, constant folding) that means "not yet",
+/// which tract skips.
 pub fn plain_indices<'a>(
     site: &NodeSite,
     name: &str,
     t: &'a Tensor,
+    symbols: &SymbolValues,
 ) -> TractResult<Cow<'a, Tensor>> {
     match t.datum_type() {
         DatumType::I32 | DatumType::I64 => Ok(Cow::Borrowed(t)),
-        DatumType::TDim => Ok(Cow::Owned(
-            t.cast_to::<i64>()
+        DatumType::TDim => {
+            let values = t
+                .try_as_plain_ram()?
+                .as_slice::<TDim>()?
+                .iter()
+                .map(|d| d.eval(symbols).to_i64())
+                .collect::<Result<Vec<i64>, TooEarly>>()
                 .map_err(|e| {
-                    site.error(format!(
-                        "type: {name} holds symbolic values that are not known yet ({e})"
+                    anyhow::Error::from(e).context(format!(
+                        "{site}: type: {name} holds symbolic values that are not known yet"
                     ))
-                })?
-                .into_owned(),
-        )),
+                })?;
+            Ok(Cow::Owned(Tensor::from_shape(t.shape(), &values)?))
+        }
         dt => bail!(site.error(format!(
             "type: {name} has element type {}, expected int32 or int64",
             onnx_type(dt)
         ))),
+    }
+}
+
+/// Constant indices for a check at load: `None` while they hold symbols
+/// only the run binds (the run checks them).
+pub fn known_indices<'a>(
+    site: &NodeSite,
+    name: &str,
+    konst: &'a Tensor,
+) -> TractResult<Option<Cow<'a, Tensor>>> {
+    match plain_indices(site, name, konst, &SymbolValues::default()) {
+        Ok(indices) => Ok(Some(indices)),
+        Err(e) if e.root_cause().is::<TooEarly>() => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
