@@ -2,7 +2,9 @@
 
 use onnx_golden::fetch::Source;
 use onnx_golden::layout::{Layout, root_above};
-use onnx_golden::{NamedFramework, Report, Suite, Tract, run_suites};
+use onnx_golden::{
+    GateFrameworks, NamedFramework, NeverWorse, Pairing, Report, Suite, Tract, run_suites,
+};
 
 /// The repository layout, seen from this crate.
 pub fn layout() -> Layout {
@@ -33,7 +35,7 @@ pub fn check_generated(version: &str) {
     let stock = tract_onnx::onnx();
     let frameworks = [NamedFramework {
         name: "stock".into(),
-        framework: &Tract(&stock),
+        framework: &Tract::pinned(&stock),
     }];
     let cases = run_suites(
         std::slice::from_ref(&suite),
@@ -58,13 +60,15 @@ pub fn check_extended() {
 }
 
 /// Runs one exporter suite (`onnx-testdata/exporters/<name>/`) through
-/// `onnx()`, which accepts known exporter deviations as users get it.
+/// `onnx()`, which accepts known exporter deviations, with the input facts
+/// the models declare: as users load them.
 pub fn check_exporter(name: &str) {
     let layout = layout();
     let suite = layout
         .exporter_suite(name)
         .unwrap_or_else(|e| panic!("{e:#}"));
-    check_with(&layout, suite, &tract_onnx_scatter::onnx());
+    let plugin = tract_onnx_scatter::onnx();
+    check_run(&layout, suite, &Tract::declared(&plugin));
 }
 
 /// Runs the autograd golden cases (`onnx-testdata/autograd/`: the
@@ -98,12 +102,16 @@ fn check(layout: &Layout, suite: Suite) {
 }
 
 fn check_with(layout: &Layout, suite: Suite, plugin: &tract_onnx::Onnx) {
+    check_run(layout, suite, &Tract::pinned(plugin))
+}
+
+fn check_run(layout: &Layout, suite: Suite, plugin: &Tract) {
     let expected = layout
         .expected_failures()
         .unwrap_or_else(|e| panic!("{e:#}"));
     let frameworks = [NamedFramework {
         name: "plugin".into(),
-        framework: &Tract(plugin),
+        framework: plugin,
     }];
     let name = suite.name.clone();
     let cases = run_suites(&[suite], &frameworks, None, &mut |_, _, _| {})
@@ -123,4 +131,47 @@ fn check_with(layout: &Layout, suite: Suite, plugin: &tract_onnx::Onnx) {
         "golden suite {name} failed (details: `cargo xtask conformance --filter NAME`):\n{}",
         report.gate.explain()
     );
+}
+
+/// The never-worse gate over `suites`: `plugin` and `stock`, each with the
+/// declared and with the pinned input facts; panics naming every model on
+/// which the plugin does worse than stock, with both outcomes.
+pub fn check_never_worse(suites: &[Suite], plugin: &tract_onnx::Onnx, stock: &tract_onnx::Onnx) {
+    let runs = GateFrameworks::new(plugin, stock);
+    let cases = run_suites(suites, &runs.named(), None, &mut |_, _, _| {})
+        .unwrap_or_else(|e| panic!("listing golden tests: {e:#}"));
+    let gate = NeverWorse::judge(&cases, &Pairing::STANDARD);
+    print!("{}", gate.text());
+    assert!(
+        gate.is_ok(),
+        "the plugin does worse than stock tract (details: `cargo xtask conformance`):\n{}",
+        gate.explain()
+    );
+}
+
+/// Every pinned release (fetched on first use), every generated release
+/// and the extended corpus.
+pub fn conformance_suites() -> Vec<Suite> {
+    layout()
+        .all_suites(&Source::resolve(None))
+        .unwrap_or_else(|e| panic!("golden data unavailable: {e:#}"))
+}
+
+/// Every official node test of the newest pinned release with data (the
+/// `cargo xtask conformance --all-ops` set).
+pub fn all_ops_suite() -> Suite {
+    let layout = layout();
+    let manifest = layout.manifest().unwrap_or_else(|e| panic!("{e:#}"));
+    let release = onnx_golden::all_ops::newest_release(&manifest.releases)
+        .expect("the manifest pins a release with node-test data");
+    let root = onnx_golden::all_ops::ensure_all_node_tests(
+        release,
+        &layout.cache_dir(),
+        &Source::resolve(None),
+    )
+    .unwrap_or_else(|e| panic!("node tests of onnx {} unavailable: {e:#}", release.version));
+    Suite {
+        name: format!("all-ops {}", release.version),
+        root,
+    }
 }

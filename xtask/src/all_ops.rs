@@ -2,16 +2,18 @@
 //! newest pinned onnx release that ships data, through the plugin (`onnx()`,
 //! as users load models) and stock tract, counted per operator.
 //!
-//! Informational only: the exit status is success whatever the counts; only
-//! failing to obtain or verify the data is an error. The scatter suites
-//! (`cargo xtask conformance` without `--all-ops`) remain the gate.
+//! Each runs with the model's declared input facts and with facts pinned to
+//! the data. The counts are informational; the exit status fails only when
+//! the data cannot be had or verified, or when the plugin does worse than
+//! stock on some test (the never-worse gate, which `cargo xtask
+//! conformance` also applies to these tests).
 
 use crate::args::Args;
 use anyhow::{Context, Result};
 use onnx_golden::all_ops::{ensure_all_node_tests, newest_release, run_all_ops};
 use onnx_golden::fetch::Source;
 use onnx_golden::layout::Layout;
-use onnx_golden::{Format, NamedFramework, Tract};
+use onnx_golden::{Format, GateFrameworks, NeverWorse, Pairing};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -41,17 +43,9 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
 
     let plugin = tract_onnx_scatter::onnx();
     let stock = tract_onnx::onnx();
-    let (plugin, stock) = (Tract(&plugin), Tract(&stock));
-    let frameworks = [
-        NamedFramework {
-            name: "plugin".into(),
-            framework: &plugin,
-        },
-        NamedFramework {
-            name: "stock".into(),
-            framework: &stock,
-        },
-    ];
+    // Plugin and stock, each with pinned and with declared input facts.
+    let runs = GateFrameworks::new(&plugin, &stock);
+    let frameworks = runs.named();
     let report = run_all_ops(
         &release.version,
         &node_dir,
@@ -67,6 +61,16 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
             );
         },
     )?;
+    let never_worse = NeverWorse::judge(
+        &report
+            .cases
+            .iter()
+            .map(|c| c.result.clone())
+            .collect::<Vec<_>>(),
+        &Pairing::STANDARD,
+    );
+    let gate_ok = never_worse.is_ok();
+    let report = report.with_never_worse(never_worse);
     let mut rendered = report.render(format);
     if matches!(format, Format::Markdown | Format::Text) {
         // After the title line: where these numbers come from.
@@ -89,7 +93,19 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
         None => print!("{rendered}"),
     }
     eprintln!("wall time: {:.1} s", started.elapsed().as_secs_f64());
-    Ok(ExitCode::SUCCESS)
+    if gate_ok {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprint!(
+            "plugin worse than stock:\n{}",
+            report
+                .never_worse
+                .as_ref()
+                .map(|nw| nw.explain())
+                .unwrap_or_default()
+        );
+        Ok(ExitCode::FAILURE)
+    }
 }
 
 /// Lines saying how the report was produced: command, date, tract version

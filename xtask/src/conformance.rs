@@ -3,15 +3,26 @@
 //! The official releases and the extended corpus run the plugin strict
 //! (`onnx_strict()`: every node valid at its opset, as the spec says); the
 //! exporter suites run it as users load models (`onnx()`, which accepts
-//! known exporter deviations), and so do the autograd suite (the
-//! training-domain gradient ops, which stock tract lacks) and the
-//! real-model suite (with the data's input shapes).
+//! known exporter deviations, with the input facts the models declare),
+//! and so do the autograd suite (the training-domain gradient ops, which
+//! stock tract lacks) and the real-model suite (with the data's input
+//! shapes). Those results gate against `expected-failures.toml`.
+//!
+//! Every model of every suite, and every official node test of the newest
+//! release with data (the `--all-ops` set), also runs through `onnx()` and
+//! stock tract with declared and with pinned input facts: the never-worse
+//! gate ([`onnx_golden::never_worse`]) fails the run on any model where the
+//! plugin does worse than stock.
 
 use crate::args::Args;
 use anyhow::{Context, Result};
+use onnx_golden::all_ops::{ensure_all_node_tests, newest_release};
 use onnx_golden::fetch::Source;
 use onnx_golden::layout::Layout;
-use onnx_golden::{Format, NamedFramework, Report, Tract, run_suites};
+use onnx_golden::{
+    Format, GateFrameworks, InputFacts, NamedFramework, NeverWorse, Pairing, Report, Suite, Tract,
+    run_suites,
+};
 use std::process::ExitCode;
 
 /// Index of the gating framework in the list below.
@@ -34,6 +45,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     // column there is informational (every case fails).
     let autograd_suites = vec![layout.autograd_suite()];
     let real_models = vec![layout.real_model_suite(&source)?];
+    let all_ops = all_ops_suite(layout, &source)?;
     let strict = tract_onnx_scatter::onnx_strict();
     let compat = tract_onnx_scatter::onnx();
     let stock = tract_onnx::onnx();
@@ -42,32 +54,64 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     // contradict those shapes.
     let real = tract_onnx_scatter::onnx().with_ignore_value_info(true);
     let real_stock = tract_onnx::onnx().with_ignore_value_info(true);
+    // Each group: its suites, the run whose results the expected failures
+    // gate, and the pair the never-worse gate compares (`onnx()` against
+    // stock, as users swap them). Exporter suites gate with the facts the
+    // models declare, as users load them (dynamo exports name their
+    // symbolic dims in value_info too, which pinned facts contradict).
     let groups = [
-        (conformance_suites, Tract(&strict), Tract(&stock)),
-        (exporter_suites, Tract(&compat), Tract(&stock)),
-        (autograd_suites, Tract(&compat), Tract(&stock)),
-        (real_models, Tract(&real), Tract(&real_stock)),
+        (conformance_suites, Gated::Other(&strict), &compat, &stock),
+        (
+            exporter_suites,
+            Gated::Plugin(InputFacts::Declared),
+            &compat,
+            &stock,
+        ),
+        (
+            autograd_suites,
+            Gated::Plugin(InputFacts::Pinned),
+            &compat,
+            &stock,
+        ),
+        (
+            real_models,
+            Gated::Plugin(InputFacts::Pinned),
+            &real,
+            &real_stock,
+        ),
+        (vec![all_ops], Gated::Ungated, &compat, &stock),
     ];
     let mut total = 0;
-    for (suites, _, _) in &groups {
+    for (suites, _, _, _) in &groups {
         for suite in suites {
             total += onnx_golden::suite::list_tests(suite, filter.as_deref())?.len();
         }
     }
     let mut cases = vec![];
-    for (suites, plugin, stock) in &groups {
-        let frameworks = [
-            NamedFramework {
-                name: "plugin".into(),
-                framework: plugin,
-            },
-            NamedFramework {
-                name: "stock".into(),
-                framework: stock,
-            },
-        ];
-        let offset = cases.len();
-        cases.extend(run_suites(
+    let mut never_worse = NeverWorse::default();
+    let mut done_before = 0;
+    for (suites, gated, plugin, stock) in &groups {
+        let gate = GateFrameworks::new(plugin, stock);
+        let other_run = match gated {
+            Gated::Other(onnx) => Some(Tract::pinned(onnx)),
+            _ => None,
+        };
+        let mut frameworks = gate.named();
+        if let Some(run) = &other_run {
+            frameworks.push(NamedFramework {
+                name: "plugin (gated)".into(),
+                framework: run,
+            });
+        }
+        // The main report's columns: the gated run, then stock with the
+        // same input facts (indices into `frameworks`).
+        let columns = match gated {
+            Gated::Plugin(InputFacts::Pinned) => Some((0, 1)),
+            Gated::Plugin(InputFacts::Declared) => Some((2, 3)),
+            Gated::Other(_) => Some((4, 1)),
+            Gated::Ungated => None,
+        };
+        let results = run_suites(
             suites,
             &frameworks,
             filter.as_deref(),
@@ -75,16 +119,24 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
                 let cells: Vec<String> = case.outcomes.iter().map(|o| o.short()).collect();
                 eprintln!(
                     "[{}/{total}] {} {}: {}",
-                    offset + done,
+                    done_before + done,
                     case.suite,
                     case.test,
                     cells.join(" / ")
                 );
             },
-        )?);
+        )?;
+        done_before += results.len();
+        never_worse.merge(NeverWorse::judge(&results, &Pairing::STANDARD));
+        if let Some((plugin, stock)) = columns {
+            cases.extend(results.into_iter().map(|mut case| {
+                case.outcomes = vec![case.outcomes[plugin].clone(), case.outcomes[stock].clone()];
+                case
+            }));
+        }
     }
     let names = vec!["plugin".to_string(), "stock".to_string()];
-    let report = Report::new(names, PLUGIN, cases, &expected);
+    let report = Report::new(names, PLUGIN, cases, &expected).with_never_worse(never_worse);
     let rendered = report.render(format);
     match output {
         Some(path) => {
@@ -93,10 +145,32 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
         }
         None => print!("{rendered}"),
     }
-    if report.gate.is_ok() {
+    if report.is_ok() {
         Ok(ExitCode::SUCCESS)
     } else {
-        eprint!("conformance gate failed:\n{}", report.gate.explain());
+        eprint!("conformance gate failed:\n{}", report.explain());
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// Which run of a group the expected failures gate.
+enum Gated<'a> {
+    /// The never-worse gate's plugin run with these input facts.
+    Plugin(InputFacts),
+    /// Another configuration of the plugin, with pinned input facts.
+    Other(&'a tract_onnx::Onnx),
+    /// None: the group only feeds the never-worse gate.
+    Ungated,
+}
+
+/// Every official node test of the newest pinned release with data (the
+/// `--all-ops` set), for the never-worse gate.
+fn all_ops_suite(layout: &Layout, source: &Source) -> Result<Suite> {
+    let manifest = layout.manifest()?;
+    let release = newest_release(&manifest.releases)
+        .context("the manifest pins no release with node-test data")?;
+    Ok(Suite {
+        name: format!("all-ops {}", release.version),
+        root: ensure_all_node_tests(release, &layout.cache_dir(), source)?,
+    })
 }

@@ -3,6 +3,7 @@
 
 use crate::outcome::Phase;
 use anyhow::{Result, ensure};
+use serde::Serialize;
 use std::path::Path;
 use tract_onnx::prelude::Framework as _;
 use tract_onnx::prelude::*;
@@ -49,8 +50,54 @@ where
     }
 }
 
-/// A tract ONNX framework (`tract_onnx::onnx()` or a plugin-extended one).
-pub struct Tract<'a>(pub &'a tract_onnx::Onnx);
+/// Which input facts a model is typed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputFacts {
+    /// As the model declares them: symbolic dims stay symbols until the run
+    /// binds them, as a user loading the file gets it.
+    Declared,
+    /// Refined with each data set's types and shapes before typing.
+    Pinned,
+}
+
+impl InputFacts {
+    pub const BOTH: [InputFacts; 2] = [InputFacts::Declared, InputFacts::Pinned];
+}
+
+impl std::fmt::Display for InputFacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InputFacts::Declared => "declared",
+            InputFacts::Pinned => "pinned",
+        })
+    }
+}
+
+/// A tract ONNX framework (`tract_onnx::onnx()` or a plugin-extended one),
+/// typing models with declared or pinned input facts.
+pub struct Tract<'a> {
+    pub onnx: &'a tract_onnx::Onnx,
+    pub input_facts: InputFacts,
+}
+
+impl<'a> Tract<'a> {
+    /// Input facts refined with the data's types and shapes.
+    pub fn pinned(onnx: &'a tract_onnx::Onnx) -> Tract<'a> {
+        Tract {
+            onnx,
+            input_facts: InputFacts::Pinned,
+        }
+    }
+
+    /// Input facts as the model declares them.
+    pub fn declared(onnx: &'a tract_onnx::Onnx) -> Tract<'a> {
+        Tract {
+            onnx,
+            input_facts: InputFacts::Declared,
+        }
+    }
+}
 
 impl Framework for Tract<'_> {
     fn run(
@@ -61,7 +108,7 @@ impl Framework for Tract<'_> {
         enter: &mut dyn FnMut(Phase),
     ) -> Result<Vec<Tensor>> {
         enter(Phase::Load);
-        let mut model = self.0.model_for_path(model_path)?;
+        let mut model = self.onnx.model_for_path(model_path)?;
         let inputs = inputs.unwrap_or_default();
         let run = !inputs.is_empty() || model.input_outlets()?.is_empty();
         let sources = model.input_outlets()?.len();
@@ -70,32 +117,11 @@ impl Framework for Tract<'_> {
             "the model has {sources} non-initializer inputs but the data set has {} input files",
             inputs.len()
         );
-        // Refine the declared input facts with the data's type and shape:
-        // symbolic dims take the data's values, contradictions are errors.
-        for (ix, input) in inputs.iter().enumerate() {
-            let data = InferenceFact::dt_shape_from_tensor(input);
-            let declared = model.input_fact(ix)?.clone();
-            let fact = match declared.unify(&data) {
-                Ok(fact) => fact,
-                // tract does not unify a symbol with a value: check what the
-                // declaration fixes (type, rank, concrete dims), keep the data's.
-                Err(e) => {
-                    let dt_ok = declared
-                        .datum_type
-                        .concretize()
-                        .is_none_or(|dt| dt == input.datum_type());
-                    let dims_ok = declared.shape.concretize().is_none_or(|dims| {
-                        dims.len() == input.rank()
-                            && dims.iter().zip(input.shape()).all(|(d, &v)| {
-                                d.to_i64().is_err() || d.to_i64().ok() == Some(v as i64)
-                            })
-                    });
-                    ensure!(dt_ok && dims_ok, "input {ix}: {e:#}");
-                    data
-                }
-            };
-            model.set_input_fact(ix, fact)?;
+        if self.input_facts == InputFacts::Pinned {
+            pin_input_facts(&mut model, inputs)?;
         }
+        enter(Phase::Analyse);
+        model.analyse(false)?;
         enter(Phase::Typing);
         let typed = model.into_typed()?;
         let prepared = match mode {
@@ -116,4 +142,35 @@ impl Framework for Tract<'_> {
         let outputs = runnable.run(inputs.iter().cloned().map(|t| t.into_tvalue()).collect())?;
         Ok(outputs.into_iter().map(|v| v.into_tensor()).collect())
     }
+}
+
+/// Refines the declared input facts with the data's type and shape:
+/// symbolic dims take the data's values, contradictions are errors.
+fn pin_input_facts(model: &mut InferenceModel, inputs: &[Tensor]) -> Result<()> {
+    for (ix, input) in inputs.iter().enumerate() {
+        let data = InferenceFact::dt_shape_from_tensor(input);
+        let declared = model.input_fact(ix)?.clone();
+        let fact = match declared.unify(&data) {
+            Ok(fact) => fact,
+            // tract does not unify a symbol with a value: check what the
+            // declaration fixes (type, rank, concrete dims), keep the data's.
+            Err(e) => {
+                let dt_ok = declared
+                    .datum_type
+                    .concretize()
+                    .is_none_or(|dt| dt == input.datum_type());
+                let dims_ok = declared.shape.concretize().is_none_or(|dims| {
+                    dims.len() == input.rank()
+                        && dims
+                            .iter()
+                            .zip(input.shape())
+                            .all(|(d, &v)| d.to_i64().is_err() || d.to_i64().ok() == Some(v as i64))
+                });
+                ensure!(dt_ok && dims_ok, "input {ix}: {e:#}");
+                data
+            }
+        };
+        model.set_input_fact(ix, fact)?;
+    }
+    Ok(())
 }

@@ -4,12 +4,15 @@ use serde::Serialize;
 use std::fmt;
 
 /// The step of the pipeline an outcome refers to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Variants are in pipeline order: a later phase is further along.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Reading the test data and parsing `model.onnx` into an inference model.
     Load,
-    /// Type and shape inference (`into_typed`).
+    /// Type and shape inference on the inference model (`analyse`).
+    Analyse,
+    /// Translation into a typed model (`into_typed`).
     Typing,
     Declutter,
     Optimize,
@@ -23,6 +26,7 @@ impl fmt::Display for Phase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = match self {
             Phase::Load => "load",
+            Phase::Analyse => "analyse",
             Phase::Typing => "typing",
             Phase::Declutter => "declutter",
             Phase::Optimize => "optimize",

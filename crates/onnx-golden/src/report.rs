@@ -1,6 +1,7 @@
 //! Conformance reports: text, markdown, JSON and JUnit XML.
 
 use crate::expected_failures::{ExpectedFailures, Gate};
+use crate::never_worse::NeverWorse;
 use crate::outcome::{FrameworkOutcome, Outcome};
 use crate::suite::CaseResult;
 use anyhow::{Result, bail};
@@ -40,6 +41,9 @@ pub struct Report {
     pub cases: Vec<ReportCase>,
     pub totals: Vec<Totals>,
     pub gate: Gate,
+    /// The "never worse than stock" gate, when it was run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub never_worse: Option<NeverWorse>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -107,7 +111,29 @@ impl Report {
             cases,
             totals,
             gate,
+            never_worse: None,
         }
+    }
+
+    /// The report with the "never worse than stock" gate's results.
+    pub fn with_never_worse(mut self, never_worse: NeverWorse) -> Report {
+        self.never_worse = Some(never_worse);
+        self
+    }
+
+    /// Both gates passed (the never-worse one, when it was run).
+    pub fn is_ok(&self) -> bool {
+        self.gate.is_ok() && self.never_worse.as_ref().is_none_or(NeverWorse::is_ok)
+    }
+
+    /// Why the report fails, empty when it passes.
+    pub fn explain(&self) -> String {
+        let mut out = self.gate.explain();
+        if let Some(nw) = self.never_worse.as_ref().filter(|nw| !nw.is_ok()) {
+            out.push_str("plugin worse than stock:\n");
+            out.push_str(&nw.explain());
+        }
+        out
     }
 
     pub fn render(&self, format: Format) -> String {
@@ -222,6 +248,10 @@ impl Report {
         if !self.gate.is_ok() {
             out.push_str(&self.gate.explain());
         }
+        if let Some(nw) = &self.never_worse {
+            out.push('\n');
+            out.push_str(&nw.text());
+        }
         out
     }
 
@@ -255,6 +285,10 @@ impl Report {
         }
         if !self.gate.is_ok() {
             let _ = write!(out, "\n## Gate\n\n```\n{}```\n", self.gate.explain());
+        }
+        if let Some(nw) = &self.never_worse {
+            out.push('\n');
+            out.push_str(&nw.markdown());
         }
         out
     }
@@ -314,6 +348,9 @@ impl Report {
                 out.push_str("    </testcase>\n");
             }
             out.push_str("  </testsuite>\n");
+        }
+        if let Some(nw) = &self.never_worse {
+            out.push_str(&nw.junit_suite());
         }
         out.push_str("</testsuites>\n");
         out
@@ -397,12 +434,14 @@ mod tests {
             CaseResult {
                 suite: "1.13.1".into(),
                 test: "test_scatternd".into(),
+                dir: Default::default(),
                 opset: Some(18),
                 outcomes: vec![both(Outcome::Pass), both(Outcome::Pass)],
             },
             CaseResult {
                 suite: "1.22.0".into(),
                 test: "test_tensorscatter".into(),
+                dir: Default::default(),
                 opset: Some(24),
                 outcomes: vec![
                     both(fail(Phase::Load, "Unimplemented(TensorScatter)")),
@@ -412,6 +451,7 @@ mod tests {
             CaseResult {
                 suite: "extended".into(),
                 test: "scatternd/negative_index".into(),
+                dir: Default::default(),
                 opset: Some(13),
                 outcomes: vec![
                     FrameworkOutcome {
@@ -430,6 +470,7 @@ mod tests {
             CaseResult {
                 suite: "extended".into(),
                 test: "scatter_elements/stale".into(),
+                dir: Default::default(),
                 opset: None,
                 outcomes: vec![both(Outcome::Pass), both(fail(Phase::Typing, "bad"))],
             },

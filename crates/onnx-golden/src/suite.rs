@@ -29,6 +29,9 @@ pub struct CaseResult {
     pub suite: String,
     /// Path of the test directory relative to the suite root, `/`-separated.
     pub test: String,
+    /// The test directory (not reported: reports name tests, not paths).
+    #[serde(skip)]
+    pub dir: PathBuf,
     /// Default-domain opset the model imports.
     pub opset: Option<i64>,
     pub outcomes: Vec<FrameworkOutcome>,
@@ -99,6 +102,7 @@ pub fn run_case(
     CaseResult {
         suite,
         test,
+        dir: dir.to_path_buf(),
         opset,
         outcomes,
     }

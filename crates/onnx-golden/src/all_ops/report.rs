@@ -5,6 +5,7 @@
 //! [`CaseResult`]s and the operators `operators.rs` named.
 
 use super::operators::{OperatorRule, TestOperator};
+use crate::never_worse::NeverWorse;
 use crate::outcome::{FrameworkOutcome, Outcome, Phase};
 use crate::report::{Format, aligned_table, markdown_escape, markdown_table, xml};
 use crate::suite::CaseResult;
@@ -163,6 +164,9 @@ pub struct AllOpsReport {
     pub totals: Vec<Counts>,
     pub skipped: Vec<Skipped>,
     pub cases: Vec<AllOpsCase>,
+    /// The "never worse than stock" gate over these tests, when it was run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub never_worse: Option<NeverWorse>,
 }
 
 /// First line of what went wrong: the worst mode's reason, bounded.
@@ -230,7 +234,14 @@ impl AllOpsReport {
             totals,
             skipped,
             cases,
+            never_worse: None,
         }
+    }
+
+    /// The report with the "never worse than stock" gate's results.
+    pub fn with_never_worse(mut self, never_worse: NeverWorse) -> AllOpsReport {
+        self.never_worse = Some(never_worse);
+        self
     }
 
     pub fn render(&self, format: Format) -> String {
@@ -337,6 +348,10 @@ first line of its error.";
         for l in self.totals_lines() {
             let _ = writeln!(out, "{l}");
         }
+        if let Some(nw) = &self.never_worse {
+            out.push('\n');
+            out.push_str(&nw.text());
+        }
         out
     }
 
@@ -372,6 +387,10 @@ first line of its error.";
             for s in &self.skipped {
                 let _ = writeln!(out, "- `{}`: {}", s.test, markdown_escape(&s.reason));
             }
+        }
+        if let Some(nw) = &self.never_worse {
+            out.push('\n');
+            out.push_str(&nw.markdown());
         }
         out
     }
@@ -428,6 +447,9 @@ first line of its error.";
                 let _ = writeln!(out, ">\n{element}\n    </testcase>");
             }
             out.push_str("  </testsuite>\n");
+        }
+        if let Some(nw) = &self.never_worse {
+            out.push_str(&nw.junit_suite());
         }
         out.push_str("</testsuites>\n");
         out
@@ -491,6 +513,7 @@ mod tests {
             CaseResult {
                 suite: "1.22.0".into(),
                 test: test.into(),
+                dir: Default::default(),
                 opset: Some(22),
                 outcomes: outcomes.into_iter().map(both).collect(),
             },
