@@ -14,11 +14,23 @@ use log_capture::warnings_of;
 use onnx_golden::suite::list_tests;
 use tract_onnx::prelude::*;
 
-const EXPORTERS: &[&str] = &["jax2onnx", "paddle2onnx", "tf2onnx", "torch"];
+const EXPORTERS: &[&str] = &[
+    "jax2onnx",
+    "paddle2onnx",
+    "tf2onnx",
+    "torch",
+    "torch-models",
+];
 
 #[test]
 fn torch_exports_match_pytorch_eager() {
     check_exporter("torch");
+}
+
+/// Multi-layer models (GNN stacks, sequence models) with symbolic dims.
+#[test]
+fn torch_model_exports_match_pytorch_eager() {
+    check_exporter("torch-models");
 }
 
 #[test]

@@ -1,0 +1,2 @@
+B
+graph_attrJŒÍ=xãx¾7ò>xfB?QeŒ¿ú	&>
