@@ -19,7 +19,7 @@ fn chain(e: &anyhow::Error) -> String {
 
 fn no_overrides() -> tract_onnx_scatter::tract_onnx::Onnx {
     Options {
-        tract_overrides: false,
+        tract_overrides: tract_onnx_scatter::TractOverrides::NONE,
         ..Options::default()
     }
     .onnx()

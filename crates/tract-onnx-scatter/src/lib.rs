@@ -16,6 +16,24 @@
 //!     .into_runnable()?;
 //! # Ok::<(), anyhow::Error>(())
 //! ```
+//!
+//! Beyond the scatter family, [`onnx()`] replaces the builders of seven
+//! tract operators where tract 0.23.9 stops exporters' models before their
+//! scatters run: `If`, `Reshape`, `Concat`, `Slice`, `Cast`,
+//! `ConstantOfShape`, and `Unique`, which tract lacks ([`tract_overrides`]
+//! says what each changes and why). Wherever stock tract loads a model,
+//! each builds exactly stock's op and facts. [`Options::tract_overrides`]
+//! switches any of them off by name:
+//!
+//! ```
+//! use tract_onnx_scatter::{Options, TractOverrides};
+//! let without_slice = Options {
+//!     tract_overrides: TractOverrides::ALL.without("Slice".parse()?),
+//!     ..Options::default()
+//! }
+//! .onnx();
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
 pub mod nnef;
 pub mod onnx;
@@ -35,6 +53,7 @@ pub use scatter_kernels;
 pub use nnef::{WithScatter, nnef};
 pub use onnx::Deviations;
 pub use ops::output_pool::{OutputPool, output_pools};
+pub use tract_overrides::{TractOverride, TractOverrides};
 
 /// How the plugin loads ONNX models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,18 +61,20 @@ pub struct Options {
     /// Known exporter deviations (a reduction from a later version of the
     /// same op): accepted with a warning (default) or refused.
     pub deviations: Deviations,
-    /// Replace tract's `If` and `Reshape` by [`tract_overrides`]' (default
-    /// true): an `If` whose condition is known at load takes its branch,
-    /// and a `Reshape` whose volume tract cannot prove is checked at run
-    /// time. `false` keeps stock tract's operators.
-    pub tract_overrides: bool,
+    /// Which tract operators outside the scatter family are replaced by
+    /// [`tract_overrides`]' (default: all of them, [`TractOverrides::ALL`]):
+    /// `If`, `Reshape`, `Concat`, `Slice`, `Cast`, `Unique`,
+    /// `ConstantOfShape`. Switch one off by name with
+    /// `TractOverrides::ALL.without("Slice".parse()?)`;
+    /// [`TractOverrides::NONE`] keeps every stock tract operator.
+    pub tract_overrides: TractOverrides,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             deviations: Deviations::Accept,
-            tract_overrides: true,
+            tract_overrides: TractOverrides::ALL,
         }
     }
 }
@@ -67,12 +88,11 @@ impl Options {
         }
     }
 
-    /// Overrides tract's builders in `reg` with this crate's.
+    /// Registers this crate's scatter ops in `reg`, then its overrides of
+    /// tract operators (those of [`Options::tract_overrides`]).
     pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
         onnx::register(reg, self.deviations);
-        if self.tract_overrides {
-            tract_overrides::register(reg);
-        }
+        self.tract_overrides.register(reg);
     }
 
     /// `tract_onnx::onnx()` with this crate's ops registered.
@@ -85,8 +105,10 @@ impl Options {
 
 /// Overrides tract's `Scatter`, `ScatterElements`, `ScatterND` (and adds
 /// `TensorScatter`, `ScatterElementsUpdate`, `ScatterElementsGrad`,
-/// `ScatterNDGrad`) builders with this crate's,
-/// accepting known exporter deviations ([`Options::default`]).
+/// `ScatterNDGrad`) builders with this crate's, accepting known exporter
+/// deviations, and replaces tract's `If`, `Reshape`, `Concat`, `Slice`,
+/// `Cast`, `ConstantOfShape` and adds `Unique` ([`tract_overrides`];
+/// [`Options::default`]).
 pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
     Options::default().register(reg)
 }

@@ -29,28 +29,21 @@ pub fn stock(op: &str) -> TractResult<Builder> {
         .with_context(|| format!("tract's ONNX register has no {op} builder"))
 }
 
-macro_rules! wrapped_builders {
-    ($($name:ident => $op:literal);* $(;)?) => {
-        $(
-            fn $name(ctx: &ParsingContext, node: &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-                let (inner, extra_inputs) = stock($op)?(ctx, node)?;
-                let op = Retyped { stock: inner, typing: BindingInputs };
-                Ok((Box::new(op), extra_inputs))
-            }
-        )*
-        /// Wraps tract's builders of the ops that read TDim values as plain
-        /// numbers.
-        pub fn register(reg: &mut OnnxOpRegister) {
-            $(reg.insert($op, $name);)*
-        }
+/// The builder registered for `Cast`: tract's, whose typing binds first
+/// the TDim constant inputs holding run-bound symbols. Only ops that read a
+/// TDim value as numbers in their own evaluation need this: shape-taking
+/// ops (Expand, Range, ConstantOfShape, Tile) keep the symbols in their
+/// output facts and evaluate them with the session's values.
+pub fn cast(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let (inner, extra_inputs) = stock("Cast")?(ctx, node)?;
+    let op = Retyped {
+        stock: inner,
+        typing: BindingInputs,
     };
-}
-
-// Only ops that read a TDim value as numbers in their own evaluation:
-// shape-taking ops (Expand, Range, ConstantOfShape, Tile) keep the symbols
-// in their output facts and evaluate them with the session's values.
-wrapped_builders! {
-    cast => "Cast";
+    Ok((Box::new(op), extra_inputs))
 }
 
 /// Typing that binds, first, the TDim constant inputs holding run-bound

@@ -7,9 +7,11 @@
 //! as TDim: the slice then stops one short of the end. Piper's VITS voices
 //! (`x[:, :, :length, length - 1:]` in relative attention) fail this way,
 //! "Can not broadcast 13 against 12". Here `Concat` keeps tract's rules and
-//! converts integer inputs to TDim without wrapping ([`IntegerToTDim`]);
-//! any other type promotion is tract's cast. Upstream, the fix is to cast
-//! integers to TDim through i64 in `Tensor::cast_to_dt`.
+//! converts integer inputs to TDim without wrapping ([`IntegerToTDim`])
+//! where tract's cast could wrap (a constant outside the i32 range, or an
+//! integer only the run knows); everywhere else it is exactly tract's
+//! Concat. Upstream, the fix is to cast integers to TDim through i64 in
+//! `Tensor::cast_to_dt`.
 
 use tract_core::ops::array::TypedConcat;
 use tract_core::ops::cast::wire_cast;
@@ -76,6 +78,14 @@ impl Expansion for ExactConcat {
                     facts.iter().map(|f| f.datum_type).collect::<Vec<_>>()
                 )
             })?;
+        let mut exact = false;
+        for fact in &facts {
+            exact |= super_type == DatumType::TDim && cast_may_wrap(fact)?;
+        }
+        if !exact {
+            // tract's i32 cast is exact here: exactly the plan stock builds.
+            return self.stock.wire(prefix, target, inputs);
+        }
         let rank = facts[0].rank() as i64;
         let axis = if (0..rank).contains(&self.axis) {
             self.axis as usize
@@ -141,6 +151,30 @@ impl EvalOp for IntegerToTDim {
         let array = tract_ndarray::ArrayD::from_shape_vec(input.shape(), values)?;
         Ok(tvec!(Tensor::from(array).into_tvalue()))
     }
+}
+
+/// Whether tract's cast of `fact` to TDim (through i32) may wrap: an
+/// integer input not known at load, or a constant outside the i32 range.
+fn cast_may_wrap(fact: &TypedFact) -> TractResult<bool> {
+    if !fact.datum_type.is_integer() {
+        return Ok(false);
+    }
+    let Some(konst) = &fact.konst else {
+        return Ok(true);
+    };
+    if konst.datum_type() == DatumType::U64 {
+        let values = konst.try_as_plain_ram()?;
+        return Ok(values
+            .as_slice::<u64>()?
+            .iter()
+            .any(|&v| v > i32::MAX as u64));
+    }
+    let values = konst.cast_to::<i64>()?;
+    Ok(values
+        .try_as_plain_ram()?
+        .as_slice::<i64>()?
+        .iter()
+        .any(|&v| i32::try_from(v).is_err()))
 }
 
 fn saturated(v: i64) -> TDim {

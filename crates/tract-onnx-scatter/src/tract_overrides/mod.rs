@@ -1,13 +1,23 @@
-//! Overrides of tract operators outside the scatter family that stop
-//! exporters' scatter models before the scatter runs: `If` with a condition
-//! known at load ([`constant_if`]), `Reshape` whose volume only the run
-//! decides ([`runtime_reshape`]) and `Concat` of symbolic dims with int64
-//! constants beyond the i32 range, which tract's cast wraps
-//! ([`exact_tdim_concat`]), `Slice` whose bounds hold a symbol only the
-//! run binds ([`run_time_slice_bounds`]), `Unique`, which tract lacks
-//! ([`unique`]); ops that read such symbols as
-//! numbers bind them first ([`bind_run_symbols`]). On by default in [`crate::onnx()`];
-//! `Options { tract_overrides: false, .. }` keeps stock tract's operators.
+//! Overrides of tract operators outside the scatter family, one per
+//! [`TractOverride`]: each works around a limit of tract 0.23.9 that stops
+//! exporters' scatter models before the scatter runs, and builds exactly
+//! the op and facts stock tract builds wherever stock can prove the result
+//! (`tests/overrides_match_stock.rs`).
+//!
+//! - `If` whose condition is known at load takes its branch ([`constant_if`]);
+//! - `Reshape` whose volume only the run decides ([`runtime_reshape`]);
+//! - `Concat` of symbolic dims with int64 values tract's cast would wrap
+//!   ([`exact_tdim_concat`]);
+//! - `Slice` whose bounds hold a symbol only the run binds
+//!   ([`run_time_slice_bounds`]);
+//! - `Cast` of such a value ([`bind_run_symbols`]);
+//! - `Unique`, which tract lacks ([`unique`]);
+//! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
+//!   data ([`data_dependent_constant_of_shape`]).
+//!
+//! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
+//! switches any of them off by name, [`TractOverrides::NONE`] keeps every
+//! stock tract operator.
 
 pub mod bind_run_symbols;
 pub mod constant_if;
@@ -19,16 +29,197 @@ pub mod run_time_slice_bounds;
 pub mod runtime_reshape;
 pub mod unique;
 
-/// Registers the overrides in `reg`.
-pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
-    bind_run_symbols::register(reg);
-    reg.insert("If", constant_if::if_then_else);
-    reg.insert("Reshape", runtime_reshape::reshape);
-    reg.insert("Concat", exact_tdim_concat::concat);
-    reg.insert("Slice", run_time_slice_bounds::slice);
-    reg.insert("Unique", unique::unique);
-    reg.insert(
-        "ConstantOfShape",
-        data_dependent_constant_of_shape::constant_of_shape,
-    );
+use std::fmt;
+use std::str::FromStr;
+
+use tract_hir::internal::*;
+use tract_onnx::model::{OnnxOpRegister, ParsingContext};
+use tract_onnx::pb::NodeProto;
+
+type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
+
+/// One tract operator the plugin overrides, named by its ONNX op type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TractOverride {
+    If,
+    Reshape,
+    Concat,
+    Slice,
+    Cast,
+    Unique,
+    ConstantOfShape,
+}
+
+impl TractOverride {
+    /// Every override, in the README's order.
+    pub const ALL: [TractOverride; 7] = [
+        TractOverride::If,
+        TractOverride::Reshape,
+        TractOverride::Concat,
+        TractOverride::Slice,
+        TractOverride::Cast,
+        TractOverride::Unique,
+        TractOverride::ConstantOfShape,
+    ];
+
+    /// The ONNX op type whose builder it replaces.
+    pub fn op_type(self) -> &'static str {
+        match self {
+            TractOverride::If => "If",
+            TractOverride::Reshape => "Reshape",
+            TractOverride::Concat => "Concat",
+            TractOverride::Slice => "Slice",
+            TractOverride::Cast => "Cast",
+            TractOverride::Unique => "Unique",
+            TractOverride::ConstantOfShape => "ConstantOfShape",
+        }
+    }
+
+    fn builder(self) -> Builder {
+        match self {
+            TractOverride::If => constant_if::if_then_else,
+            TractOverride::Reshape => runtime_reshape::reshape,
+            TractOverride::Concat => exact_tdim_concat::concat,
+            TractOverride::Slice => run_time_slice_bounds::slice,
+            TractOverride::Cast => bind_run_symbols::cast,
+            TractOverride::Unique => unique::unique,
+            TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+impl fmt::Display for TractOverride {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.op_type())
+    }
+}
+
+impl FromStr for TractOverride {
+    type Err = anyhow::Error;
+
+    /// By ONNX op type, exactly as the model spells it (`ConstantOfShape`).
+    fn from_str(name: &str) -> TractResult<TractOverride> {
+        TractOverride::ALL
+            .into_iter()
+            .find(|o| o.op_type() == name)
+            .with_context(|| {
+                format!(
+                    "no tract override is named {name:?}; the overrides are: {}",
+                    TractOverride::ALL.map(|o| o.op_type()).join(", ")
+                )
+            })
+    }
+}
+
+/// A set of [`TractOverride`]s.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TractOverrides(u16);
+
+impl TractOverrides {
+    /// Every override (the default).
+    pub const ALL: TractOverrides = TractOverrides((1 << TractOverride::ALL.len()) - 1);
+    /// None: stock tract's operators throughout.
+    pub const NONE: TractOverrides = TractOverrides(0);
+
+    pub fn contains(self, o: TractOverride) -> bool {
+        self.0 & o.bit() != 0
+    }
+
+    /// This set and `o`.
+    pub fn with(self, o: TractOverride) -> TractOverrides {
+        TractOverrides(self.0 | o.bit())
+    }
+
+    /// This set but `o`: stock tract's builder for `o`'s op type.
+    pub fn without(self, o: TractOverride) -> TractOverrides {
+        TractOverrides(self.0 & !o.bit())
+    }
+
+    /// The overrides in the set, in [`TractOverride::ALL`]'s order.
+    pub fn iter(self) -> impl Iterator<Item = TractOverride> {
+        TractOverride::ALL
+            .into_iter()
+            .filter(move |o| self.contains(*o))
+    }
+
+    /// Replaces the builders of the set's op types in `reg`.
+    pub fn register(self, reg: &mut OnnxOpRegister) {
+        for o in self.iter() {
+            reg.insert(o.op_type(), o.builder());
+        }
+    }
+}
+
+impl Default for TractOverrides {
+    fn default() -> TractOverrides {
+        TractOverrides::ALL
+    }
+}
+
+impl fmt::Debug for TractOverrides {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl FromIterator<TractOverride> for TractOverrides {
+    fn from_iter<I: IntoIterator<Item = TractOverride>>(iter: I) -> TractOverrides {
+        iter.into_iter()
+            .fold(TractOverrides::NONE, TractOverrides::with)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_override_is_named_by_its_op_type_and_parses_back() {
+        for o in TractOverride::ALL {
+            assert_eq!(o.op_type().parse::<TractOverride>().unwrap(), o);
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_overrides() {
+        let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape"
+        );
+    }
+
+    #[test]
+    fn a_set_without_one_override_registers_stock_s_builder_for_it() {
+        let set = TractOverrides::ALL.without(TractOverride::Slice);
+        assert!(!set.contains(TractOverride::Slice));
+        assert_eq!(set.iter().count(), TractOverride::ALL.len() - 1);
+        let mut ours = tract_onnx::onnx().op_register;
+        set.register(&mut ours);
+        let stock = tract_onnx::onnx().op_register;
+        let address =
+            |reg: &OnnxOpRegister, o: TractOverride| reg.0.get(o.op_type()).map(|b| *b as usize);
+        for o in TractOverride::ALL {
+            let same = address(&ours, o) == address(&stock, o);
+            assert_eq!(same, o == TractOverride::Slice, "{o}");
+        }
+    }
+
+    #[test]
+    fn the_default_is_every_override_and_none_is_empty() {
+        assert_eq!(TractOverrides::default(), TractOverrides::ALL);
+        assert_eq!(TractOverrides::NONE.iter().count(), 0);
+        assert_eq!(
+            TractOverride::ALL.into_iter().collect::<TractOverrides>(),
+            TractOverrides::ALL
+        );
+        assert_eq!(
+            format!("{:?}", TractOverrides::NONE.with(TractOverride::If)),
+            "{If}"
+        );
+    }
 }

@@ -8,6 +8,37 @@
 
 use tract_hir::internal::*;
 
+/// The symbols held by `fact`'s constant value that only the run binds:
+/// every symbol of its TDim constant, but those of the model's inputs'
+/// shapes, which the caller gives before any node runs (tract's own ops
+/// evaluate those with the session's values).
+pub fn run_bound_symbols(model: &TypedModel, fact: &TypedFact) -> TractResult<Vec<Symbol>> {
+    let mut symbols = konst_symbols(fact)?;
+    if !symbols.is_empty() {
+        let given = input_symbols(model);
+        symbols.retain(|s| !given.contains(s));
+    }
+    Ok(symbols)
+}
+
+/// The symbols of the model inputs' shapes. Inputs are found by their op:
+/// while a model is being typed, its sources exist before `model.inputs`
+/// is filled.
+fn input_symbols(model: &TypedModel) -> Vec<Symbol> {
+    model
+        .nodes()
+        .iter()
+        .filter(|n| is_input(model, n))
+        .flat_map(|n| n.outputs.iter())
+        .flat_map(|o| o.fact.shape.iter())
+        .flat_map(|d| d.symbols())
+        .collect()
+}
+
+fn is_input(model: &TypedModel, node: &TypedNode) -> bool {
+    TypedModel::is_source(&node.op) || model.inputs.iter().any(|i| i.node == node.id)
+}
+
 /// The symbols held by `fact`'s constant value, when it is a TDim constant.
 pub fn konst_symbols(fact: &TypedFact) -> TractResult<Vec<Symbol>> {
     match &fact.konst {
@@ -45,15 +76,15 @@ pub fn run_values(t: &Tensor, symbols: &SymbolValues) -> TractResult<Vec<i64>> {
     }
 }
 
-/// The outlets whose nodes bind the symbols held by the constant values of
-/// `inputs`, once each: for each symbol, the first node (nodes are added in
+/// The outlets whose nodes bind the run-bound symbols ([`run_bound_symbols`])
+/// held by the constant values of `inputs`, once each: for each symbol, the first node (nodes are added in
 /// dataflow order while a model is typed, before it has outputs to order
 /// by) whose output shape holds it while no input shape of its does. Model
 /// inputs are not binders: the caller gives their dims.
 pub fn binders(model: &TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
     let mut symbols: Vec<Symbol> = vec![];
     for input in inputs {
-        symbols.extend(konst_symbols(model.outlet_fact(*input)?)?);
+        symbols.extend(run_bound_symbols(model, model.outlet_fact(*input)?)?);
     }
     let mut found: TVec<OutletId> = tvec![];
     for symbol in symbols {
@@ -78,7 +109,7 @@ fn binder_of(model: &TypedModel, symbol: &Symbol) -> TractResult<Option<OutletId
             .collect::<TractResult<Vec<_>>>()?
             .into_iter()
             .any(mentions);
-        if from_inputs || model.inputs.iter().any(|i| i.node == id) {
+        if from_inputs || is_input(model, node) {
             continue;
         }
         if let Some(slot) = node.outputs.iter().position(|o| mentions(&o.fact)) {

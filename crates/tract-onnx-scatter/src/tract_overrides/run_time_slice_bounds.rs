@@ -7,14 +7,15 @@
 //! x_2" (Piper's duration predictor, `/dp/flows.7/Slice_24`). Here such a
 //! slice evaluates its symbolic bounds with the run's symbols first, then
 //! runs tract's `StridedSlice` on plain values. Slices whose bounds hold no
-//! symbol are tract's own op from the first declutter on.
+//! such symbol (none, or only the model inputs' symbols, which the session
+//! knows from the start) are exactly tract's op.
 
 use tract_core::ops::array::StridedSlice;
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use super::run_symbols::{binders, konst_symbols, run_values};
+use super::run_symbols::{binders, run_bound_symbols, run_values};
 
 /// The builder registered for `Slice`: tract's below opset 10 (bounds are
 /// attributes there), the run-time-bound slice from 10 on.
@@ -113,7 +114,8 @@ impl TypedOp for RunTimeBoundSlice {
             .output_facts(&inputs[..self.slice_inputs().min(inputs.len())])
     }
 
-    /// Without symbolic bounds, tract's op (and its declutter) take over.
+    /// Without run-bound symbols in its bounds, tract's op (and its
+    /// declutter) take over.
     fn declutter(
         &self,
         model: &TypedModel,
@@ -122,7 +124,7 @@ impl TypedOp for RunTimeBoundSlice {
         let facts = model.node_input_facts(node.id)?;
         let n = self.slice_inputs().min(facts.len());
         for fact in &facts[1..n] {
-            rule_if!(konst_symbols(fact)?.is_empty());
+            rule_if!(run_bound_symbols(model, fact)?.is_empty());
         }
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
@@ -151,8 +153,15 @@ impl InferenceRulesOp for RunTimeBoundSlice {
         mapping: &HashMap<OutletId, OutletId>,
     ) -> TractResult<TVec<OutletId>> {
         let mut inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
-        let bounds = binders(target, &inputs[1..])?;
-        inputs.extend(bounds);
+        let mut run_bound = false;
+        for bound in &inputs[1..] {
+            run_bound |= !run_bound_symbols(target, target.outlet_fact(*bound)?)?.is_empty();
+        }
+        if !run_bound {
+            // Nothing only the run binds: exactly the op stock tract builds.
+            return target.wire_node(&node.name, self.0.clone(), &inputs);
+        }
+        inputs.extend(binders(target, &inputs[1..])?);
         target.wire_node(&node.name, self.clone(), &inputs)
     }
 
