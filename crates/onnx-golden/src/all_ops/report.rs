@@ -300,7 +300,7 @@ impl AllOpsReport {
             ));
         }
         lines.push(
-            "informational: the all-ops run never fails the command (the scatter suites gate)"
+            "counts are informational; only a plugin-worse test (never-worse gate) fails the command"
                 .into(),
         );
         lines
