@@ -27,19 +27,6 @@ pub struct CheckedElementsIndices<'a, I> {
     pub(crate) indices: &'a [I],
 }
 
-/// Maps `axis` in `[-rank, rank - 1]` to `[0, rank - 1]`.
-pub(crate) fn normalize_axis(axis: i64, rank: usize) -> Result<usize, ScatterError> {
-    crate::index::normalize(axis, rank).ok_or_else(|| ScatterError::Axis {
-        axis,
-        rank,
-        expected: if rank == 0 {
-            "data of rank >= 1".to_string()
-        } else {
-            format!("a value in [-{rank}, {}]", rank - 1)
-        },
-    })
-}
-
 impl ElementsPlan {
     pub fn new(
         data_shape: &[usize],
@@ -55,7 +42,7 @@ impl ElementsPlan {
                 expected: "rank >= 1".to_string(),
             });
         }
-        let axis = normalize_axis(axis, rank)?;
+        let axis = crate::axis::elements_axis(axis, rank)?;
         if indices_shape.len() != rank {
             return Err(ScatterError::Rank {
                 input: Input::Indices,

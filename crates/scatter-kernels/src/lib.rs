@@ -13,6 +13,7 @@
 //! implementing [`Element`], shapes are `&[usize]`, indices are `i32`/`i64`
 //! slices ([`IndexValue`]).
 
+mod axis;
 mod element;
 mod elements;
 mod error;
@@ -25,6 +26,7 @@ mod shape;
 mod tensor_scatter;
 mod update;
 
+pub use axis::{elements_axis, tensor_scatter_axis};
 pub use element::Element;
 pub use elements::{CheckedElementsIndices, ElementsPlan};
 pub use error::{Input, ScatterError};

@@ -1,6 +1,5 @@
 //! ONNX `TensorScatter` (opset 24): KV-cache writes along a sequence axis.
 
-use crate::elements::normalize_axis;
 use crate::shape::{check_len, checked_count, element_count};
 use crate::{Input, ScatterError};
 
@@ -73,25 +72,7 @@ impl TensorScatterPlan {
         axis: i64,
     ) -> Result<TensorScatterPlan, ScatterError> {
         let rank = cache_shape.len();
-        if rank < 2 {
-            return Err(ScatterError::Rank {
-                input: Input::PastCache,
-                rank,
-                expected: "rank >= 2 (a batch axis and a sequence axis)".into(),
-            });
-        }
-        let axis_value = axis;
-        let axis = normalize_axis(axis, rank)?;
-        if axis == 0 {
-            return Err(ScatterError::Axis {
-                axis: axis_value,
-                rank,
-                expected: format!(
-                    "a value in [-{rank}, {}] other than the batch axis 0 (i.e. not 0 or -{rank})",
-                    rank - 1
-                ),
-            });
-        }
+        let axis = crate::axis::tensor_scatter_axis(axis, rank)?;
         if update_shape.len() != rank {
             return Err(ScatterError::Rank {
                 input: Input::Update,

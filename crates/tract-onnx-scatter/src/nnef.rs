@@ -316,7 +316,7 @@ fn load_scatter_elements(
     let use_init_val: bool = invocation.named_arg_as(builder, "use_init_val")?;
     let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
     let rank = builder.model.outlet_fact(data)?.rank();
-    let axis = crate::onnx::scatter_elements::normalize_axis(&site, axis, rank)?;
+    let axis = crate::ops::scatter_elements::axis_position(&site, axis, rank)?;
     let reduction = reduction(&site, &reduction_name)?;
     builder.wire(
         ScatterElements {
@@ -369,7 +369,7 @@ fn load_tensor_scatter(
         ))
     })?;
     let rank = builder.model.outlet_fact(past_cache)?.rank();
-    let axis = crate::onnx::tensor_scatter::normalize_axis(&site, axis, rank)?;
+    let axis = crate::ops::tensor_scatter::axis_position(&site, axis, rank)?;
     let mut inputs = vec![past_cache, update];
     inputs.extend(write_indices);
     builder.wire(

@@ -1,7 +1,7 @@
 //! ONNX `Scatter` (9, 10) and `ScatterElements` (11, 13, 16, 18): builders
 //! and the inference-level op.
 
-use scatter_kernels::{Reduction, ScatterError};
+use scatter_kernels::Reduction;
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -91,31 +91,10 @@ impl Expansion for InferScatterElements {
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let rank = model.outlet_fact(inputs[0])?.rank();
-        let axis = normalize_axis(&self.site, self.axis, rank)?;
+        let axis = crate::ops::scatter_elements::axis_position(&self.site, self.axis, rank)?;
         let (data, updates) =
             typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
         let op = crate::ops::ScatterElements::onnx(self.site.clone(), axis, self.reduction);
         model.wire_node(prefix, op, &[data, inputs[1], updates])
-    }
-}
-
-/// `axis` in `[-rank, rank - 1]` as a position, or the kernels' "axis" error.
-pub fn normalize_axis(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
-    let pos = if axis < 0 {
-        axis.checked_add(rank as i64)
-    } else {
-        Some(axis)
-    };
-    match pos {
-        Some(p) if p >= 0 && (p as usize) < rank => Ok(p as usize),
-        _ => Err(site.error(ScatterError::Axis {
-            axis,
-            rank,
-            expected: if rank == 0 {
-                "data of rank >= 1".into()
-            } else {
-                format!("a value in [-{rank}, {}]", rank - 1)
-            },
-        })),
     }
 }

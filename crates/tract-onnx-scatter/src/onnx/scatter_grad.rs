@@ -156,7 +156,7 @@ impl Expansion for InferScatterGrad {
             GradKind::Elements { axis } => {
                 let rank = model.outlet_fact(inputs[0])?.rank();
                 GradKind::Elements {
-                    axis: crate::onnx::scatter_elements::normalize_axis(&self.site, axis, rank)?,
+                    axis: crate::ops::scatter_elements::axis_position(&self.site, axis, rank)?,
                 }
             }
             GradKind::Nd => GradKind::Nd,

@@ -1,6 +1,6 @@
 //! ONNX `TensorScatter` (24): builder and the inference-level op.
 
-use scatter_kernels::{TensorScatterMode, TensorScatterPlan};
+use scatter_kernels::TensorScatterMode;
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -44,17 +44,6 @@ pub struct InferTensorScatter {
     pub mode: TensorScatterMode,
 }
 
-/// `axis` as a position in `[1, rank - 1]`, or the kernels' "rank"/"axis"
-/// error, word for word.
-pub fn normalize_axis(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
-    // With all-ones shapes the only errors a plan can raise are the rank and
-    // axis ones: the kernel stays the one place that words them.
-    let ones = vec![1; rank];
-    TensorScatterPlan::new(&ones, &ones, None, axis)
-        .map(|plan| plan.axis())
-        .map_err(|e| site.error(e))
-}
-
 impl Expansion for InferTensorScatter {
     fn name(&self) -> StaticName {
         "TensorScatter".into()
@@ -92,7 +81,7 @@ impl Expansion for InferTensorScatter {
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let rank = model.outlet_fact(inputs[0])?.rank();
-        let axis = normalize_axis(&self.site, self.axis, rank)?;
+        let axis = crate::ops::tensor_scatter::axis_position(&self.site, self.axis, rank)?;
         let op = crate::ops::TensorScatter {
             site: self.site.clone(),
             axis,
@@ -100,38 +89,5 @@ impl Expansion for InferTensorScatter {
             output_pool: None,
         };
         model.wire_node(prefix, op, inputs)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn site() -> NodeSite {
-        NodeSite::new(ScatterOp::TensorScatter, "ts", Some(24))
-    }
-
-    #[test]
-    fn negative_axes_count_from_the_end() {
-        assert_eq!(normalize_axis(&site(), -2, 4).unwrap(), 2);
-        assert_eq!(normalize_axis(&site(), -1, 3).unwrap(), 2);
-        assert_eq!(normalize_axis(&site(), 1, 3).unwrap(), 1);
-    }
-
-    #[test]
-    fn the_batch_axis_and_out_of_range_axes_are_axis_errors() {
-        for (axis, rank) in [(0, 3), (-3, 3), (3, 3), (-4, 3)] {
-            let err = normalize_axis(&site(), axis, rank).unwrap_err().to_string();
-            assert!(
-                err.starts_with("TensorScatter node 'ts' (opset 24): axis"),
-                "{err}"
-            );
-        }
-    }
-
-    #[test]
-    fn rank_one_past_cache_is_a_rank_error() {
-        let err = normalize_axis(&site(), -1, 1).unwrap_err().to_string();
-        assert!(err.contains("rank: past_cache has rank 1"), "{err}");
     }
 }

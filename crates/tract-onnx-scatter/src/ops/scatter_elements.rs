@@ -222,6 +222,13 @@ impl ScatterElements {
     }
 }
 
+/// `axis` as a position in `[0, rank - 1]`, or the kernels' "axis" error
+/// for this node (the ScatterElements family: Scatter, ScatterElements,
+/// ScatterElementsUpdate, ScatterElementsGrad).
+pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
+    scatter_kernels::elements_axis(axis, rank).map_err(|e| site.error(e))
+}
+
 impl TypedOp for ScatterElements {
     as_op!();
 

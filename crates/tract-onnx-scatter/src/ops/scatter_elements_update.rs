@@ -52,7 +52,7 @@ impl ScatterElementsUpdate {
         symbols: &SymbolValues,
     ) -> TractResult<ScatterElements> {
         let axis = axis_value(&self.site, axis, symbols)?;
-        let axis = crate::onnx::scatter_elements::normalize_axis(&self.site, axis, rank)?;
+        let axis = crate::ops::scatter_elements::axis_position(&self.site, axis, rank)?;
         Ok(ScatterElements {
             site: self.site.clone(),
             axis,

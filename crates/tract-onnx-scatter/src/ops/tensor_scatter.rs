@@ -245,6 +245,12 @@ impl TensorScatter {
     }
 }
 
+/// `axis` as a position in `[1, rank - 1]`, or the kernels' "rank"/"axis"
+/// error for this node.
+pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
+    scatter_kernels::tensor_scatter_axis(axis, rank).map_err(|e| site.error(e))
+}
+
 impl TypedOp for TensorScatter {
     as_op!();
 
@@ -280,6 +286,19 @@ impl TypedOp for TensorScatter {
 mod tests {
     use super::*;
     use crate::opset::ScatterOp;
+
+    #[test]
+    fn an_axis_error_names_the_node_and_the_kernels_rule() {
+        let site = NodeSite::new(ScatterOp::TensorScatter, "ts", Some(24));
+        assert_eq!(axis_position(&site, -2, 4).unwrap(), 2);
+        let err = axis_position(&site, 0, 3).unwrap_err().to_string();
+        assert!(
+            err.starts_with("TensorScatter node 'ts' (opset 24): axis 0"),
+            "{err}"
+        );
+        let err = axis_position(&site, -1, 1).unwrap_err().to_string();
+        assert!(err.contains("rank: past_cache has rank 1"), "{err}");
+    }
 
     fn op(axis: usize, mode: TensorScatterMode) -> TensorScatter {
         TensorScatter {
