@@ -9,7 +9,7 @@ use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::case::{Case, Ownership};
-use tract_onnx_scatter::ops::output_pool;
+use tract_onnx_scatter::ops::fresh_buffer;
 
 /// How the caller calls tract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +121,7 @@ impl Runner {
                 continue;
             }
             // Safety: every byte is written by the copy right below.
-            let mut moved = unsafe { output_pool::fresh_uninit(dt, input.shape())? };
+            let mut moved = unsafe { fresh_buffer::fresh_uninit(dt, input.shape())? };
             moved
                 .try_as_plain_ram_mut()?
                 .as_bytes_mut()

@@ -1,6 +1,8 @@
 //! Typed ops: what a tract `TypedModel` holds once the ONNX graph is typed.
 
 pub mod block_assignment;
+pub mod copy_target;
+pub mod fresh_buffer;
 pub mod output_pool;
 pub mod scatter_elements;
 pub mod scatter_elements_update;

@@ -33,7 +33,6 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use tract_core::internal::*;
 
 use crate::ops::{ScatterElements, ScatterNd, TensorScatter};
-use crate::site::NodeSite;
 
 /// Outputs a pool keeps unless told otherwise: one per scatter node.
 pub const DEFAULT_CAPACITY: usize = 1;
@@ -124,7 +123,7 @@ impl OutputPool {
     /// back in (a KV cache), and our reference would force a copy instead
     /// of a write in place. When the caller also keeps it, it stays: it
     /// becomes reusable once the caller lets it go.
-    fn forget_if_only_other_holder(&self, data: &TValue) {
+    pub(crate) fn forget_if_only_other_holder(&self, data: &TValue) {
         let mut retained = self.lock();
         let Some(position) = retained
             .outputs
@@ -145,7 +144,7 @@ impl OutputPool {
 
     /// Removes and returns a retained output no caller holds, of `dt` and
     /// `shape`.
-    fn take_idle(&self, dt: DatumType, shape: &[usize]) -> Option<Tensor> {
+    pub(crate) fn take_idle(&self, dt: DatumType, shape: &[usize]) -> Option<Tensor> {
         let mut retained = self.lock();
         let position = retained
             .outputs
@@ -230,104 +229,6 @@ impl std::fmt::Debug for OutputPool {
     }
 }
 
-/// The tensor a validated scatter writes into, made from `data`:
-/// - `data` itself, without a copy, when exclusively owned (in place);
-/// - else a copy of `data` into an output of `pool` no caller holds, of
-///   data's type and shape;
-/// - else a copy into a fresh buffer ([`fresh_uninit`]).
-///
-/// Call only once every check has passed: this is where a retained output
-/// is consumed.
-pub fn take_output(
-    site: &NodeSite,
-    input: &str,
-    data: TValue,
-    pool: Option<&OutputPool>,
-) -> TractResult<Tensor> {
-    take_target(data, pool)?.into_filled(site, input)
-}
-
-/// Where a validated scatter writes: [`take_output`] before the copy, for
-/// a kernel that copies as it scatters.
-pub enum Target {
-    /// Holds data's values: `data` itself when exclusively owned, else a
-    /// clone of a type that is not plain bytes.
-    Ready(Tensor),
-    /// `out`, of data's plain type and shape, must receive `data`'s values
-    /// before the scatter reads it: a pooled output no caller holds
-    /// (`fresh: false`), or an uninitialized one advised to use huge pages.
-    Copy {
-        out: Tensor,
-        data: Arc<Tensor>,
-        fresh: bool,
-    },
-}
-
-impl Target {
-    /// The target holding data's values (the copy done).
-    pub fn into_filled(self, site: &NodeSite, input: &str) -> TractResult<Tensor> {
-        match self {
-            Target::Ready(t) => Ok(t),
-            Target::Copy {
-                mut out,
-                data,
-                fresh,
-            } => {
-                let src = data.try_as_plain_ram()?;
-                let src = src.as_bytes();
-                let mut dst = out.try_as_plain_ram_mut()?;
-                let dst = dst.as_bytes_mut();
-                ensure!(
-                    dst.len() == src.len(),
-                    site.error(format!(
-                        "internal: output of {} bytes for {input} of {}",
-                        dst.len(),
-                        src.len()
-                    ))
-                );
-                if fresh {
-                    // Whole, not in pieces: into fresh pages glibc's
-                    // streaming stores win (a kept-and-fed-back 33.6 MB
-                    // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
-                    dst.copy_from_slice(src);
-                } else {
-                    scatter_kernels::copy_in_pieces(dst, src);
-                }
-                Ok(out)
-            }
-        }
-    }
-}
-
-/// [`take_output`] without the copy: see [`Target`].
-pub fn take_target(data: TValue, pool: Option<&OutputPool>) -> TractResult<Target> {
-    if let Some(pool) = pool {
-        pool.forget_if_only_other_holder(&data);
-    }
-    let data = match Arc::try_unwrap(data.into_arc_tensor()) {
-        Ok(exclusive) => return Ok(Target::Ready(exclusive)),
-        Err(shared) => shared,
-    };
-    let dt = data.datum_type();
-    if !dt.is_copy() || !data.is_plain_ram() {
-        return Ok(Target::Ready((*data).clone()));
-    }
-    if let Some(out) = pool.and_then(|p| p.take_idle(dt, data.shape())) {
-        return Ok(Target::Copy {
-            out,
-            data,
-            fresh: false,
-        });
-    }
-    // Safety: `Target::Copy` is written whole before it is read.
-    let out = unsafe { fresh_uninit(dt, data.shape())? };
-    Ok(Target::Copy {
-        out,
-        data,
-        fresh: true,
-    })
-}
-
 /// Evaluates a pooling op: `eval(inputs)` (which takes its output with
 /// [`take_output`]), then leaves the right buffer in `pool`, if any: the
 /// output, or the data input (`inputs[0]`) when the caller fed the last
@@ -344,48 +245,6 @@ pub fn eval_pooled(
     let output = eval(inputs)?;
     pool.retain(&output, kept);
     Ok(output)
-}
-
-/// A new plain tensor of `dt` and `shape` whose bytes are not initialized,
-/// advised to use huge pages: for a kernel that writes every element
-/// before anything reads it (the gradient kernels do).
-///
-/// # Safety
-/// The caller writes every element before reading any, or drops the
-/// tensor unread.
-pub unsafe fn fresh_uninit(dt: DatumType, shape: &[usize]) -> TractResult<Tensor> {
-    debug_assert!(dt.is_copy(), "uninitialized {dt:?} would be dropped unread");
-    let mut out = unsafe { Tensor::uninitialized_dt(dt, shape)? };
-    if let Some(storage) = out.as_plain_ram_storage_mut() {
-        let len = storage.layout().size();
-        advise_huge_pages(storage.as_mut_ptr(), len);
-    }
-    Ok(out)
-}
-
-/// The size of a transparent huge page on x86-64 and aarch64 (4 KiB pages).
-const HUGE_PAGE: usize = 2 << 20;
-
-/// Asks Linux to back the 2 MiB-aligned part of `[ptr, ptr + len)` with
-/// transparent huge pages: one fault and one zeroing per 2 MiB instead of
-/// per 4 KiB. Pays only for a fresh mapping (glibc mmaps blocks of 32 MiB
-/// and more however often they are freed); harmless on reused heap memory,
-/// where the pages are already there. Only advice: ignored when THP is
-/// `never`, a no-op off Linux and for buffers holding no whole huge page.
-#[allow(unused_variables)]
-fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-        let end = (ptr as usize).saturating_add(len) / HUGE_PAGE * HUGE_PAGE;
-        if end > start {
-            // Safety: madvise reads no memory; MADV_HUGEPAGE changes no
-            // content, and the range lies inside the live allocation.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
 }
 
 /// Whether `node`'s single output is a model output read by no other node:
@@ -414,6 +273,23 @@ pub fn pool_if_terminal<O: TypedOp>(
     )?))
 }
 
+/// An op that keeps an [`OutputPool`] once codegen gave it one
+/// ([`pool_if_terminal`]) and evaluates through [`eval_pooled`].
+pub trait PooledOp: TypedOp {
+    fn output_pool(&self) -> Option<&OutputPool>;
+}
+
+/// `op` as a [`PooledOp`]. tract finds an op by its concrete type only, so
+/// the ops implementing the trait are named once, here.
+pub fn as_pooled(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
+    fn pooled<O: PooledOp>(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
+        op.downcast_ref::<O>().map(|o| o as &dyn PooledOp)
+    }
+    pooled::<ScatterNd>(op)
+        .or_else(|| pooled::<ScatterElements>(op))
+        .or_else(|| pooled::<TensorScatter>(op))
+}
+
 /// The output pools of `model`'s scatter nodes (top-level graph), with the
 /// nodes' names: to resize them (`set_capacity`) or free what they retain
 /// (`release`). A plan's model is `plan.model()`.
@@ -422,15 +298,8 @@ pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
         .nodes()
         .iter()
         .filter_map(|n| {
-            let pool = if let Some(op) = n.op_as::<ScatterNd>() {
-                op.output_pool.as_ref()
-            } else if let Some(op) = n.op_as::<ScatterElements>() {
-                op.output_pool.as_ref()
-            } else {
-                n.op_as::<TensorScatter>()
-                    .and_then(|op| op.output_pool.as_ref())
-            };
-            pool.map(|p| (n.name.as_str(), p))
+            let pool = as_pooled(n.op.as_ref())?.output_pool()?;
+            Some((n.name.as_str(), pool))
         })
         .collect()
 }
@@ -439,6 +308,7 @@ pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
 mod tests {
     use super::*;
     use crate::opset::ScatterOp;
+    use crate::site::NodeSite;
     use scatter_kernels::{Reduction, TensorScatterMode};
     use std::collections::HashSet;
 
@@ -860,7 +730,7 @@ mod tests {
         let fresh_copy = |src: &Tensor| {
             let shared = src.clone().into_tvalue();
             let _caller = shared.clone();
-            take_output(&site, "data", shared, None).unwrap()
+            crate::ops::copy_target::take_output(&site, "data", shared, None).unwrap()
         };
         for len in [0usize, 1, 1000, (5 << 20) / 4 + 3] {
             let src = Tensor::from_shape(&[len], &(0..len).map(|i| i as f32).collect::<Vec<_>>())

@@ -5,7 +5,8 @@
 use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::output_pool::{self, OutputPool, Target};
+use crate::ops::copy_target::{self, CopyPolicy, Target};
+use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -122,9 +123,16 @@ impl ScatterElements {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let target = match output_pool::take_target(data, self.output_pool.as_ref())? {
+        let target = match copy_target::take_target(data, self.output_pool.as_ref())? {
             Target::Copy { out, data, .. } if self.copies_as_it_scatters(&checked, &data) => {
-                return types::scatter_copying(site, &checked, out, &data, updates, self.reduction);
+                return copy_target::scatter_copying(
+                    site,
+                    &checked,
+                    out,
+                    &data,
+                    updates,
+                    self.reduction,
+                );
             }
             target => target,
         };
@@ -145,14 +153,6 @@ impl ScatterElements {
     }
 }
 
-/// Data smaller than this is copied, then scattered: the copy stays in
-/// cache anyway.
-const COPY_AS_IT_SCATTERS_FROM: usize = 1 << 20;
-
-/// Largest slab copied and then scattered into while in cache (half of a
-/// 512 KiB L2).
-const COPY_AS_IT_SCATTERS_SLAB: usize = 256 << 10;
-
 impl ScatterElements {
     /// Whether the copy of shared `data` and the scatter go slab by slab
     /// ([`CheckedElementsIndices::apply_copying`]): ONNX semantics, a type
@@ -167,10 +167,10 @@ impl ScatterElements {
         let slab = checked.copying_slab_len().saturating_mul(size);
         self.reduction != Reduction::Mean
             && (self.use_init_val || self.reduction == Reduction::None)
-            && types::COPYING_TYPES.contains(&data.datum_type())
-            && data.len().saturating_mul(size) >= COPY_AS_IT_SCATTERS_FROM
+            && copy_target::COPYING_TYPES.contains(&data.datum_type())
+            && data.len().saturating_mul(size) >= CopyPolicy::ELEMENTS_FROM
             && slab > 0
-            && slab <= COPY_AS_IT_SCATTERS_SLAB
+            && slab <= CopyPolicy::ELEMENTS_SLAB
     }
 }
 
@@ -202,7 +202,7 @@ impl EvalOp for ScatterElements {
 }
 
 impl ScatterElements {
-    /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
+    /// The op on `inputs`, its output taken as [`copy_target::take_output`] says.
     fn eval_scatter(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
@@ -227,6 +227,12 @@ impl ScatterElements {
 /// ScatterElementsUpdate, ScatterElementsGrad).
 pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
     scatter_kernels::elements_axis(axis, rank).map_err(|e| site.error(e))
+}
+
+impl output_pool::PooledOp for ScatterElements {
+    fn output_pool(&self) -> Option<&OutputPool> {
+        self.output_pool.as_ref()
+    }
 }
 
 impl TypedOp for ScatterElements {

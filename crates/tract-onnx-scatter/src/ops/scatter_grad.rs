@@ -8,7 +8,7 @@ use scatter_kernels::{
 };
 use tract_core::internal::*;
 
-use crate::ops::output_pool::fresh_uninit;
+use crate::ops::fresh_buffer::fresh_uninit;
 use crate::ops::shapes::known_different;
 use crate::ops::types::{self, with_index_slice};
 use crate::ops::{ScatterElements, ScatterNd};

@@ -3,7 +3,8 @@
 use scatter_kernels::{CheckedNdIndices, IndexValue, NdPlan, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::output_pool::{self, OutputPool, Target};
+use crate::ops::copy_target::{self, CopyPolicy, Target};
+use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::site::NodeSite;
@@ -143,9 +144,16 @@ impl ScatterNd {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let target = match output_pool::take_target(data, self.output_pool.as_ref())? {
+        let target = match copy_target::take_target(data, self.output_pool.as_ref())? {
             Target::Copy { out, data, .. } if self.copies_around_slices(plan, &checked, &data) => {
-                return types::scatter_copying(site, &checked, out, &data, updates, self.reduction);
+                return copy_target::scatter_copying(
+                    site,
+                    &checked,
+                    out,
+                    &data,
+                    updates,
+                    self.reduction,
+                );
             }
             target => target,
         };
@@ -163,13 +171,6 @@ impl ScatterNd {
     }
 }
 
-/// Data smaller than this is copied whole, then scattered.
-const COPY_AROUND_SLICES_FROM: usize = 1 << 20;
-
-/// Slices smaller than this are copied, then overwritten: skipping them
-/// saves less than sorting their offsets costs.
-const COPY_AROUND_SLICES_OF: usize = 64 << 10;
-
 impl ScatterNd {
     /// Whether shared `data` is copied around the slices the updates
     /// overwrite ([`CheckedNdIndices::apply_copying`]): no reduction, a
@@ -182,9 +183,9 @@ impl ScatterNd {
     ) -> bool {
         let size = data.datum_type().size_of();
         self.reduction == Reduction::None
-            && types::COPYING_TYPES.contains(&data.datum_type())
-            && data.len().saturating_mul(size) >= COPY_AROUND_SLICES_FROM
-            && plan.slice_len().saturating_mul(size) >= COPY_AROUND_SLICES_OF
+            && copy_target::COPYING_TYPES.contains(&data.datum_type())
+            && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
+            && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
             && checked.copies_around_slices()
     }
 }
@@ -217,7 +218,7 @@ impl EvalOp for ScatterNd {
 }
 
 impl ScatterNd {
-    /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
+    /// The op on `inputs`, its output taken as [`copy_target::take_output`] says.
     fn eval_scatter(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TValue> {
         let site = &self.site;
         types::expect_three_inputs(site, inputs.len())?;
@@ -228,6 +229,12 @@ impl ScatterNd {
         let indices = types::plain_indices(site, "indices", &indices, symbols)?;
         let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
         Ok(output.into_tvalue())
+    }
+}
+
+impl output_pool::PooledOp for ScatterNd {
+    fn output_pool(&self) -> Option<&OutputPool> {
+        self.output_pool.as_ref()
     }
 }
 

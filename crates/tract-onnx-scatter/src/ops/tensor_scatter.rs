@@ -194,7 +194,7 @@ impl EvalOp for TensorScatter {
 }
 
 impl TensorScatter {
-    /// The op on `inputs`, its output taken as [`output_pool::take_output`] says.
+    /// The op on `inputs`, its output taken as [`crate::ops::copy_target::take_output`] says.
     fn eval_scatter(
         &self,
         mut inputs: TVec<TValue>,
@@ -230,8 +230,12 @@ impl TensorScatter {
             .check_write_indices(starts, self.mode)
             .map_err(|e| self.site.error(e))?;
         // Validated: now take the cache, without a copy when exclusive.
-        let mut present =
-            output_pool::take_output(site, "past_cache", cache, self.output_pool.as_ref())?;
+        let mut present = crate::ops::copy_target::take_output(
+            site,
+            "past_cache",
+            cache,
+            self.output_pool.as_ref(),
+        )?;
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
@@ -249,6 +253,12 @@ impl TensorScatter {
 /// error for this node.
 pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
     scatter_kernels::tensor_scatter_axis(axis, rank).map_err(|e| site.error(e))
+}
+
+impl output_pool::PooledOp for TensorScatter {
+    fn output_pool(&self) -> Option<&OutputPool> {
+        self.output_pool.as_ref()
+    }
 }
 
 impl TypedOp for TensorScatter {

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use scatter_kernels::{CopyingScatter, Element, Reduction};
+use scatter_kernels::{Element, Reduction};
 use tract_core::internal::*;
 use tract_core::tract_data::TooEarly;
 
@@ -235,53 +235,4 @@ pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
 
 pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
     t.try_as_plain_ram()?.as_slice::<T>()
-}
-
-/// The data types whose copy a scatter can fuse ([`scatter_copying`]).
-pub const COPYING_TYPES: [DatumType; 4] = [
-    DatumType::F32,
-    DatumType::F64,
-    DatumType::I32,
-    DatumType::I64,
-];
-
-/// `out = data`, then `token`'s scatter of `updates`, fused
-/// ([`CopyingScatter`]); `out` may hold anything. `data` is of one of
-/// [`COPYING_TYPES`].
-pub fn scatter_copying<K: CopyingScatter>(
-    site: &NodeSite,
-    token: &K,
-    mut out: Tensor,
-    data: &Tensor,
-    updates: &Tensor,
-    reduction: Reduction,
-) -> TractResult<Tensor> {
-    fn fused<T: Element + Copy + Datum, K: CopyingScatter>(
-        site: &NodeSite,
-        token: &K,
-        out: &mut Tensor,
-        data: &Tensor,
-        updates: &Tensor,
-        reduction: Reduction,
-    ) -> TractResult<()> {
-        let mut view = out.try_as_plain_ram_mut()?;
-        token
-            .apply_copying(
-                view.as_slice_mut::<T>()?,
-                slice::<T>(data)?,
-                slice::<T>(updates)?,
-                reduction,
-            )
-            .map_err(|e| site.error(e))
-    }
-    match data.datum_type() {
-        DatumType::F32 => fused::<f32, K>(site, token, &mut out, data, updates, reduction)?,
-        DatumType::F64 => fused::<f64, K>(site, token, &mut out, data, updates, reduction)?,
-        DatumType::I32 => fused::<i32, K>(site, token, &mut out, data, updates, reduction)?,
-        DatumType::I64 => fused::<i64, K>(site, token, &mut out, data, updates, reduction)?,
-        dt => bail!(site.error(format!(
-            "internal: no fused copy for {dt:?} (only {COPYING_TYPES:?})"
-        ))),
-    }
-    Ok(out)
 }

@@ -1,0 +1,181 @@
+//! Where a validated scatter writes when it cannot write in place, and
+//! when it copies as it scatters.
+//!
+//! A scatter takes its data input only after every check passed. Owned
+//! data is written in place; shared data is copied into a pooled output no
+//! caller holds ([`crate::ops::output_pool`]) or a fresh buffer
+//! ([`crate::ops::fresh_buffer`]). For large data the copy and the scatter
+//! go in one pass where that pays ([`CopyPolicy`]): the kernels'
+//! `CopyingScatter` writes every element of the target before reading it.
+
+use scatter_kernels::{CopyingScatter, Element, Reduction};
+use tract_core::internal::*;
+
+use crate::ops::fresh_buffer::fresh_uninit;
+use crate::ops::output_pool::OutputPool;
+use crate::site::NodeSite;
+
+/// When a copy of shared data is fused with the scatter: every threshold
+/// in one place (measured on the bench's workloads; see PERFORMANCE.md).
+pub struct CopyPolicy;
+
+impl CopyPolicy {
+    /// ScatterElements: data smaller than this is copied, then scattered
+    /// (the copy stays in cache anyway).
+    pub const ELEMENTS_FROM: usize = 1 << 20;
+    /// ScatterElements: the largest slab (`data_shape[axis..]`) copied and
+    /// then scattered into while in cache (half of a 512 KiB L2).
+    pub const ELEMENTS_SLAB: usize = 256 << 10;
+    /// ScatterND: data smaller than this is copied whole, then scattered.
+    pub const ND_FROM: usize = 1 << 20;
+    /// ScatterND: slices smaller than this are copied, then overwritten:
+    /// skipping them saves less than sorting their offsets costs.
+    pub const ND_SLICE: usize = 64 << 10;
+}
+
+/// The tensor a validated scatter writes into, made from `data`:
+/// - `data` itself, without a copy, when exclusively owned (in place);
+/// - else a copy of `data` into an output of `pool` no caller holds, of
+///   data's type and shape;
+/// - else a copy into a fresh buffer ([`fresh_uninit`]).
+///
+/// Call only once every check has passed: this is where a retained output
+/// is consumed.
+pub fn take_output(
+    site: &NodeSite,
+    input: &str,
+    data: TValue,
+    pool: Option<&OutputPool>,
+) -> TractResult<Tensor> {
+    take_target(data, pool)?.into_filled(site, input)
+}
+
+/// Where a validated scatter writes: [`take_output`] before the copy, for
+/// a kernel that copies as it scatters.
+pub enum Target {
+    /// Holds data's values: `data` itself when exclusively owned, else a
+    /// clone of a type that is not plain bytes.
+    Ready(Tensor),
+    /// `out`, of data's plain type and shape, must receive `data`'s values
+    /// before the scatter reads it: a pooled output no caller holds
+    /// (`fresh: false`), or an uninitialized one advised to use huge pages.
+    Copy {
+        out: Tensor,
+        data: Arc<Tensor>,
+        fresh: bool,
+    },
+}
+
+impl Target {
+    /// The target holding data's values (the copy done).
+    pub fn into_filled(self, site: &NodeSite, input: &str) -> TractResult<Tensor> {
+        match self {
+            Target::Ready(t) => Ok(t),
+            Target::Copy {
+                mut out,
+                data,
+                fresh,
+            } => {
+                let src = data.try_as_plain_ram()?;
+                let src = src.as_bytes();
+                let mut dst = out.try_as_plain_ram_mut()?;
+                let dst = dst.as_bytes_mut();
+                ensure!(
+                    dst.len() == src.len(),
+                    site.error(format!(
+                        "internal: output of {} bytes for {input} of {}",
+                        dst.len(),
+                        src.len()
+                    ))
+                );
+                if fresh {
+                    // Whole, not in pieces: into fresh pages glibc's
+                    // streaming stores win (a kept-and-fed-back 33.6 MB
+                    // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
+                    dst.copy_from_slice(src);
+                } else {
+                    scatter_kernels::copy_in_pieces(dst, src);
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// [`take_output`] without the copy: see [`Target`].
+pub fn take_target(data: TValue, pool: Option<&OutputPool>) -> TractResult<Target> {
+    if let Some(pool) = pool {
+        pool.forget_if_only_other_holder(&data);
+    }
+    let data = match Arc::try_unwrap(data.into_arc_tensor()) {
+        Ok(exclusive) => return Ok(Target::Ready(exclusive)),
+        Err(shared) => shared,
+    };
+    let dt = data.datum_type();
+    if !dt.is_copy() || !data.is_plain_ram() {
+        return Ok(Target::Ready((*data).clone()));
+    }
+    if let Some(out) = pool.and_then(|p| p.take_idle(dt, data.shape())) {
+        return Ok(Target::Copy {
+            out,
+            data,
+            fresh: false,
+        });
+    }
+    // Safety: `Target::Copy` is written whole before it is read.
+    let out = unsafe { fresh_uninit(dt, data.shape())? };
+    Ok(Target::Copy {
+        out,
+        data,
+        fresh: true,
+    })
+}
+
+/// The data types whose copy a scatter can fuse ([`scatter_copying`]).
+pub const COPYING_TYPES: [DatumType; 4] = [
+    DatumType::F32,
+    DatumType::F64,
+    DatumType::I32,
+    DatumType::I64,
+];
+
+/// `out = data`, then `token`'s scatter of `updates`, fused
+/// ([`CopyingScatter`]); `out` may hold anything. `data` is of one of
+/// [`COPYING_TYPES`].
+pub fn scatter_copying<K: CopyingScatter>(
+    site: &NodeSite,
+    token: &K,
+    mut out: Tensor,
+    data: &Tensor,
+    updates: &Tensor,
+    reduction: Reduction,
+) -> TractResult<Tensor> {
+    fn fused<T: Element + Copy + Datum, K: CopyingScatter>(
+        site: &NodeSite,
+        token: &K,
+        out: &mut Tensor,
+        data: &Tensor,
+        updates: &Tensor,
+        reduction: Reduction,
+    ) -> TractResult<()> {
+        let mut view = out.try_as_plain_ram_mut()?;
+        token
+            .apply_copying(
+                view.as_slice_mut::<T>()?,
+                crate::ops::types::slice::<T>(data)?,
+                crate::ops::types::slice::<T>(updates)?,
+                reduction,
+            )
+            .map_err(|e| site.error(e))
+    }
+    match data.datum_type() {
+        DatumType::F32 => fused::<f32, K>(site, token, &mut out, data, updates, reduction)?,
+        DatumType::F64 => fused::<f64, K>(site, token, &mut out, data, updates, reduction)?,
+        DatumType::I32 => fused::<i32, K>(site, token, &mut out, data, updates, reduction)?,
+        DatumType::I64 => fused::<i64, K>(site, token, &mut out, data, updates, reduction)?,
+        dt => bail!(site.error(format!(
+            "internal: no fused copy for {dt:?} (only {COPYING_TYPES:?})"
+        ))),
+    }
+    Ok(out)
+}
