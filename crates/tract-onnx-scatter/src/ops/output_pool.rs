@@ -177,14 +177,15 @@ impl OutputPool {
     }
 
     /// Keeps a reference to `kept` (the fed-back data, when
-    /// [`OutputPool::kept_feedback`] found it), else to `output`, dropping
-    /// the oldest beyond capacity; remembers `output` as the last one.
-    fn retain(&self, output: &TValue, kept: Option<TValue>) {
+    /// [`OutputPool::kept_feedback`] found it), else to `output` unless it
+    /// was written `in_place` into data the caller moved in, dropping the
+    /// oldest beyond capacity; remembers `output` as the last one.
+    fn retain(&self, output: &TValue, kept: Option<TValue>, in_place: bool) {
         let mut retained = self.lock();
         if let Some(arc) = output.as_arc_tensor() {
             retained.last = Arc::downgrade(arc);
         }
-        if retained.capacity == 0 {
+        if retained.capacity == 0 || (in_place && kept.is_none()) {
             return;
         }
         let keep = kept.unwrap_or_else(|| output.clone());
@@ -230,9 +231,12 @@ impl std::fmt::Debug for OutputPool {
 }
 
 /// Evaluates a pooling op: `eval(inputs)` (which takes its output with
-/// [`take_output`]), then leaves the right buffer in `pool`, if any: the
-/// output, or the data input (`inputs[0]`) when the caller fed the last
-/// output back and keeps it.
+/// [`crate::ops::copy_target::take_output`]), then leaves the right buffer
+/// in `pool`, if any: the output, or the data input (`inputs[0]`) when the
+/// caller fed the last output back and keeps it. An output written in
+/// place into data the caller moved in is not kept: it is the caller's own
+/// buffer, and keeping it would only make a later call free it inside
+/// `run` (a caller moving a fresh cache into each call).
 pub fn eval_pooled(
     pool: Option<&OutputPool>,
     inputs: TVec<TValue>,
@@ -242,9 +246,19 @@ pub fn eval_pooled(
         return eval(inputs);
     };
     let kept = inputs.first().and_then(|data| pool.kept_feedback(data));
+    let data_buffer = inputs.first().and_then(|data| buffer_address(data));
     let output = eval(inputs)?;
-    pool.retain(&output, kept);
+    let in_place = data_buffer.is_some() && data_buffer == buffer_address(&output);
+    pool.retain(&output, kept, in_place);
     Ok(output)
+}
+
+/// The address of `t`'s plain bytes, when it has any: a scatter written in
+/// place returns its data's buffer in another `Tensor` value.
+fn buffer_address(t: &Tensor) -> Option<usize> {
+    let bytes = t.try_as_plain_ram().ok()?;
+    let bytes = bytes.as_bytes();
+    (!bytes.is_empty()).then(|| bytes.as_ptr() as usize)
 }
 
 /// Whether `node`'s single output is a model output read by no other node:
@@ -504,6 +518,32 @@ mod tests {
         }
         let values = cache.try_as_plain_ram().unwrap();
         assert!(values.as_slice::<f32>().unwrap().iter().all(|x| *x == 1.));
+    }
+
+    /// A caller that owns its data and moves a fresh tensor into each call:
+    /// every output is written in place into the buffer moved in, and the
+    /// pool keeps none of them (the caller frees its own, outside `run`);
+    /// the outputs the caller keeps are never written again.
+    #[test]
+    fn data_moved_in_fresh_each_call_is_written_in_place_and_never_retained() {
+        let plan = plan(model(nd(), false));
+        let mut kept = vec![];
+        for step in 0..4 {
+            let fresh = data(step as f32);
+            let buffer = ptr(&fresh);
+            let ins = tvec!(
+                fresh,
+                tensor2(&[[step as i64]]).into_tvalue(),
+                tensor2(&[[-1f32; 3]]).into_tvalue()
+            );
+            let out = plan.run(ins).unwrap().remove(0);
+            assert_eq!(ptr(&out), buffer, "step {step}: written in place");
+            assert!(pool(&plan).is_empty(), "step {step}: nothing retained");
+            kept.push(out);
+        }
+        for (step, out) in kept.iter().enumerate() {
+            assert_eq!(**out, expected(step as f32, step, -1.), "step {step}");
+        }
     }
 
     /// Feeds each output back as the next data, the caller keeping it
