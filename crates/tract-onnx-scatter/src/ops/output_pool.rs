@@ -258,7 +258,7 @@ pub fn eval_pooled(
 fn buffer_address(t: &Tensor) -> Option<usize> {
     let bytes = t.try_as_plain_ram().ok()?;
     let bytes = bytes.as_bytes();
-    (!bytes.is_empty()).then(|| bytes.as_ptr() as usize)
+    (!bytes.is_empty()).then_some(bytes.as_ptr() as usize)
 }
 
 /// Whether `node`'s single output is a model output read by no other node:
