@@ -13,7 +13,8 @@
 //! - `Cast` of such a value ([`bind_run_symbols`]);
 //! - `Unique`, which tract lacks ([`unique`]);
 //! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
-//!   data ([`data_dependent_constant_of_shape`]).
+//!   data ([`data_dependent_constant_of_shape`]);
+//! - `Loop`, which tract lacks ([`onnx_loop`]).
 //!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
 //! switches any of them off by name, [`TractOverrides::NONE`] keeps every
@@ -23,6 +24,7 @@ pub mod bind_run_symbols;
 pub mod constant_if;
 pub mod data_dependent_constant_of_shape;
 pub mod exact_tdim_concat;
+pub mod onnx_loop;
 pub mod retyped;
 pub mod run_symbols;
 pub mod run_time_slice_bounds;
@@ -48,11 +50,12 @@ pub enum TractOverride {
     Cast,
     Unique,
     ConstantOfShape,
+    Loop,
 }
 
 impl TractOverride {
     /// Every override, in the README's order.
-    pub const ALL: [TractOverride; 7] = [
+    pub const ALL: [TractOverride; 8] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
@@ -60,6 +63,7 @@ impl TractOverride {
         TractOverride::Cast,
         TractOverride::Unique,
         TractOverride::ConstantOfShape,
+        TractOverride::Loop,
     ];
 
     /// The ONNX op type whose builder it replaces.
@@ -72,6 +76,7 @@ impl TractOverride {
             TractOverride::Cast => "Cast",
             TractOverride::Unique => "Unique",
             TractOverride::ConstantOfShape => "ConstantOfShape",
+            TractOverride::Loop => "Loop",
         }
     }
 
@@ -84,6 +89,7 @@ impl TractOverride {
             TractOverride::Cast => bind_run_symbols::cast,
             TractOverride::Unique => unique::unique,
             TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
+            TractOverride::Loop => onnx_loop::onnx_loop,
         }
     }
 
@@ -189,7 +195,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Loop"
         );
     }
 
