@@ -492,11 +492,22 @@ impl InferenceOp for InferLoop {
         // Type the body; where it changes a loop-carried dim, that dim
         // becomes a fresh symbol and the body is typed again.
         let body = loop {
-            let body = self
+            let mut body = self
                 .typed_body(&carried, &outer)
                 .with_context(|| format!("Loop node '{name}': typing its body"))?;
             let mut changed = false;
             for (ix, fact) in carried.iter_mut().enumerate() {
+                let outlet = body.outputs[1 + ix];
+                if body.outlet_fact(outlet)?.datum_type == TDim::datum_type()
+                    && fact.datum_type == i64::datum_type()
+                {
+                    // tract types some int64 values as TDim (a Cast to
+                    // int64, shapes): back to the int64 the loop carries.
+                    let op = tract_core::ops::cast::cast(i64::datum_type());
+                    let cast =
+                        body.wire_node(format!("{name}.carried_{ix}.as_i64"), op, &[outlet])?;
+                    body.outputs[1 + ix] = cast[0];
+                }
                 let out = body.output_fact(1 + ix)?;
                 ensure!(
                     out.datum_type == fact.datum_type,
