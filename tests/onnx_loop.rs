@@ -594,3 +594,44 @@ fn without_the_override_stock_tract_still_lacks_loop() {
     let err = g.load_with(&stock).unwrap().into_typed().unwrap_err();
     assert!(chain(&err).contains("Unimplemented(Loop)"), "{err:#}");
 }
+
+/// No NNEF form: writing a model with a Loop is an error naming the node.
+#[test]
+fn writing_a_loop_to_nnef_is_an_error_naming_the_node() {
+    let model = decode_loop().optimized().unwrap();
+    let mut bytes = vec![];
+    let err = tract_onnx_scatter::nnef()
+        .write_to_tar(&model, &mut bytes)
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("No serializer found for node #2 \"buf_final\" Loop"),
+        "{err:#}"
+    );
+}
+
+/// tract types a Cast to int64 as TDim: the loop casts the carried value
+/// back, so the counter stays int64 from one iteration to the next.
+#[test]
+fn an_int64_counter_stays_int64_across_iterations() {
+    let b = Graph::new(OPSET)
+        .input("iter", DatumType::I64, &[])
+        .input("cond_in", DatumType::Bool, &[])
+        .input("s_in", DatumType::I64, &[])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Cast", &["iter"], &["i"], vec![graph::attr_int("to", 7)])
+        .node("Add", &["s_in", "i"], &["s_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("s_out", DatumType::I64);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input("s", DatumType::I64, &[]),
+        &["m", "", "s"],
+        &["s_final"],
+        b.graph_proto(),
+    )
+    .output("s_final", DatumType::I64);
+    let out = run(&g, &[scalar_i64(5), scalar_i64(100)]).unwrap();
+    assert_eq!(out[0].datum_type(), DatumType::I64);
+    assert_eq!(i64s(&out[0]), [110]);
+}

@@ -589,3 +589,88 @@ impl InferenceOp for InferLoop {
 
     as_op!();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tract_core::ops::array::TypedConcat;
+
+    /// A body `(iter, cond, x: f32[n]) -> (cond, x ++ [1] or x, iter or x)`.
+    fn op(grow: bool, scan_x: bool, output_facts: TVec<TypedFact>) -> Loop {
+        let mut body = TypedModel::default();
+        let n = body.symbols.sym("n");
+        let iter = body.add_source("iter", i64::scalar_fact()).unwrap();
+        let cond = body.add_source("cond", bool::scalar_fact()).unwrap();
+        let x = body.add_source("x", f32::fact([n.to_dim()])).unwrap();
+        let x_out = if grow {
+            let one = body.add_const("one", tensor1(&[1f32])).unwrap();
+            body.wire_node("grow", TypedConcat { axis: 0 }, &[x, one])
+                .unwrap()[0]
+        } else {
+            x
+        };
+        let scan = if scan_x { x_out } else { iter };
+        body.select_output_outlets(&[cond, x_out, scan]).unwrap();
+        Loop {
+            node: "l".into(),
+            plan: SimplePlan::new(body).unwrap(),
+            has_trip_count: true,
+            has_cond: false,
+            carried: 1,
+            scan: 1,
+            output_facts,
+            minted: vec![],
+        }
+    }
+
+    fn eval(op: &Loop, m: i64, x: Tensor) -> TractResult<TVec<TValue>> {
+        op.eval(
+            &EvalContext::out_of_plan(),
+            tvec![tensor0(m).into_tvalue(), x.into_tvalue()],
+        )
+    }
+
+    #[test]
+    fn a_carried_value_the_body_passes_on_is_moved_not_copied() {
+        let facts = tvec![f32::fact([3]), i64::fact([5])];
+        let x = tensor1(&[1f32, 2., 3.]);
+        let before = x.as_ptr::<f32>().unwrap() as usize;
+        let out = eval(&op(false, false, facts), 5, x).unwrap();
+        assert_eq!(out[0].as_ptr::<f32>().unwrap() as usize, before);
+        assert_eq!(
+            out[1]
+                .try_as_plain_ram()
+                .unwrap()
+                .as_slice::<i64>()
+                .unwrap(),
+            [0, 1, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn zero_iterations_give_scan_outputs_of_zero_rows_of_the_body_s_shape() {
+        let facts = tvec![f32::fact([3]), f32::fact([0.to_dim(), 3.to_dim()])];
+        let out = eval(&op(false, true, facts), 0, tensor1(&[1f32, 2., 3.])).unwrap();
+        assert_eq!(out[0].shape(), [3]);
+        assert_eq!(out[1].shape(), [0, 3]);
+    }
+
+    #[test]
+    fn a_scan_output_changing_shape_is_an_error_naming_both_shapes() {
+        let facts = tvec![f32::fact([3]), f32::fact([2.to_dim(), 3.to_dim()])];
+        let err = eval(&op(true, true, facts), 2, tensor1(&[1f32, 2., 3.])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Loop node 'l': scan output 0 is F32 [4] at iteration 0 but F32 [5] at iteration 1; scan outputs must keep their type and shape"
+        );
+    }
+
+    #[test]
+    fn the_default_iteration_limit_is_two_to_the_twentieth() {
+        assert_eq!(DEFAULT_LOOP_ITERATION_LIMIT, 1 << 20);
+        assert_eq!(
+            LOOP_ITERATION_LIMIT.load(Ordering::Relaxed),
+            DEFAULT_LOOP_ITERATION_LIMIT
+        );
+    }
+}
