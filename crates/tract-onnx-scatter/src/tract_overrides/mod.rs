@@ -14,6 +14,8 @@
 //! - `Unique`, which tract lacks ([`unique`]);
 //! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
 //!   data ([`data_dependent_constant_of_shape`]);
+//! - `Expand` to a shape holding a symbol only the run binds
+//!   ([`bind_run_symbols`]);
 //! - `Loop`, which tract lacks ([`onnx_loop`]).
 //!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
@@ -50,12 +52,13 @@ pub enum TractOverride {
     Cast,
     Unique,
     ConstantOfShape,
+    Expand,
     Loop,
 }
 
 impl TractOverride {
     /// Every override, in the README's order.
-    pub const ALL: [TractOverride; 8] = [
+    pub const ALL: [TractOverride; 9] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
@@ -63,6 +66,7 @@ impl TractOverride {
         TractOverride::Cast,
         TractOverride::Unique,
         TractOverride::ConstantOfShape,
+        TractOverride::Expand,
         TractOverride::Loop,
     ];
 
@@ -76,6 +80,7 @@ impl TractOverride {
             TractOverride::Cast => "Cast",
             TractOverride::Unique => "Unique",
             TractOverride::ConstantOfShape => "ConstantOfShape",
+            TractOverride::Expand => "Expand",
             TractOverride::Loop => "Loop",
         }
     }
@@ -89,6 +94,7 @@ impl TractOverride {
             TractOverride::Cast => bind_run_symbols::cast,
             TractOverride::Unique => unique::unique,
             TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
+            TractOverride::Expand => bind_run_symbols::expand,
             TractOverride::Loop => onnx_loop::onnx_loop,
         }
     }
@@ -195,7 +201,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Loop"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Expand, Loop"
         );
     }
 
