@@ -635,3 +635,27 @@ fn an_int64_counter_stays_int64_across_iterations() {
     assert_eq!(out[0].datum_type(), DatumType::I64);
     assert_eq!(i64s(&out[0]), [110]);
 }
+
+/// ONNX lets body inputs go untyped (the expanded `Range` function does):
+/// they take the loop's facts.
+#[test]
+fn untyped_body_inputs_take_the_loop_s_facts() {
+    let mut b = counting_body().graph_proto();
+    for input in &mut b.input {
+        input.r#type = None;
+    }
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        b,
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    let out = run(&g, &[scalar_i64(2), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [2., 12.]);
+    assert_eq!(i64s(&out[2]), [0, 1]);
+}

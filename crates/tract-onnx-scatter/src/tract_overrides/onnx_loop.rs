@@ -44,7 +44,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tract_hir::infer::{DimFact, ShapeFactoid};
 use tract_hir::internal::*;
 use tract_onnx::model::{ParseResult, ParsingContext};
-use tract_onnx::pb::{NodeProto, ValueInfoProto};
+use tract_onnx::pb::tensor_proto::DataType;
+use tract_onnx::pb::{NodeProto, TypeProto, ValueInfoProto, type_proto};
 
 /// The default of [`LOOP_ITERATION_LIMIT`]: 2^20 iterations.
 pub const DEFAULT_LOOP_ITERATION_LIMIT: usize = 1 << 20;
@@ -116,12 +117,32 @@ pub fn onnx_loop(
     for (ix, info) in body_proto.output.iter().enumerate() {
         check_tensor(info, ix, false)?;
     }
+    // ONNX lets body inputs go untyped (the expanded `Range` function of
+    // the official tests does); tract's parser needs a type. Any will do:
+    // the loop sets every body input's fact before analysing the body.
+    let mut body_proto = body_proto.clone();
+    for (ix, input) in body_proto.input.iter_mut().enumerate() {
+        if input.r#type.is_none() {
+            let elem_type = match ix {
+                0 => DataType::Int64,
+                1 => DataType::Bool,
+                _ => DataType::Float,
+            };
+            input.r#type = Some(TypeProto {
+                value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                    elem_type: elem_type as i32,
+                    shape: None,
+                })),
+                ..Default::default()
+            });
+        }
+    }
     let ParseResult {
         model: body,
         unresolved_inputs,
         ..
     } = ctx
-        .parse_graph(body_proto)
+        .parse_graph(&body_proto)
         .with_context(|| format!("Loop node '{name}': parsing its body"))?;
     let outputs: Vec<usize> = (0..node.output.len())
         .filter(|&i| !node.output[i].is_empty())
