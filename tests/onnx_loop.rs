@@ -391,11 +391,35 @@ fn the_iteration_limit_stops_a_loop_whose_condition_never_turns_false() {
     .output("x_final", DatumType::F32)
     .output("xs", DatumType::F32)
     .output("is", DatumType::I64);
+    // The same with M a constant: no scan dim of i64::MAX rows at load.
+    let constant = with_loop(
+        Graph::new(OPSET)
+            .init("m", &scalar_i64(i64::MAX))
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        counting_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
     let _guard = LIMIT.lock().unwrap();
     LOOP_ITERATION_LIMIT.store(100, Ordering::Relaxed);
     let result = run(&g, &[scalar_i64(i64::MAX), tensor1(&[0f32, 0.])]);
     let at_limit = run(&g, &[scalar_i64(100), tensor1(&[0f32, 0.])]);
+    let constant_fact = constant.optimized().map(|m| {
+        let o = m.output_outlets().unwrap()[1];
+        format!("{:?}", m.outlet_fact(o).unwrap())
+    });
+    let constant_result = run(&constant, &[tensor1(&[0f32, 0.])]);
     LOOP_ITERATION_LIMIT.store(DEFAULT_LOOP_ITERATION_LIMIT, Ordering::Relaxed);
+    let constant_fact = constant_fact.unwrap();
+    assert!(constant_fact.starts_with("loop"), "{constant_fact}");
+    let err = constant_result.unwrap_err();
+    assert!(
+        chain(&err).contains("still running after 100 iterations"),
+        "{err:#}"
+    );
     let err = result.unwrap_err();
     assert!(
         chain(&err).contains("Loop node 'x_final': still running after 100 iterations (M: 9223372036854775807); the limit is tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_ITERATION_LIMIT"),

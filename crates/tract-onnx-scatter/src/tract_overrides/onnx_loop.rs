@@ -289,14 +289,15 @@ impl EvalOp for Loop {
         );
         let mut inputs = inputs.into_iter();
         let trip_count = if self.has_trip_count {
-            let m = self.scalar_i64("trip count M", &inputs.next().unwrap(), ctx.symbols)?;
+            let m = inputs.next().context("no trip count")?;
+            let m = self.scalar_i64("trip count M", &m, ctx.symbols)?;
             ensure!(m >= 0, "Loop node '{node}': trip count M is {m}, negative");
             Some(m as u64)
         } else {
             None
         };
         let mut cond = match self.has_cond {
-            true => self.scalar_bool("cond", &inputs.next().unwrap())?,
+            true => self.scalar_bool("cond", &inputs.next().context("no cond")?)?,
             false => true,
         };
         let mut carried: TVec<TValue> = inputs.by_ref().take(self.carried).collect();
@@ -320,7 +321,8 @@ impl EvalOp for Loop {
                 .run(body_inputs)
                 .with_context(|| format!("Loop node '{node}': iteration {i}"))?
                 .into_iter();
-            cond = self.scalar_bool("the body's cond output", &outputs.next().unwrap())?;
+            let body_cond = outputs.next().context("the body gave no output")?;
+            cond = self.scalar_bool("the body's cond output", &body_cond)?;
             carried.extend(outputs.by_ref().take(self.carried));
             for (k, v) in outputs.enumerate() {
                 scans[k].push(v);
@@ -575,8 +577,15 @@ impl InferenceOp for InferLoop {
             Some(k) => k.cast_to_scalar::<bool>().unwrap_or(false),
             None => body.outputs[0] == body.inputs[1] && cond_in_true,
         };
+        // A constant M beyond the iteration limit never runs to the end: no
+        // dim that large (shape arithmetic on it could overflow).
+        let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as i64;
+        let runs_m = |m: &TDim| match m.to_i64() {
+            Ok(m) => (0..=limit).contains(&m),
+            Err(_) => true,
+        };
         let iterations = match (&trip_count, body_cond_true) {
-            (Some(m), true) if m.to_i64().is_err() || m.to_i64().is_ok_and(|m| m >= 0) => m.clone(),
+            (Some(m), true) if runs_m(m) => m.clone(),
             _ => {
                 let s = target.symbols.new_with_prefix("loop");
                 minted.push(s.clone());
