@@ -683,3 +683,45 @@ fn untyped_body_inputs_take_the_loop_s_facts() {
     assert_eq!(f32s(&out[0]), [2., 12.]);
     assert_eq!(i64s(&out[2]), [0, 1]);
 }
+
+/// A `torch.jit.script` decode loop exported by PyTorch 2.15's TorchScript
+/// exporter (opset 17): `for i in range(n): h = tanh(h / 2 + i / 10);
+/// buf[i] = h`, a Loop whose body reads the outer graph's constant cond and
+/// ends in a ScatterND (`tests/fixtures/torchscript_decode_loop/gen.py`).
+#[test]
+fn a_torchscript_loop_export_matches_eager_pytorch() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torchscript_decode_loop");
+    let read = |name: &str| {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        onnx_golden::tensor_proto::decode_tensor_bytes(&bytes).unwrap()
+    };
+    let inputs: Vec<Tensor> = (0..3).map(|i| read(&format!("input_{i}.pb"))).collect();
+    let expected = read("output_0.pb");
+    let plan = tract_onnx_scatter::onnx()
+        .model_for_path(dir.join("model.onnx"))
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let feed = |n: i64| -> TVec<TValue> {
+        tvec![
+            inputs[0].clone().into_tvalue(),
+            inputs[1].clone().into_tvalue(),
+            tensor0(n).into_tvalue()
+        ]
+    };
+    let out = plan.run(feed(5)).unwrap();
+    assert_eq!(out[0].shape(), expected.shape());
+    let expected = expected.try_as_plain_ram().unwrap();
+    for (got, want) in f32s(&out[0])
+        .iter()
+        .zip(expected.as_slice::<f32>().unwrap())
+    {
+        assert!((got - want).abs() <= 1e-6, "{got} vs {want}");
+    }
+    // No step: the buffer as given.
+    let out = plan.run(feed(0)).unwrap();
+    assert!(f32s(&out[0]).iter().all(|&v| v == 0.));
+}
