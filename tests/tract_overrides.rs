@@ -517,3 +517,39 @@ fn constant_of_shape_from_data_refuses_negative_and_unaddressable_shapes_without
         assert!(chain(&err).contains(word), "{dims:?}: {}", chain(&err));
     }
 }
+
+/// `y = Expand(1, Shape(x[s:e]))` with `s`, `e` model inputs: tract types
+/// the slice's length as a symbol of a scratch scope (`StridedSlice::
+/// output_facts` types on a model of its own), gone once typed; the
+/// `Expand` then waits on a symbol nothing binds (SLANet's decoder).
+fn expand_to_a_run_time_slice() -> Graph {
+    Graph::new(13)
+        .input_c("x", DatumType::F32, &[6])
+        .input_c("s", DatumType::I64, &[1])
+        .input_c("e", DatumType::I64, &[1])
+        .init("one", &tensor1(&[1f32]))
+        .node("Slice", &["x", "s", "e"], &["sliced"], vec![])
+        .node("Shape", &["sliced"], &["shape"], vec![])
+        .node("Expand", &["one", "shape"], &["y"], vec![])
+        .output("y", DatumType::F32)
+}
+
+#[test]
+fn a_shape_taken_from_a_slice_with_run_time_bounds_is_bound_when_the_slice_runs() {
+    let inputs = || {
+        tvec![
+            tensor1(&[0f32, 1., 2., 3., 4., 5.]).into_tvalue(),
+            tensor1(&[1i64]).into_tvalue(),
+            tensor1(&[4i64]).into_tvalue(),
+        ]
+    };
+    let out = run_with(
+        &expand_to_a_run_time_slice(),
+        &tract_onnx_scatter::onnx(),
+        inputs(),
+    )
+    .unwrap();
+    assert_eq!(out[0].shape(), [3]);
+    let stock = run_with(&expand_to_a_run_time_slice(), &no_overrides(), inputs()).unwrap_err();
+    assert!(chain(&stock).contains("Undetermined symbol"), "{stock:#}");
+}

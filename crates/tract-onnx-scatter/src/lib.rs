@@ -17,11 +17,11 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
-//! Beyond the scatter family, [`onnx()`] replaces the builders of seven
+//! Beyond the scatter family, [`onnx()`] replaces the builders of nine
 //! tract operators where tract 0.23.9 stops exporters' models before their
 //! scatters run: `If`, `Reshape`, `Concat`, `Slice`, `Cast`,
-//! `ConstantOfShape`, and `Unique`, which tract lacks ([`tract_overrides`]
-//! says what each changes and why). Wherever stock tract loads a model,
+//! `ConstantOfShape`, `Expand`, and `Unique` and `Loop`, which tract lacks
+//! ([`tract_overrides`] says what each changes and why). Wherever stock tract loads a model,
 //! each builds exactly stock's op and facts. [`Options::tract_overrides`]
 //! switches any of them off by name:
 //!
@@ -64,7 +64,7 @@ pub struct Options {
     /// Which tract operators outside the scatter family are replaced by
     /// [`tract_overrides`]' (default: all of them, [`TractOverrides::ALL`]):
     /// `If`, `Reshape`, `Concat`, `Slice`, `Cast`, `Unique`,
-    /// `ConstantOfShape`. Switch one off by name with
+    /// `ConstantOfShape`, `Expand`, `Loop`. Switch one off by name with
     /// `TractOverrides::ALL.without("Slice".parse()?)`;
     /// [`TractOverrides::NONE`] keeps every stock tract operator.
     pub tract_overrides: TractOverrides,
@@ -107,7 +107,8 @@ impl Options {
 /// `TensorScatter`, `ScatterElementsUpdate`, `ScatterElementsGrad`,
 /// `ScatterNDGrad`) builders with this crate's, accepting known exporter
 /// deviations, and replaces tract's `If`, `Reshape`, `Concat`, `Slice`,
-/// `Cast`, `ConstantOfShape` and adds `Unique` ([`tract_overrides`];
+/// `Cast`, `ConstantOfShape`, `Expand` and adds `Unique` and `Loop`
+/// ([`tract_overrides`];
 /// [`Options::default`]).
 pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
     Options::default().register(reg)

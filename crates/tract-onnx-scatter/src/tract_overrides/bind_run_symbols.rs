@@ -123,3 +123,89 @@ impl TypedOp for BindRunSymbols {
         Ok(tvec!(TDim::datum_type().fact(inputs[0].shape.clone())))
     }
 }
+
+/// The builder registered for `Expand`: tract's, but when its shape is a
+/// constant holding run-bound symbols (a `Shape` of a run-time slice,
+/// folded at load), its data input first goes through [`AfterBinders`],
+/// so the nodes binding those symbols stay in the plan and run first.
+/// tract's `MultiBroadcastTo` evaluates the shape with the session's
+/// values, but takes only the data as input: without this, the binding
+/// node may be pruned as dead ("Undetermined symbol", SLANet's decoder).
+pub fn expand(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let (inner, extra_inputs) = stock("Expand")?(ctx, node)?;
+    let op = Retyped {
+        stock: inner,
+        typing: DataAfterBinders,
+    };
+    Ok((Box::new(op), extra_inputs))
+}
+
+/// Typing that orders input 0 after the nodes binding the run-bound
+/// symbols of the other inputs' constants; then tract's own typing.
+#[derive(Debug, Clone)]
+pub struct DataAfterBinders;
+
+impl Typing for DataAfterBinders {
+    fn to_typed(
+        &self,
+        stock: &dyn InferenceOp,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        let outlets: TVec<OutletId> = node.inputs.iter().map(|i| mapping[i]).collect();
+        let binders = match outlets.get(1..) {
+            Some(rest) => super::run_symbols::binders(target, rest)?,
+            None => tvec![],
+        };
+        if binders.is_empty() {
+            return stock.to_typed(source, node, target, mapping);
+        }
+        let mut wires = tvec![outlets[0]];
+        wires.extend(binders);
+        let data =
+            target.wire_node(format!("{}.after_binders", node.name), AfterBinders, &wires)?[0];
+        let mut mapping = mapping.clone();
+        mapping.insert(node.inputs[0], data);
+        stock.to_typed(source, node, target, &mapping)
+    }
+}
+
+/// Input 0, unchanged; further inputs only order the op after the nodes
+/// binding symbols. Never folded at load.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct AfterBinders;
+
+impl Op for AfterBinders {
+    fn name(&self) -> StaticName {
+        "AfterBinders".into()
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for AfterBinders {
+    fn eval_out_of_plan(&self, _inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
+        Ok(None)
+    }
+
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let value = inputs
+            .into_iter()
+            .next()
+            .context("AfterBinders: no input")?;
+        Ok(tvec!(value))
+    }
+}
+
+impl TypedOp for AfterBinders {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+    }
+}

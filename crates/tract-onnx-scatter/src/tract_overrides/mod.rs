@@ -13,7 +13,10 @@
 //! - `Cast` of such a value ([`bind_run_symbols`]);
 //! - `Unique`, which tract lacks ([`unique`]);
 //! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
-//!   data ([`data_dependent_constant_of_shape`]).
+//!   data ([`data_dependent_constant_of_shape`]);
+//! - `Expand` to a shape holding a symbol only the run binds
+//!   ([`bind_run_symbols`]);
+//! - `Loop`, which tract lacks ([`onnx_loop`]).
 //!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
 //! switches any of them off by name, [`TractOverrides::NONE`] keeps every
@@ -23,6 +26,7 @@ pub mod bind_run_symbols;
 pub mod constant_if;
 pub mod data_dependent_constant_of_shape;
 pub mod exact_tdim_concat;
+pub mod onnx_loop;
 pub mod retyped;
 pub mod run_symbols;
 pub mod run_time_slice_bounds;
@@ -48,11 +52,13 @@ pub enum TractOverride {
     Cast,
     Unique,
     ConstantOfShape,
+    Expand,
+    Loop,
 }
 
 impl TractOverride {
     /// Every override, in the README's order.
-    pub const ALL: [TractOverride; 7] = [
+    pub const ALL: [TractOverride; 9] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
@@ -60,6 +66,8 @@ impl TractOverride {
         TractOverride::Cast,
         TractOverride::Unique,
         TractOverride::ConstantOfShape,
+        TractOverride::Expand,
+        TractOverride::Loop,
     ];
 
     /// The ONNX op type whose builder it replaces.
@@ -72,6 +80,8 @@ impl TractOverride {
             TractOverride::Cast => "Cast",
             TractOverride::Unique => "Unique",
             TractOverride::ConstantOfShape => "ConstantOfShape",
+            TractOverride::Expand => "Expand",
+            TractOverride::Loop => "Loop",
         }
     }
 
@@ -84,6 +94,8 @@ impl TractOverride {
             TractOverride::Cast => bind_run_symbols::cast,
             TractOverride::Unique => unique::unique,
             TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
+            TractOverride::Expand => bind_run_symbols::expand,
+            TractOverride::Loop => onnx_loop::onnx_loop,
         }
     }
 
@@ -189,7 +201,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Expand, Loop"
         );
     }
 

@@ -9,6 +9,14 @@
 //! runs tract's `StridedSlice` on plain values. Slices whose bounds hold no
 //! such symbol (none, or only the model inputs' symbols, which the session
 //! knows from the start) are exactly tract's op.
+//!
+//! A slice whose bounds are run-time values (not constants) gets from
+//! tract an output dim holding a symbol of a scratch scope
+//! (`StridedSlice::output_facts` types on a model of its own), dead once
+//! typed: a `Shape` of that slice, folded to a constant, holds a symbol
+//! nothing binds ("Undetermined symbol", SLANet's decoder in its `Loop`).
+//! Such a slice is a [`RunTimeValueSlice`]: the same evaluation, its
+//! output dims symbols of the model, bound when it runs.
 
 use tract_core::ops::array::StridedSlice;
 use tract_hir::internal::*;
@@ -16,6 +24,13 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use super::run_symbols::{binders, run_bound_symbols, run_values};
+
+/// Whether a dim of `fact` holds a symbol whose scope is gone.
+fn holds_dead_symbols(fact: &TypedFact) -> bool {
+    fact.shape
+        .iter()
+        .any(|d| d.symbols().iter().any(|s| s.scope().is_none()))
+}
 
 /// The builder registered for `Slice`: tract's below opset 10 (bounds are
 /// attributes there), the run-time-bound slice from 10 on.
@@ -158,12 +173,85 @@ impl InferenceRulesOp for RunTimeBoundSlice {
             run_bound |= !run_bound_symbols(target, target.outlet_fact(*bound)?)?.is_empty();
         }
         if !run_bound {
-            // Nothing only the run binds: exactly the op stock tract builds.
-            return target.wire_node(&node.name, self.0.clone(), &inputs);
+            let facts: TVec<TypedFact> = inputs
+                .iter()
+                .map(|o| target.outlet_fact(*o).cloned())
+                .collect::<TractResult<_>>()?;
+            let facts: TVec<&TypedFact> = facts.iter().collect();
+            let output = self.0.output_facts(&facts)?;
+            if !holds_dead_symbols(&output[0]) {
+                // Nothing only the run binds: exactly the op stock tract builds.
+                return target.wire_node(&node.name, self.0.clone(), &inputs);
+            }
+            let dims = (0..output[0].rank())
+                .map(|_| target.symbols.new_with_prefix("slice"))
+                .collect();
+            let op = RunTimeValueSlice {
+                slice: self.0.clone(),
+                dims,
+            };
+            return target.wire_node(&node.name, op, &inputs);
         }
         inputs.extend(binders(target, &inputs[1..])?);
         target.wire_node(&node.name, self.clone(), &inputs)
     }
 
     as_op!();
+}
+
+/// tract's `StridedSlice` with run-time bound values, its output dims that
+/// tract leaves to a dead scope replaced by `dims` (one per axis, symbols
+/// of the model), bound by the plan when the slice runs.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct RunTimeValueSlice {
+    pub slice: StridedSlice,
+    /// For each output axis, the symbol standing for its length when
+    /// tract's own would be dead.
+    pub dims: TVec<Symbol>,
+}
+
+impl Op for RunTimeValueSlice {
+    fn name(&self) -> StaticName {
+        "StridedSlice".into()
+    }
+
+    fn mints_runtime_symbols(&self) -> bool {
+        true
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for RunTimeValueSlice {
+    op_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        self.slice.eval(ctx, inputs)
+    }
+}
+
+impl TypedOp for RunTimeValueSlice {
+    as_op!();
+
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        let mut facts = self.slice.output_facts(inputs)?;
+        let fact = &mut facts[0];
+        let shape: TVec<TDim> = fact
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(axis, d)| {
+                if d.symbols().iter().any(|s| s.scope().is_none()) {
+                    self.dims
+                        .get(axis)
+                        .map(|s| s.to_dim())
+                        .context("RunTimeValueSlice: an output axis without its symbol")
+                } else {
+                    Ok(d.clone())
+                }
+            })
+            .collect::<TractResult<_>>()?;
+        *fact = fact.datum_type.fact(shape);
+        Ok(facts)
+    }
 }

@@ -1,0 +1,706 @@
+//! ONNX `Loop` (opsets 1, 11, 13, 16, 19, 21), which tract 0.23.9 does not
+//! implement ("Unimplemented(Loop)").
+//!
+//! Decoders write one row per step into a preallocated buffer with a
+//! `ScatterND`/`ScatterElements` inside a `Loop` body (SLANet, TorchScript
+//! `while` loops). Contract (ONNX, tensors only):
+//!
+//! - inputs: `M` (optional trip count, an integer scalar; an empty name is
+//!   absent), `cond` (optional bool scalar, absent = true), then the N
+//!   loop-carried initial values `v_initial`; the body may also read any
+//!   value of the enclosing graphs by name (extra node inputs here);
+//! - body: inputs `(iteration_num: int64 scalar, cond: bool scalar, v_1..v_N)`,
+//!   outputs `(cond, v_1..v_N, scan_1..scan_K)`;
+//! - outputs: the N final loop-carried values, then the K scan outputs, each
+//!   the body's per-iteration values stacked along a new first axis (0 rows
+//!   when no iteration runs);
+//! - iterations: `i = 0, 1, ...` while `i < M` (when `M` is given) and `cond`
+//!   (the node's `cond` first, then the body's); with neither given, until
+//!   the body's `cond` is false;
+//! - limits: a negative `M` is an error; no loop runs more than
+//!   [`LOOP_ITERATION_LIMIT`] iterations (default
+//!   [`DEFAULT_LOOP_ITERATION_LIMIT`]): reaching it with the loop still
+//!   going is an error naming the node and the limit, raised before the
+//!   iteration past the limit runs;
+//! - sequence and optional values (loop-carried, scan outputs, body inputs)
+//!   are a load error naming the node and the value.
+//!
+//! The body is typed once, when the `Loop` is typed (from the facts of its
+//! initial values and outer-scope inputs), optimized, and run as one plan
+//! state over every iteration. Loop-carried values move from one iteration
+//! to the next: the loop owns them between iterations and hands them to the
+//! body as the only reference, so a scatter into a carried buffer writes in
+//! place (a decode step costs the row it writes, not the buffer).
+//!
+//! Typed facts: a loop-carried output has the fact of its initial value,
+//! except for the dims the body changes, which become fresh symbols (prefix
+//! `loop`) bound when the loop has run. A scan output's first dim is `M`
+//! when the loop provably runs `M` times (constant or symbolic `M`, a
+//! condition that can never turn false), else a fresh symbol bound when the
+//! loop has run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tract_hir::infer::{DimFact, ShapeFactoid};
+use tract_hir::internal::*;
+use tract_onnx::model::{ParseResult, ParsingContext};
+use tract_onnx::pb::tensor_proto::DataType;
+use tract_onnx::pb::{NodeProto, TypeProto, ValueInfoProto, type_proto};
+
+/// The default of [`LOOP_ITERATION_LIMIT`]: 2^20 iterations.
+pub const DEFAULT_LOOP_ITERATION_LIMIT: usize = 1 << 20;
+
+/// The most iterations any `Loop` runs, process-wide; a loop that would run
+/// one more fails, naming its node and this limit. Change it with
+/// `LOOP_ITERATION_LIMIT.store(n, Ordering::Relaxed)`; it is read once at
+/// the start of each loop's evaluation.
+pub static LOOP_ITERATION_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LOOP_ITERATION_LIMIT);
+
+/// The builder registered for `Loop`.
+pub fn onnx_loop(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let name = &node.name;
+    let body_proto = node
+        .get_attr_opt::<&tract_onnx::pb::GraphProto>("body")?
+        .with_context(|| format!("Loop node '{name}': has no `body` graph attribute"))?;
+    let present = |ix: usize| node.input.get(ix).is_some_and(|s| !s.is_empty());
+    let has_trip_count = present(0);
+    let has_cond = present(1);
+    let carried = node.input.len().saturating_sub(2);
+    if let Some(ix) = (2..node.input.len()).find(|&ix| node.input[ix].is_empty()) {
+        bail!(
+            "Loop node '{name}': loop-carried initial value {} (input {ix}) has an empty name; loop-carried values cannot be omitted",
+            ix - 2
+        );
+    }
+    let body_inputs = body_proto.input.len();
+    ensure!(
+        body_inputs == 2 + carried,
+        "Loop node '{name}': body has {body_inputs} inputs, expected 2 + {carried} (iteration_num, cond, then one per loop-carried value; the node has {carried})"
+    );
+    let body_outputs = body_proto.output.len();
+    ensure!(
+        body_outputs > carried,
+        "Loop node '{name}': body has {body_outputs} outputs, expected at least 1 + {carried} (cond, then one per loop-carried value; the node has {carried})"
+    );
+    let scan = body_outputs - 1 - carried;
+    ensure!(
+        node.output.len() <= carried + scan,
+        "Loop node '{name}': has {} outputs, expected at most {} ({carried} loop-carried values and {scan} scan outputs, as its body gives)",
+        node.output.len(),
+        carried + scan
+    );
+    let role = |ix: usize, input: bool| match (input, ix) {
+        (true, 0) => "iteration_num".to_string(),
+        (true, 1) | (false, 0) => "cond".to_string(),
+        (true, ix) => format!("loop-carried value {}", ix - 2),
+        (false, ix) if ix <= carried => format!("loop-carried value {}", ix - 1),
+        (false, ix) => format!("scan output {}", ix - 1 - carried),
+    };
+    let check_tensor = |info: &ValueInfoProto, ix: usize, input: bool| -> TractResult<()> {
+        let kind = if input { "input" } else { "output" };
+        if let Some(t) = &info.r#type {
+            ensure!(
+                t.value.is_some(),
+                "Loop node '{name}': body {kind} '{}' ({}) is not a tensor (a sequence, optional or map value); tract_onnx_scatter's Loop supports tensor values only",
+                info.name,
+                role(ix, input)
+            );
+        }
+        Ok(())
+    };
+    for (ix, info) in body_proto.input.iter().enumerate() {
+        check_tensor(info, ix, true)?;
+    }
+    for (ix, info) in body_proto.output.iter().enumerate() {
+        check_tensor(info, ix, false)?;
+    }
+    // ONNX lets body inputs go untyped (the expanded `Range` function of
+    // the official tests does); tract's parser needs a type. Any will do:
+    // the loop sets every body input's fact before analysing the body.
+    let mut body_proto = body_proto.clone();
+    for (ix, input) in body_proto.input.iter_mut().enumerate() {
+        if input.r#type.is_none() {
+            let elem_type = match ix {
+                0 => DataType::Int64,
+                1 => DataType::Bool,
+                _ => DataType::Float,
+            };
+            input.r#type = Some(TypeProto {
+                value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                    elem_type: elem_type as i32,
+                    shape: None,
+                })),
+                ..Default::default()
+            });
+        }
+    }
+    let ParseResult {
+        model: body,
+        unresolved_inputs,
+        ..
+    } = ctx
+        .parse_graph(&body_proto)
+        .with_context(|| format!("Loop node '{name}': parsing its body"))?;
+    let outputs: Vec<usize> = (0..node.output.len())
+        .filter(|&i| !node.output[i].is_empty())
+        .collect();
+    Ok((
+        Box::new(InferLoop {
+            node: name.clone(),
+            body,
+            has_trip_count,
+            has_cond,
+            carried,
+            scan,
+            outputs,
+        }),
+        unresolved_inputs,
+    ))
+}
+
+/// The typed `Loop`; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct Loop {
+    /// The ONNX node's name, for errors.
+    pub node: String,
+    /// The body, typed and optimized once; its inputs are
+    /// `(iteration_num, cond, v_1..v_N, outer-scope values)`.
+    pub plan: Arc<TypedSimplePlan>,
+    /// Whether the node's first inputs are `M` and `cond`.
+    pub has_trip_count: bool,
+    pub has_cond: bool,
+    /// N and K.
+    pub carried: usize,
+    pub scan: usize,
+    /// The N + K output facts, fixed when the loop was typed.
+    pub output_facts: TVec<TypedFact>,
+    /// The symbols this loop's outputs bind (fresh at typing).
+    pub minted: Vec<Symbol>,
+}
+
+impl PartialEq for Loop {
+    fn eq(&self, other: &Self) -> bool {
+        self.node == other.node && Arc::ptr_eq(&self.plan, &other.plan)
+    }
+}
+impl Eq for Loop {}
+
+impl Loop {
+    fn body(&self) -> &TypedModel {
+        self.plan.model()
+    }
+
+    fn scalar_i64(&self, what: &str, v: &TValue, symbols: &SymbolValues) -> TractResult<i64> {
+        ensure!(
+            v.len() == 1,
+            "Loop node '{}': {what} must hold one value, got shape {:?}",
+            self.node,
+            v.shape()
+        );
+        let values = super::run_symbols::run_values(v, symbols)
+            .with_context(|| format!("Loop node '{}': reading {what}", self.node))?;
+        Ok(values[0])
+    }
+
+    fn scalar_bool(&self, what: &str, v: &TValue) -> TractResult<bool> {
+        ensure!(
+            v.len() == 1 && v.datum_type() == bool::datum_type(),
+            "Loop node '{}': {what} must be one bool, got {:?} of shape {:?}",
+            self.node,
+            v.datum_type(),
+            v.shape()
+        );
+        Ok(v.try_as_plain_ram()?.as_slice::<bool>()?[0])
+    }
+
+    /// Stacks scan output `k`'s per-iteration values along a new first axis.
+    fn stack(&self, k: usize, values: Vec<TValue>, symbols: &SymbolValues) -> TractResult<Tensor> {
+        let fact = &self.output_facts[self.carried + k];
+        let Some(first) = values.first() else {
+            // No iteration: 0 rows of the body's fact (dims it cannot tell: 0).
+            let shape: Vec<usize> = std::iter::once(0)
+                .chain(fact.shape.iter().skip(1).map(|d| {
+                    let d = d.eval(symbols).to_i64().ok();
+                    d.and_then(|d| usize::try_from(d).ok()).unwrap_or(0)
+                }))
+                .collect();
+            return Tensor::zero_dt(fact.datum_type, &shape);
+        };
+        let (dt, shape) = (first.datum_type(), first.shape().to_vec());
+        for (i, v) in values.iter().enumerate() {
+            ensure!(
+                v.datum_type() == dt && v.shape() == &*shape,
+                "Loop node '{}': scan output {k} is {dt:?} {shape:?} at iteration 0 but {:?} {:?} at iteration {i}; scan outputs must keep their type and shape",
+                self.node,
+                v.datum_type(),
+                v.shape()
+            );
+        }
+        let rows: Vec<Tensor> = values
+            .into_iter()
+            .map(|v| {
+                let mut t = v.into_tensor();
+                t.insert_axis(0)?;
+                Ok(t)
+            })
+            .collect::<TractResult<_>>()?;
+        Tensor::stack_tensors(0, &rows)
+    }
+}
+
+impl Op for Loop {
+    fn name(&self) -> StaticName {
+        "Loop".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!(
+            "trip count: {} cond: {} carried: {} scan: {} body: {} nodes",
+            self.has_trip_count,
+            self.has_cond,
+            self.carried,
+            self.scan,
+            self.body().nodes().len()
+        )])
+    }
+
+    fn mints_runtime_symbols(&self) -> bool {
+        !self.minted.is_empty()
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for Loop {
+    not_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let node = &self.node;
+        let fixed = self.has_trip_count as usize + self.has_cond as usize + self.carried;
+        let outer = self.body().inputs.len() - 2 - self.carried;
+        ensure!(
+            inputs.len() == fixed + outer,
+            "Loop node '{node}': expects {} inputs, got {}",
+            fixed + outer,
+            inputs.len()
+        );
+        let mut inputs = inputs.into_iter();
+        let trip_count = if self.has_trip_count {
+            let m = inputs.next().context("no trip count")?;
+            let m = self.scalar_i64("trip count M", &m, ctx.symbols)?;
+            ensure!(m >= 0, "Loop node '{node}': trip count M is {m}, negative");
+            Some(m as u64)
+        } else {
+            None
+        };
+        let mut cond = match self.has_cond {
+            true => self.scalar_bool("cond", &inputs.next().context("no cond")?)?,
+            false => true,
+        };
+        let mut carried: TVec<TValue> = inputs.by_ref().take(self.carried).collect();
+        let outer: TVec<TValue> = inputs.collect();
+        let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as u64;
+        let mut scans: Vec<Vec<TValue>> = vec![vec![]; self.scan];
+        let mut state = TypedSimpleState::new(&self.plan)?;
+        let mut i: u64 = 0;
+        while cond && trip_count.is_none_or(|m| i < m) {
+            ensure!(
+                i < limit,
+                "Loop node '{node}': still running after {limit} iterations (M: {}); the limit is tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_ITERATION_LIMIT",
+                trip_count.map_or("absent".to_string(), |m| m.to_string())
+            );
+            let mut body_inputs: TVec<TValue> =
+                tvec![tensor0(i as i64).into_tvalue(), tensor0(cond).into_tvalue()];
+            // Moved, not cloned: the body gets the only reference.
+            body_inputs.extend(carried.drain(..));
+            body_inputs.extend(outer.iter().cloned());
+            let mut outputs = state
+                .run(body_inputs)
+                .with_context(|| format!("Loop node '{node}': iteration {i}"))?
+                .into_iter();
+            let body_cond = outputs.next().context("the body gave no output")?;
+            cond = self.scalar_bool("the body's cond output", &body_cond)?;
+            carried.extend(outputs.by_ref().take(self.carried));
+            for (k, v) in outputs.enumerate() {
+                scans[k].push(v);
+            }
+            i += 1;
+        }
+        let mut results = carried;
+        for (k, values) in scans.into_iter().enumerate() {
+            results.push(self.stack(k, values, ctx.symbols)?.into_tvalue());
+        }
+        Ok(results)
+    }
+}
+
+impl TypedOp for Loop {
+    as_op!();
+
+    fn output_facts(&self, _inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        Ok(self.output_facts.clone())
+    }
+}
+
+/// `Loop` before typing: the body as parsed, and which of the N + K
+/// outputs the node names.
+#[derive(Debug, Clone)]
+pub struct InferLoop {
+    pub node: String,
+    pub body: InferenceModel,
+    pub has_trip_count: bool,
+    pub has_cond: bool,
+    pub carried: usize,
+    pub scan: usize,
+    /// The positions (in carried ++ scan) of the outputs the node names.
+    pub outputs: Vec<usize>,
+}
+
+impl PartialEq for InferLoop {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+impl Eq for InferLoop {}
+
+impl InferLoop {
+    /// Node input position of the first loop-carried value.
+    fn first_carried(&self) -> usize {
+        self.has_trip_count as usize + self.has_cond as usize
+    }
+
+    /// Node input position of body input `ix` (`ix` ≥ 2).
+    fn node_input(&self, body_ix: usize) -> usize {
+        self.first_carried() + body_ix - 2
+    }
+
+    /// The body typed for these facts of the node's inputs (the carried
+    /// ones as given, the outer-scope ones with their constants), decluttered.
+    fn typed_body(&self, carried: &[TypedFact], outer: &[TypedFact]) -> TractResult<TypedModel> {
+        let mut body = self.body.clone();
+        body.set_input_fact(0, i64::scalar_fact().into())?;
+        body.set_input_fact(1, bool::scalar_fact().into())?;
+        for (ix, fact) in carried.iter().chain(outer).enumerate() {
+            body.set_input_fact(2 + ix, fact.clone().into())?;
+        }
+        body.into_typed()?.into_decluttered()
+    }
+}
+
+impl Op for InferLoop {
+    fn name(&self) -> StaticName {
+        "Loop".into()
+    }
+
+    not_a_typed_op!();
+}
+
+impl EvalOp for InferLoop {
+    not_out_of_plan!();
+}
+
+impl InferenceOp for InferLoop {
+    fn infer_facts(
+        &mut self,
+        inputs: TVec<&InferenceFact>,
+        outputs: TVec<&InferenceFact>,
+        observed: TVec<&InferenceFact>,
+    ) -> TractResult<(
+        TVec<InferenceFact>,
+        TVec<InferenceFact>,
+        TVec<InferenceFact>,
+    )> {
+        let inputs: TVec<InferenceFact> = inputs.into_iter().cloned().collect();
+        let mut outputs: TVec<InferenceFact> = outputs.into_iter().cloned().collect();
+        let first = self.first_carried();
+        // What the body tells about its outputs for the first iteration's
+        // inputs (best effort: datum types and ranks only, as shapes may
+        // change from one iteration to the next).
+        let mut body = self.body.clone();
+        let analysed = (|| -> TractResult<()> {
+            body.set_input_fact(0, i64::scalar_fact().into())?;
+            body.set_input_fact(1, bool::scalar_fact().into())?;
+            for ix in 2..body.inputs.len() {
+                let fact = inputs[self.node_input(ix)].clone();
+                body.set_input_fact(ix, fact)?;
+            }
+            body.analyse(false)?;
+            Ok(())
+        })()
+        .is_ok();
+        let rank_fact = |dt: Option<DatumType>, rank: Option<usize>| {
+            let mut fact = InferenceFact::default();
+            if let Some(dt) = dt {
+                fact = fact.with_datum_type(dt);
+            }
+            if let Some(rank) = rank {
+                fact.shape = ShapeFactoid::closed(tvec![DimFact::default(); rank]);
+            }
+            fact
+        };
+        for (slot, &which) in self.outputs.iter().enumerate() {
+            let fact = if which < self.carried {
+                let input = &inputs[first + which];
+                rank_fact(
+                    input.datum_type.concretize(),
+                    input.shape.rank().concretize().map(|r| r as usize),
+                )
+            } else if analysed {
+                let inner = body.output_fact(1 + which)?;
+                rank_fact(
+                    inner.datum_type.concretize(),
+                    inner.shape.rank().concretize().map(|r| r as usize + 1),
+                )
+            } else {
+                continue;
+            };
+            outputs[slot].unify_with(&fact)?;
+        }
+        Ok((inputs, outputs, observed.into_iter().cloned().collect()))
+    }
+
+    fn nboutputs(&self) -> TractResult<usize> {
+        Ok(self.outputs.len())
+    }
+
+    fn to_typed(
+        &self,
+        _source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        let name = &self.node;
+        let inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
+        let facts: TVec<TypedFact> = inputs
+            .iter()
+            .map(|o| target.outlet_fact(*o).cloned())
+            .collect::<TractResult<_>>()?;
+        let first = self.first_carried();
+        let mut trip_count: Option<TDim> = None;
+        if self.has_trip_count {
+            let m = &facts[0];
+            ensure!(
+                m.datum_type.is_integer() || m.datum_type == TDim::datum_type(),
+                "Loop node '{name}': trip count M is {:?}, expected int64",
+                m.datum_type
+            );
+            if let Some(k) = &m.konst
+                && k.len() == 1
+            {
+                trip_count = Some(
+                    k.cast_to::<TDim>()?
+                        .try_as_plain_ram()?
+                        .as_slice::<TDim>()?[0]
+                        .clone(),
+                );
+            }
+        }
+        if self.has_cond {
+            ensure!(
+                facts[first - 1].datum_type == bool::datum_type(),
+                "Loop node '{name}': cond is {:?}, expected bool",
+                facts[first - 1].datum_type
+            );
+        }
+        let mut carried: Vec<TypedFact> = facts[first..first + self.carried]
+            .iter()
+            .map(|f| f.datum_type.fact(f.shape.clone()))
+            .collect();
+        let outer: Vec<TypedFact> = facts[first + self.carried..].to_vec();
+        let mut minted: Vec<Symbol> = vec![];
+        // Type the body; where it changes a loop-carried dim, that dim
+        // becomes a fresh symbol and the body is typed again.
+        let body = loop {
+            let mut body = self
+                .typed_body(&carried, &outer)
+                .with_context(|| format!("Loop node '{name}': typing its body"))?;
+            let mut changed = false;
+            for (ix, fact) in carried.iter_mut().enumerate() {
+                let outlet = body.outputs[1 + ix];
+                if body.outlet_fact(outlet)?.datum_type == TDim::datum_type()
+                    && fact.datum_type == i64::datum_type()
+                {
+                    // tract types some int64 values as TDim (a Cast to
+                    // int64, shapes): back to the int64 the loop carries.
+                    let op = tract_core::ops::cast::cast(i64::datum_type());
+                    let cast =
+                        body.wire_node(format!("{name}.carried_{ix}.as_i64"), op, &[outlet])?;
+                    body.outputs[1 + ix] = cast[0];
+                }
+                let out = body.output_fact(1 + ix)?;
+                ensure!(
+                    out.datum_type == fact.datum_type,
+                    "Loop node '{name}': loop-carried value {ix} enters the body as {:?} and leaves it as {:?}",
+                    fact.datum_type,
+                    out.datum_type
+                );
+                ensure!(
+                    out.rank() == fact.rank(),
+                    "Loop node '{name}': loop-carried value {ix} enters the body with rank {} and leaves it with rank {}",
+                    fact.rank(),
+                    out.rank()
+                );
+                let mut shape = fact.shape.to_tvec();
+                for (d, o) in shape.iter_mut().zip(out.shape.iter()) {
+                    let fresh = matches!(d, TDim::Sym(s) if minted.contains(s));
+                    if *d != *o && !fresh {
+                        let s = target.symbols.new_with_prefix("loop");
+                        minted.push(s.clone());
+                        *d = s.to_dim();
+                        changed = true;
+                    }
+                }
+                *fact = fact.datum_type.fact(shape);
+            }
+            if !changed {
+                break body;
+            }
+        };
+        let cond_out = body.output_fact(0)?;
+        ensure!(
+            cond_out.datum_type == bool::datum_type() && cond_out.shape.volume().is_one(),
+            "Loop node '{name}': the body's cond output is {cond_out:?}, expected one bool"
+        );
+        // Does the loop provably run M times? Its condition must never turn
+        // false: the body's is constant true, or passes the node's on, which
+        // is absent or constant true.
+        let cond_in_true = !self.has_cond
+            || facts[first - 1]
+                .konst
+                .as_ref()
+                .is_some_and(|k| k.cast_to_scalar::<bool>().unwrap_or(false));
+        let body_cond_true = match &cond_out.konst {
+            Some(k) => k.cast_to_scalar::<bool>().unwrap_or(false),
+            None => body.outputs[0] == body.inputs[1] && cond_in_true,
+        };
+        // A constant M beyond the iteration limit never runs to the end: no
+        // dim that large (shape arithmetic on it could overflow).
+        let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as i64;
+        let runs_m = |m: &TDim| match m.to_i64() {
+            Ok(m) => (0..=limit).contains(&m),
+            Err(_) => true,
+        };
+        let iterations = match (&trip_count, body_cond_true) {
+            (Some(m), true) if runs_m(m) => m.clone(),
+            _ => {
+                let s = target.symbols.new_with_prefix("loop");
+                minted.push(s.clone());
+                s.to_dim()
+            }
+        };
+        let mut output_facts: TVec<TypedFact> = carried.into_iter().collect();
+        for k in 0..self.scan {
+            let inner = body.output_fact(1 + self.carried + k)?;
+            let shape: TVec<TDim> = std::iter::once(iterations.clone())
+                .chain(inner.shape.iter().cloned())
+                .collect();
+            output_facts.push(inner.datum_type.fact(shape));
+        }
+        let body = body
+            .into_optimized()
+            .with_context(|| format!("Loop node '{name}': optimizing its body"))?;
+        let op = Loop {
+            node: name.clone(),
+            plan: SimplePlan::new(body)?,
+            has_trip_count: self.has_trip_count,
+            has_cond: self.has_cond,
+            carried: self.carried,
+            scan: self.scan,
+            output_facts,
+            minted,
+        };
+        let all = target.wire_node(&node.name, op, &inputs)?;
+        Ok(self.outputs.iter().map(|&p| all[p]).collect())
+    }
+
+    as_op!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tract_core::ops::array::TypedConcat;
+
+    /// A body `(iter, cond, x: f32[n]) -> (cond, x ++ [1] or x, iter or x)`.
+    fn op(grow: bool, scan_x: bool, output_facts: TVec<TypedFact>) -> Loop {
+        let mut body = TypedModel::default();
+        let n = body.symbols.sym("n");
+        let iter = body.add_source("iter", i64::scalar_fact()).unwrap();
+        let cond = body.add_source("cond", bool::scalar_fact()).unwrap();
+        let x = body.add_source("x", f32::fact([n.to_dim()])).unwrap();
+        let x_out = if grow {
+            let one = body.add_const("one", tensor1(&[1f32])).unwrap();
+            body.wire_node("grow", TypedConcat { axis: 0 }, &[x, one])
+                .unwrap()[0]
+        } else {
+            x
+        };
+        let scan = if scan_x { x_out } else { iter };
+        body.select_output_outlets(&[cond, x_out, scan]).unwrap();
+        Loop {
+            node: "l".into(),
+            plan: SimplePlan::new(body).unwrap(),
+            has_trip_count: true,
+            has_cond: false,
+            carried: 1,
+            scan: 1,
+            output_facts,
+            minted: vec![],
+        }
+    }
+
+    fn eval(op: &Loop, m: i64, x: Tensor) -> TractResult<TVec<TValue>> {
+        op.eval(
+            &EvalContext::out_of_plan(),
+            tvec![tensor0(m).into_tvalue(), x.into_tvalue()],
+        )
+    }
+
+    #[test]
+    fn a_carried_value_the_body_passes_on_is_moved_not_copied() {
+        let facts = tvec![f32::fact([3]), i64::fact([5])];
+        let x = tensor1(&[1f32, 2., 3.]);
+        let before = x.as_ptr::<f32>().unwrap() as usize;
+        let out = eval(&op(false, false, facts), 5, x).unwrap();
+        assert_eq!(out[0].as_ptr::<f32>().unwrap() as usize, before);
+        assert_eq!(
+            out[1]
+                .try_as_plain_ram()
+                .unwrap()
+                .as_slice::<i64>()
+                .unwrap(),
+            [0, 1, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn zero_iterations_give_scan_outputs_of_zero_rows_of_the_body_s_shape() {
+        let facts = tvec![f32::fact([3]), f32::fact([0.to_dim(), 3.to_dim()])];
+        let out = eval(&op(false, true, facts), 0, tensor1(&[1f32, 2., 3.])).unwrap();
+        assert_eq!(out[0].shape(), [3]);
+        assert_eq!(out[1].shape(), [0, 3]);
+    }
+
+    #[test]
+    fn a_scan_output_changing_shape_is_an_error_naming_both_shapes() {
+        let facts = tvec![f32::fact([3]), f32::fact([2.to_dim(), 3.to_dim()])];
+        let err = eval(&op(true, true, facts), 2, tensor1(&[1f32, 2., 3.])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Loop node 'l': scan output 0 is F32 [4] at iteration 0 but F32 [5] at iteration 1; scan outputs must keep their type and shape"
+        );
+    }
+
+    #[test]
+    fn the_default_iteration_limit_is_two_to_the_twentieth() {
+        assert_eq!(DEFAULT_LOOP_ITERATION_LIMIT, 1 << 20);
+        assert_eq!(
+            LOOP_ITERATION_LIMIT.load(Ordering::Relaxed),
+            DEFAULT_LOOP_ITERATION_LIMIT
+        );
+    }
+}

@@ -1,0 +1,727 @@
+//! ONNX `Loop` (tract override `TractOverride::Loop`; stock tract 0.23.9 has
+//! none): hand-written models through `tract_onnx_scatter::onnx()`, typed,
+//! optimized and run. Iteration counts stay below 100, the limit
+//! `the_iteration_limit_stops_a_loop_whose_condition_never_turns_false` sets
+//! while it runs (the limit is process-wide).
+
+#[path = "support/graph.rs"]
+mod graph;
+
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+use graph::{D, Graph, attr_graph};
+use tract_onnx_scatter::tract_onnx::pb::{GraphProto, TypeProto};
+use tract_onnx_scatter::tract_onnx::prelude::*;
+use tract_onnx_scatter::tract_overrides::onnx_loop::{
+    DEFAULT_LOOP_ITERATION_LIMIT, LOOP_ITERATION_LIMIT,
+};
+
+/// Serializes the tests that change [`LOOP_ITERATION_LIMIT`].
+static LIMIT: Mutex<()> = Mutex::new(());
+
+const OPSET: i64 = 13;
+
+fn chain(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+}
+
+/// A body reading `(iter, cond_in, carried...)` (each carried value an f32
+/// of `shape`); the caller adds its nodes and outputs.
+fn body(carried: &[&str], shape: &[usize]) -> Graph {
+    let mut g =
+        Graph::new(OPSET)
+            .input("iter", DatumType::I64, &[])
+            .input("cond_in", DatumType::Bool, &[]);
+    for name in carried {
+        g = g.input_c(name, DatumType::F32, shape);
+    }
+    g
+}
+
+/// `loop` node named "loop" with `inputs` (M, cond, carried...) and
+/// `outputs`.
+fn with_loop(g: Graph, inputs: &[&str], outputs: &[&str], body: GraphProto) -> Graph {
+    g.node("Loop", inputs, outputs, vec![attr_graph("body", body)])
+}
+
+fn f32s(v: &TValue) -> Vec<f32> {
+    v.try_as_plain_ram()
+        .unwrap()
+        .as_slice::<f32>()
+        .unwrap()
+        .to_vec()
+}
+
+fn i64s(v: &TValue) -> Vec<i64> {
+    v.try_as_plain_ram()
+        .unwrap()
+        .as_slice::<i64>()
+        .unwrap()
+        .to_vec()
+}
+
+fn run(g: &Graph, inputs: &[Tensor]) -> TractResult<TVec<TValue>> {
+    let plan = g.optimized()?.into_runnable()?;
+    plan.run(inputs.iter().cloned().map(|t| t.into_tvalue()).collect())
+}
+
+fn scalar_i64(v: i64) -> Tensor {
+    tensor0(v)
+}
+
+/// x += 1 each iteration; scans x and the iteration number.
+fn counting_body() -> Graph {
+    body(&["x_in"], &[2])
+        .init("one", &tensor1(&[1f32]))
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Add", &["x_in", "one"], &["x_out"], vec![])
+        .node("Identity", &["x_out"], &["x_scan"], vec![])
+        .node("Identity", &["iter"], &["i_scan"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32)
+        .output("x_scan", DatumType::F32)
+        .output("i_scan", DatumType::I64)
+}
+
+/// x (scalar) += 1 each iteration, while x < 10.
+fn until_ten_body() -> Graph {
+    body(&["x_in"], &[])
+        .init("one", &tensor0(1f32))
+        .init("ten", &tensor0(10f32))
+        .node("Add", &["x_in", "one"], &["x_out"], vec![])
+        .node("Less", &["x_out", "ten"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32)
+}
+
+#[test]
+fn a_trip_count_alone_runs_m_iterations_and_stacks_the_scan_outputs() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        counting_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    let out = run(&g, &[scalar_i64(3), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [3., 13.]);
+    assert_eq!(out[1].shape(), [3, 2]);
+    assert_eq!(f32s(&out[1]), [1., 11., 2., 12., 3., 13.]);
+    assert_eq!(i64s(&out[2]), [0, 1, 2]);
+}
+
+#[test]
+fn a_constant_trip_count_gives_the_scan_outputs_m_rows_at_load() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .init("m", &scalar_i64(4))
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        counting_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    let model = g.optimized().unwrap();
+    let facts: Vec<String> = model
+        .output_outlets()
+        .unwrap()
+        .iter()
+        .map(|o| format!("{:?}", model.outlet_fact(*o).unwrap()))
+        .collect();
+    assert_eq!(facts, ["2,F32", "4,2,F32", "4,I64"]);
+    let out = run(&g, &[tensor1(&[0f32, 0.])]).unwrap();
+    assert_eq!(i64s(&out[2]), [0, 1, 2, 3]);
+}
+
+#[test]
+fn a_cond_alone_runs_until_the_body_s_cond_is_false() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("c", DatumType::Bool, &[])
+            .input_c("x", DatumType::F32, &[]),
+        &["", "c", "x"],
+        &["x_final"],
+        until_ten_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let out = run(&g, &[tensor0(true), tensor0(0f32)]).unwrap();
+    assert_eq!(f32s(&out[0]), [10.]);
+    // A false cond: no iteration at all.
+    let out = run(&g, &[tensor0(false), tensor0(0f32)]).unwrap();
+    assert_eq!(f32s(&out[0]), [0.]);
+}
+
+#[test]
+fn with_both_the_loop_stops_at_whichever_comes_first() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input("c", DatumType::Bool, &[])
+            .input_c("x", DatumType::F32, &[]),
+        &["m", "c", "x"],
+        &["x_final"],
+        until_ten_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let out = run(&g, &[scalar_i64(3), tensor0(true), tensor0(0f32)]).unwrap();
+    assert_eq!(f32s(&out[0]), [3.]);
+    let out = run(&g, &[scalar_i64(50), tensor0(true), tensor0(0f32)]).unwrap();
+    assert_eq!(f32s(&out[0]), [10.]);
+}
+
+#[test]
+fn with_neither_the_loop_runs_until_the_body_s_cond_is_false() {
+    let g = with_loop(
+        Graph::new(OPSET).input_c("x", DatumType::F32, &[]),
+        &["", "", "x"],
+        &["x_final"],
+        until_ten_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let out = run(&g, &[tensor0(4f32)]).unwrap();
+    assert_eq!(f32s(&out[0]), [10.]);
+}
+
+#[test]
+fn zero_iterations_give_the_initial_values_and_empty_scan_outputs() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        counting_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    let out = run(&g, &[scalar_i64(0), tensor1(&[5f32, 6.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [5., 6.]);
+    assert_eq!(out[1].shape(), [0, 2]);
+    assert_eq!(out[2].shape(), [0]);
+}
+
+#[test]
+fn the_body_reads_values_of_the_enclosing_graph_by_name() {
+    let b = body(&["x_in"], &[2])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Add", &["x_in", "step"], &["x_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2])
+            .input_c("step", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let out = run(
+        &g,
+        &[scalar_i64(4), tensor1(&[0f32, 0.]), tensor1(&[1f32, -2.])],
+    )
+    .unwrap();
+    assert_eq!(f32s(&out[0]), [4., -8.]);
+}
+
+/// The body's If reads the body's `x_in` and the outer graph's `big`
+/// through two levels of scope.
+#[test]
+fn an_if_in_the_body_takes_its_branch_at_each_iteration() {
+    let then_branch = Graph::new(OPSET)
+        .init("one", &tensor1(&[1f32]))
+        .node("Add", &["x_in", "one"], &["t"], vec![])
+        .output("t", DatumType::F32);
+    let else_branch = Graph::new(OPSET)
+        .node("Add", &["x_in", "big"], &["e"], vec![])
+        .output("e", DatumType::F32);
+    let b = body(&["x_in"], &[1])
+        .init("two", &scalar_i64(2))
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Less", &["iter", "two"], &["early"], vec![])
+        .node(
+            "If",
+            &["early"],
+            &["x_out"],
+            vec![
+                attr_graph("then_branch", then_branch.graph_proto()),
+                attr_graph("else_branch", else_branch.graph_proto()),
+            ],
+        )
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[1])
+            .input_c("big", DatumType::F32, &[1]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let out = run(&g, &[scalar_i64(4), tensor1(&[0f32]), tensor1(&[10f32])]).unwrap();
+    assert_eq!(f32s(&out[0]), [22.]);
+}
+
+#[test]
+fn a_loop_in_the_body_runs_to_completion_at_each_iteration() {
+    let inner = Graph::new(OPSET)
+        .input("j", DatumType::I64, &[])
+        .input("c", DatumType::Bool, &[])
+        .input_c("y_in", DatumType::F32, &[])
+        .init("one", &tensor0(1f32))
+        .node("Identity", &["c"], &["c_out"], vec![])
+        .node("Add", &["y_in", "one"], &["y_out"], vec![])
+        .output("c_out", DatumType::Bool)
+        .output("y_out", DatumType::F32);
+    // Each outer iteration adds `n` (an outer-scope value) ones.
+    let b = body(&["x_in"], &[])
+        .node(
+            "Loop",
+            &["n", "", "x_in"],
+            &["x_out"],
+            vec![attr_graph("body", inner.graph_proto())],
+        )
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input("n", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let out = run(&g, &[scalar_i64(3), scalar_i64(5), tensor0(0f32)]).unwrap();
+    assert_eq!(f32s(&out[0]), [15.]);
+}
+
+const ROWS: usize = 64;
+const WIDTH: usize = 8;
+
+/// The decode step: `buf[iter, :] = iter` by ScatterND, into a
+/// preallocated `[ROWS, WIDTH]` buffer, with the iteration number as the
+/// step's "token".
+fn decode_loop() -> Graph {
+    let b = body(&["buf_in"], &[ROWS, WIDTH])
+        .init("axes", &tensor1(&[0i64, 1]))
+        .init("ones", &tensor2(&[[1f32; WIDTH]]))
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Unsqueeze", &["iter", "axes"], &["idx"], vec![])
+        .node(
+            "Cast",
+            &["iter"],
+            &["token"],
+            vec![graph::attr_int("to", 1)],
+        )
+        .node("Mul", &["ones", "token"], &["row"], vec![])
+        .node("ScatterND", &["buf_in", "idx", "row"], &["buf_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("buf_out", DatumType::F32);
+    with_loop(
+        Graph::new(OPSET).input("m", DatumType::I64, &[]).input_c(
+            "buf",
+            DatumType::F32,
+            &[ROWS, WIDTH],
+        ),
+        &["m", "", "buf"],
+        &["buf_final"],
+        b.graph_proto(),
+    )
+    .output("buf_final", DatumType::F32)
+}
+
+/// The headline use case: each step writes its row in place. The buffer
+/// given to the model is the one it returns: no iteration copied it.
+#[test]
+fn a_decode_loop_writes_one_row_per_step_into_the_buffer_in_place() {
+    let plan = decode_loop().optimized().unwrap().into_runnable().unwrap();
+    let buf = Tensor::zero::<f32>(&[ROWS, WIDTH]).unwrap();
+    let before = buf.as_ptr::<f32>().unwrap() as usize;
+    let steps = ROWS as i64 - 4;
+    let out = plan
+        .run(tvec![scalar_i64(steps).into_tvalue(), buf.into_tvalue()])
+        .unwrap();
+    assert_eq!(out[0].as_ptr::<f32>().unwrap() as usize, before);
+    let values = f32s(&out[0]);
+    for (r, row) in values.chunks(WIDTH).enumerate() {
+        let expected = if (r as i64) < steps { r as f32 } else { 0. };
+        assert!(row.iter().all(|&v| v == expected), "row {r}: {row:?}");
+    }
+}
+
+#[test]
+fn a_negative_trip_count_is_an_error_naming_the_node() {
+    let plan = decode_loop().optimized().unwrap().into_runnable().unwrap();
+    let err = plan
+        .run(tvec![
+            scalar_i64(-1).into_tvalue(),
+            Tensor::zero::<f32>(&[ROWS, WIDTH]).unwrap().into_tvalue()
+        ])
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("Loop node 'buf_final': trip count M is -1, negative"),
+        "{err:#}"
+    );
+}
+
+#[test]
+fn the_iteration_limit_stops_a_loop_whose_condition_never_turns_false() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        counting_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    // The same with M a constant: no scan dim of i64::MAX rows at load.
+    let constant = with_loop(
+        Graph::new(OPSET)
+            .init("m", &scalar_i64(i64::MAX))
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        counting_body().graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    let _guard = LIMIT.lock().unwrap();
+    LOOP_ITERATION_LIMIT.store(100, Ordering::Relaxed);
+    let result = run(&g, &[scalar_i64(i64::MAX), tensor1(&[0f32, 0.])]);
+    let at_limit = run(&g, &[scalar_i64(100), tensor1(&[0f32, 0.])]);
+    let constant_fact = constant.optimized().map(|m| {
+        let o = m.output_outlets().unwrap()[1];
+        format!("{:?}", m.outlet_fact(o).unwrap())
+    });
+    let constant_result = run(&constant, &[tensor1(&[0f32, 0.])]);
+    LOOP_ITERATION_LIMIT.store(DEFAULT_LOOP_ITERATION_LIMIT, Ordering::Relaxed);
+    let constant_fact = constant_fact.unwrap();
+    assert!(constant_fact.starts_with("loop"), "{constant_fact}");
+    let err = constant_result.unwrap_err();
+    assert!(
+        chain(&err).contains("still running after 100 iterations"),
+        "{err:#}"
+    );
+    let err = result.unwrap_err();
+    assert!(
+        chain(&err).contains("Loop node 'x_final': still running after 100 iterations (M: 9223372036854775807); the limit is tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_ITERATION_LIMIT"),
+        "{err:#}"
+    );
+    // Exactly the limit is allowed.
+    assert_eq!(at_limit.unwrap()[2].shape(), [100]);
+}
+
+#[test]
+fn a_body_with_the_wrong_number_of_outputs_is_a_load_error() {
+    let b = body(&["x_in"], &[2])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.load().unwrap_err();
+    assert!(
+        chain(&err).contains("Loop node 'x_final': body has 1 outputs, expected at least 1 + 1 (cond, then one per loop-carried value; the node has 1)"),
+        "{err:#}"
+    );
+}
+
+#[test]
+fn a_body_with_the_wrong_number_of_inputs_is_a_load_error() {
+    let b = body(&["x_in", "extra"], &[2])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_in", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.load().unwrap_err();
+    assert!(
+        chain(&err).contains("Loop node 'x_final': body has 4 inputs, expected 2 + 1"),
+        "{err:#}"
+    );
+}
+
+#[test]
+fn a_body_changing_a_carried_type_is_a_typing_error() {
+    let b = body(&["x_in"], &[2])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node(
+            "Cast",
+            &["x_in"],
+            &["x_out"],
+            vec![graph::attr_int("to", 6)],
+        )
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::I32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    assert!(
+        chain(&err).contains(
+            "Loop node 'x_final': loop-carried value 0 enters the body as F32 and leaves it as I32"
+        ),
+        "{err:#}"
+    );
+}
+
+/// tract's protobuf types know tensors only: a sequence-typed value is a
+/// `TypeProto` without value.
+#[test]
+fn a_sequence_carried_value_is_a_load_error_naming_the_node_and_the_value() {
+    let mut b = body(&["seq_in"], &[2])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Identity", &["seq_in"], &["seq_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("seq_out", DatumType::F32)
+        .graph_proto();
+    b.input[2].r#type = Some(TypeProto::default());
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        b,
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.load().unwrap_err();
+    assert!(
+        chain(&err).contains("Loop node 'x_final': body input 'seq_in' (loop-carried value 0) is not a tensor (a sequence, optional or map value); tract_onnx_scatter's Loop supports tensor values only"),
+        "{err:#}"
+    );
+}
+
+/// A trip count only the run knows: the scan outputs' first dim is a
+/// symbol, bound when the loop has run.
+#[test]
+fn a_run_time_trip_count_gives_the_scan_outputs_a_symbol_bound_at_run_time() {
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input("x", DatumType::F32, &[D::S("S")]),
+        &["m", "", "x"],
+        &["x_final", "xs"],
+        body(&["x_in"], &[2])
+            .init("one", &tensor1(&[1f32]))
+            .node("Identity", &["cond_in"], &["cond_out"], vec![])
+            .node("Add", &["x_in", "one"], &["x_out"], vec![])
+            .node("Identity", &["x_out"], &["x_scan"], vec![])
+            .output("cond_out", DatumType::Bool)
+            .output("x_out", DatumType::F32)
+            .output("x_scan", DatumType::F32)
+            .graph_proto(),
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32);
+    let model = g.optimized().unwrap();
+    let outputs = model.output_outlets().unwrap();
+    let carried = model.outlet_fact(outputs[0]).unwrap();
+    assert_eq!(format!("{carried:?}"), "S,F32");
+    let xs = model.outlet_fact(outputs[1]).unwrap();
+    let rows = &xs.shape[0];
+    assert!(
+        rows.to_i64().is_err() && format!("{rows}").starts_with("loop"),
+        "{xs:?}"
+    );
+    assert_eq!(xs.shape[1], model.symbols.sym("S").to_dim());
+    let plan = model.into_runnable().unwrap();
+    for m in [2i64, 5] {
+        let out = plan
+            .run(tvec![
+                scalar_i64(m).into_tvalue(),
+                tensor1(&[0f32, 1., 2.]).into_tvalue()
+            ])
+            .unwrap();
+        assert_eq!(out[1].shape(), [m as usize, 3]);
+    }
+}
+
+/// A carried value growing each iteration: its dim becomes a fresh symbol.
+#[test]
+fn a_carried_value_whose_shape_changes_gets_a_fresh_symbol() {
+    let b = body(&["x_in"], &[1])
+        .init("one", &tensor1(&[1f32]))
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node(
+            "Concat",
+            &["x_in", "one"],
+            &["x_out"],
+            vec![graph::attr_int("axis", 0)],
+        )
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[1]),
+        &["m", "", "x"],
+        &["x_final"],
+        b.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let model = g.optimized().unwrap();
+    let fact = model
+        .outlet_fact(model.output_outlets().unwrap()[0])
+        .unwrap();
+    assert!(format!("{fact:?}").starts_with("loop"), "{fact:?}");
+    let out = run(&g, &[scalar_i64(3), tensor1(&[0f32])]).unwrap();
+    assert_eq!(f32s(&out[0]), [0., 1., 1., 1.]);
+}
+
+#[test]
+fn without_the_override_stock_tract_still_lacks_loop() {
+    let g = decode_loop();
+    let stock = tract_onnx_scatter::Options {
+        tract_overrides: tract_onnx_scatter::TractOverrides::ALL
+            .without(tract_onnx_scatter::TractOverride::Loop),
+        ..Default::default()
+    }
+    .onnx();
+    let err = g.load_with(&stock).unwrap().into_typed().unwrap_err();
+    assert!(chain(&err).contains("Unimplemented(Loop)"), "{err:#}");
+}
+
+/// No NNEF form: writing a model with a Loop is an error naming the node.
+#[test]
+fn writing_a_loop_to_nnef_is_an_error_naming_the_node() {
+    let model = decode_loop().optimized().unwrap();
+    let mut bytes = vec![];
+    let err = tract_onnx_scatter::nnef()
+        .write_to_tar(&model, &mut bytes)
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("No serializer found for node #2 \"buf_final\" Loop"),
+        "{err:#}"
+    );
+}
+
+/// tract types a Cast to int64 as TDim: the loop casts the carried value
+/// back, so the counter stays int64 from one iteration to the next.
+#[test]
+fn an_int64_counter_stays_int64_across_iterations() {
+    let b = Graph::new(OPSET)
+        .input("iter", DatumType::I64, &[])
+        .input("cond_in", DatumType::Bool, &[])
+        .input("s_in", DatumType::I64, &[])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Cast", &["iter"], &["i"], vec![graph::attr_int("to", 7)])
+        .node("Add", &["s_in", "i"], &["s_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("s_out", DatumType::I64);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input("s", DatumType::I64, &[]),
+        &["m", "", "s"],
+        &["s_final"],
+        b.graph_proto(),
+    )
+    .output("s_final", DatumType::I64);
+    let out = run(&g, &[scalar_i64(5), scalar_i64(100)]).unwrap();
+    assert_eq!(out[0].datum_type(), DatumType::I64);
+    assert_eq!(i64s(&out[0]), [110]);
+}
+
+/// ONNX lets body inputs go untyped (the expanded `Range` function does):
+/// they take the loop's facts.
+#[test]
+fn untyped_body_inputs_take_the_loop_s_facts() {
+    let mut b = counting_body().graph_proto();
+    for input in &mut b.input {
+        input.r#type = None;
+    }
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final", "xs", "is"],
+        b,
+    )
+    .output("x_final", DatumType::F32)
+    .output("xs", DatumType::F32)
+    .output("is", DatumType::I64);
+    let out = run(&g, &[scalar_i64(2), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [2., 12.]);
+    assert_eq!(i64s(&out[2]), [0, 1]);
+}
+
+/// A `torch.jit.script` decode loop exported by PyTorch 2.15's TorchScript
+/// exporter (opset 17): `for i in range(n): h = tanh(h / 2 + i / 10);
+/// buf[i] = h`, a Loop whose body reads the outer graph's constant cond and
+/// ends in a ScatterND (`tests/fixtures/torchscript_decode_loop/gen.py`).
+#[test]
+fn a_torchscript_loop_export_matches_eager_pytorch() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/torchscript_decode_loop");
+    let read = |name: &str| {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        onnx_golden::tensor_proto::decode_tensor_bytes(&bytes).unwrap()
+    };
+    let inputs: Vec<Tensor> = (0..3).map(|i| read(&format!("input_{i}.pb"))).collect();
+    let expected = read("output_0.pb");
+    let plan = tract_onnx_scatter::onnx()
+        .model_for_path(dir.join("model.onnx"))
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let feed = |n: i64| -> TVec<TValue> {
+        tvec![
+            inputs[0].clone().into_tvalue(),
+            inputs[1].clone().into_tvalue(),
+            tensor0(n).into_tvalue()
+        ]
+    };
+    let out = plan.run(feed(5)).unwrap();
+    assert_eq!(out[0].shape(), expected.shape());
+    let expected = expected.try_as_plain_ram().unwrap();
+    for (got, want) in f32s(&out[0])
+        .iter()
+        .zip(expected.as_slice::<f32>().unwrap())
+    {
+        assert!((got - want).abs() <= 1e-6, "{got} vs {want}");
+    }
+    // No step: the buffer as given.
+    let out = plan.run(feed(0)).unwrap();
+    assert!(f32s(&out[0]).iter().all(|&v| v == 0.));
+}
