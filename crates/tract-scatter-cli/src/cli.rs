@@ -20,6 +20,8 @@ pub enum Command {
     /// Run node-test directories (model.onnx + test_data_set_N) through the
     /// plugin and gate on expected failures.
     Test(TestArgs),
+    /// Run a model on given or random inputs; print or save its outputs.
+    Run(RunArgs),
 }
 
 /// Report formats of `test`.
@@ -77,4 +79,71 @@ pub struct TestArgs {
     /// No per-test progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `SYMBOL=N`, as `--set` takes it.
+fn parse_set(s: &str) -> Result<(String, i64), String> {
+    let (sym, n) = s
+        .split_once('=')
+        .ok_or_else(|| "expected SYMBOL=N, with N an integer".to_string())?;
+    let n = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected SYMBOL=N, with N an integer, got N = {n:?}"))?;
+    if sym.trim().is_empty() {
+        return Err("expected SYMBOL=N, the symbol is empty".into());
+    }
+    Ok((sym.trim().to_string(), n))
+}
+
+/// The model and how to load it.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The ONNX model.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Load with onnx_strict(): exporter deviations are refused.
+    #[arg(long)]
+    pub strict: bool,
+    /// Give a symbolic dimension (dim_param) a value; the model is then
+    /// typed with concrete input shapes.
+    #[arg(long, value_name = "SYMBOL=N", value_parser = parse_set)]
+    pub set: Vec<(String, i64)>,
+}
+
+/// Where the inputs come from; inputs not given are seeded random tensors.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Input files (.npy or TensorProto .pb), in the model's input order.
+    #[arg(value_name = "INPUT")]
+    pub files: Vec<PathBuf>,
+    /// An input file for a named input (or, without NAME=, the next one).
+    #[arg(long, value_name = "NAME=FILE")]
+    pub input: Vec<String>,
+    /// An .npz whose arrays are named after the model's inputs.
+    #[arg(long, value_name = "FILE.npz")]
+    pub inputs: Option<PathBuf>,
+    /// A node-test data set directory: its input_<i>.pb files.
+    #[arg(long, value_name = "DIR")]
+    pub data_set: Option<PathBuf>,
+    /// Seed of the random inputs (shapes from the declared facts, symbols
+    /// without --set taking the value 1).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Type the model with the given inputs' types and shapes (every input
+    /// must be given) instead of the facts it declares.
+    #[arg(long)]
+    pub pinned: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    /// Write the outputs, named after the model's outputs, to this .npz
+    /// (default: print a summary of each).
+    #[arg(long, value_name = "OUT.npz")]
+    pub output: Option<PathBuf>,
 }

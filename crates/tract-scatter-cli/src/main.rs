@@ -7,6 +7,9 @@
 //! line on stderr: `error: ...`.
 
 mod cli;
+mod model;
+mod run_cmd;
+mod tensors;
 mod test_cmd;
 
 use std::process::ExitCode;
@@ -89,5 +92,6 @@ pub fn one_line(e: &anyhow::Error) -> String {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Test(args) => test_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
     }
 }

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
 /// The workspace root (this crate is at crates/tract-scatter-cli).
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -140,4 +142,169 @@ fn test_usage_errors() {
         usage_error(&["test"]),
     ];
     insta::assert_snapshot!("test_usage_errors", errors.join("\n"));
+}
+
+const SCATTER_ADD: &str = "onnx-testdata/exporters/torch/scatter_add__ts16";
+const GIN: &str = "onnx-testdata/exporters/torch-models/gin_like_sum_count_pool__ts16";
+
+fn model(dir: &str) -> String {
+    format!("{dir}/model.onnx")
+}
+
+fn data_set(dir: &str) -> String {
+    format!("{dir}/test_data_set_0")
+}
+
+/// A TensorProto file of the committed test data, decoded.
+fn pb(dir: &str, file: &str) -> Tensor {
+    let bytes = std::fs::read(root().join(dir).join("test_data_set_0").join(file)).unwrap();
+    onnx_golden::tensor_proto::decode_tensor_bytes(&bytes).unwrap()
+}
+
+fn write_npy<T: Datum + ndarray_npy::WritableElement>(path: &Path, t: &Tensor) {
+    ndarray_npy::write_npy(path, &t.to_plain_array_view::<T>().unwrap()).unwrap();
+}
+
+/// scatter_add's data set 0 as x.npy, idx.npy, src.npy and inputs.npz.
+fn scatter_add_fixtures(dir: &Path) -> [PathBuf; 4] {
+    let (x, idx, src) = (
+        pb(SCATTER_ADD, "input_0.pb"),
+        pb(SCATTER_ADD, "input_1.pb"),
+        pb(SCATTER_ADD, "input_2.pb"),
+    );
+    let files = [
+        dir.join("x.npy"),
+        dir.join("idx.npy"),
+        dir.join("src.npy"),
+        dir.join("inputs.npz"),
+    ];
+    write_npy::<f32>(&files[0], &x);
+    write_npy::<i64>(&files[1], &idx);
+    write_npy::<f32>(&files[2], &src);
+    let mut npz = ndarray_npy::NpzWriter::new(std::fs::File::create(&files[3]).unwrap());
+    npz.add_array("src", &src.to_plain_array_view::<f32>().unwrap())
+        .unwrap();
+    npz.add_array("x", &x.to_plain_array_view::<f32>().unwrap())
+        .unwrap();
+    npz.add_array("idx", &idx.to_plain_array_view::<i64>().unwrap())
+        .unwrap();
+    npz.finish().unwrap();
+    files
+}
+
+fn read_npz(path: &Path, name: &str) -> Tensor {
+    let mut npz = ndarray_npy::NpzReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let a: tract_ndarray::ArrayD<f32> = npz.by_name(name).unwrap();
+    a.into()
+}
+
+#[test]
+fn run_from_npy_npz_pb_and_data_set() {
+    let dir = temp_dir("run");
+    let [x, idx, src, npz] = scatter_add_fixtures(&dir);
+    let expected = pb(SCATTER_ADD, "output_0.pb");
+    let ways: Vec<Vec<String>> = vec![
+        vec![s(&x).into(), s(&idx).into(), s(&src).into()],
+        vec![
+            format!("--input=src={}", s(&src)),
+            format!("--input=idx={}", s(&idx)),
+            s(&x).into(),
+        ],
+        vec!["--inputs".into(), s(&npz).into()],
+        vec!["--data-set".into(), data_set(SCATTER_ADD)],
+        vec![
+            format!("{}/input_0.pb", data_set(SCATTER_ADD)),
+            format!("{}/input_1.pb", data_set(SCATTER_ADD)),
+            format!("{}/input_2.pb", data_set(SCATTER_ADD)),
+            "--pinned".into(),
+        ],
+    ];
+    for (ix, way) in ways.iter().enumerate() {
+        let out = dir.join(format!("out{ix}.npz"));
+        let mut args = vec!["run".to_string(), model(SCATTER_ADD)];
+        args.extend(way.iter().cloned());
+        args.extend(["--output".to_string(), s(&out).into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = tract_scatter(&args);
+        assert_eq!(run.code, 0, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("wrote 1 output(s)"), "{}", run.stdout);
+        let got = read_npz(&out, "3");
+        onnx_golden::compare::compare(&got, &expected).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    }
+}
+
+#[test]
+fn run_prints_summaries_of_random_inputs_with_set() {
+    let run = tract_scatter(&[
+        "run",
+        &model(GIN),
+        "--set",
+        "num_nodes=9",
+        "--set",
+        "num_edges=24",
+        "--set",
+        "num_graphs=4",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("input  x: F32 [9, 5]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("input  edge_index: I64 [2, 24]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("output graph_out: F32 [4, 1]"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(" min "), "{}", run.stdout);
+    // Same seed, same inputs.
+    let again = tract_scatter(&[
+        "run",
+        &model(GIN),
+        "--set",
+        "num_nodes=9",
+        "--set",
+        "num_edges=24",
+        "--set",
+        "num_graphs=4",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(run.stdout, again.stdout);
+}
+
+#[test]
+fn run_usage_errors() {
+    let dir = temp_dir("run-errors");
+    let [x, idx, src, _] = scatter_add_fixtures(&dir);
+    let text = dir.join("x.txt");
+    std::fs::write(&text, "1 2 3").unwrap();
+    let m = model(SCATTER_ADD);
+    let errors = [
+        usage_error(&["run", "no/such/model.onnx"]),
+        usage_error(&["run", "README.md"]),
+        // idx given as x: wrong element type.
+        usage_error(&["run", &m, s(&idx)]),
+        // src given as x: wrong shape.
+        usage_error(&["run", &m, s(&src)]),
+        usage_error(&["run", &m, s(&x), s(&idx), s(&src), s(&src)]),
+        usage_error(&["run", &m, "--input", &format!("y={}", s(&x))]),
+        usage_error(&["run", &m, s(&text)]),
+        usage_error(&["run", &m, "missing.npy"]),
+        usage_error(&["run", &m, "--set", "N"]),
+        usage_error(&["run", &m, "--set", "N=two"]),
+        usage_error(&["run", &model(GIN), "--set", "nodes=3"]),
+        usage_error(&["run", &m, "--data-set", "no/such/dir"]),
+        usage_error(&["run", &m, "--pinned", s(&x)]),
+        usage_error(&["run", &m, "--frobnicate"]),
+    ];
+    let errors = errors.join("\n").replace(s(&dir), "$TMP");
+    insta::assert_snapshot!("run_usage_errors", errors);
 }
