@@ -22,6 +22,8 @@ pub enum Command {
     Test(TestArgs),
     /// Run a model on given or random inputs; print or save its outputs.
     Run(RunArgs),
+    /// Run a model and compare its outputs with a reference.
+    Compare(CompareArgs),
 }
 
 /// Report formats of `test`.
@@ -146,4 +148,22 @@ pub struct RunArgs {
     /// (default: print a summary of each).
     #[arg(long, value_name = "OUT.npz")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    /// The expected outputs: an .npz keyed by output name (default, with
+    /// --data-set: its output_<i>.pb files).
+    #[arg(long, value_name = "FILE.npz")]
+    pub reference: Option<PathBuf>,
+    /// Relative tolerance: |got - expected| <= atol + rtol * |expected|.
+    #[arg(long, default_value_t = onnx_golden::compare::RTOL)]
+    pub rtol: f64,
+    /// Absolute tolerance.
+    #[arg(long, default_value_t = onnx_golden::compare::ATOL)]
+    pub atol: f64,
 }

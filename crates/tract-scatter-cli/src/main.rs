@@ -7,6 +7,7 @@
 //! line on stderr: `error: ...`.
 
 mod cli;
+mod compare_cmd;
 mod model;
 mod run_cmd;
 mod tensors;
@@ -93,5 +94,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Test(args) => test_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Compare(args) => compare_cmd::run(args),
     }
 }

@@ -308,3 +308,89 @@ fn run_usage_errors() {
     let errors = errors.join("\n").replace(s(&dir), "$TMP");
     insta::assert_snapshot!("run_usage_errors", errors);
 }
+
+#[test]
+fn compare_with_data_set_and_reference() {
+    let run = tract_scatter(&[
+        "compare",
+        &model(SCATTER_ADD),
+        "--data-set",
+        &data_set(SCATTER_ADD),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("output 3: ok (max abs err"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("1 of 1 output(s) match"),
+        "{}",
+        run.stdout
+    );
+
+    // A TorchScript exporter bug (duplicates overwrite): a mismatch, exit 1,
+    // with the worst element's coordinates.
+    let ts14 = "onnx-testdata/exporters/torch/scatter_add__ts14";
+    let run = tract_scatter(&["compare", &model(ts14), "--data-set", &data_set(ts14)]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("output 5: MISMATCH"), "{}", run.stdout);
+    assert!(run.stdout.contains("worst at [1, 1]"), "{}", run.stdout);
+    // Loose enough tolerances accept it.
+    let run = tract_scatter(&[
+        "compare",
+        &model(ts14),
+        "--data-set",
+        &data_set(ts14),
+        "--atol",
+        "10",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    // A reference .npz keyed by output name: run's own output, same seed.
+    let dir = temp_dir("compare");
+    let reference = dir.join("ref.npz");
+    let run = tract_scatter(&["run", &model(SCATTER_ADD), "--output", s(&reference)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = tract_scatter(&["compare", &model(SCATTER_ADD), "--reference", s(&reference)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = tract_scatter(&[
+        "compare",
+        &model(SCATTER_ADD),
+        "--reference",
+        s(&reference),
+        "--seed",
+        "2",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn compare_usage_errors() {
+    let dir = temp_dir("compare-errors");
+    let [_, _, _, npz] = scatter_add_fixtures(&dir);
+    let m = model(SCATTER_ADD);
+    let errors = [
+        usage_error(&["compare", &m]),
+        usage_error(&["compare", &m, "--reference", s(&npz)]),
+        usage_error(&["compare", &m, "--reference", "no/such.npz"]),
+        usage_error(&[
+            "compare",
+            &m,
+            "--data-set",
+            &data_set(SCATTER_ADD),
+            "--rtol",
+            "-1",
+        ]),
+        usage_error(&[
+            "compare",
+            &m,
+            "--data-set",
+            &data_set(SCATTER_ADD),
+            "--atol",
+            "x",
+        ]),
+    ];
+    let errors = errors.join("\n").replace(s(&dir), "$TMP");
+    insta::assert_snapshot!("compare_usage_errors", errors);
+}
