@@ -379,8 +379,7 @@ fn compare_usage_errors() {
             &m,
             "--data-set",
             &data_set(SCATTER_ADD),
-            "--rtol",
-            "-1",
+            "--rtol=-1",
         ]),
         usage_error(&[
             "compare",
