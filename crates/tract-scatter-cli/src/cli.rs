@@ -24,6 +24,9 @@ pub enum Command {
     Run(RunArgs),
     /// Run a model and compare its outputs with a reference.
     Compare(CompareArgs),
+    /// Print the optimized plan, the symbols, the nodes this plugin built
+    /// and the exporter deviations it accepted.
+    Dump(DumpArgs),
 }
 
 /// Report formats of `test`.
@@ -166,4 +169,13 @@ pub struct CompareArgs {
     /// Absolute tolerance.
     #[arg(long, default_value_t = onnx_golden::compare::ATOL)]
     pub atol: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Also show what stock tract (tract_onnx::onnx()) makes of the file.
+    #[arg(long)]
+    pub stock: bool,
 }

@@ -8,6 +8,7 @@
 
 mod cli;
 mod compare_cmd;
+mod dump_cmd;
 mod model;
 mod run_cmd;
 mod tensors;
@@ -95,5 +96,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Test(args) => test_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),
+        Command::Dump(args) => dump_cmd::run(args),
     }
 }

@@ -17,9 +17,20 @@ pub enum Engine {
     Plugin,
     /// `tract_onnx_scatter::onnx_strict()`.
     Strict,
+    /// `tract_onnx::onnx()`.
+    Stock,
 }
 
 impl Engine {
+    /// How the engine is called, for reports.
+    pub fn call(self) -> &'static str {
+        match self {
+            Engine::Plugin => "tract_onnx_scatter::onnx()",
+            Engine::Strict => "tract_onnx_scatter::onnx_strict()",
+            Engine::Stock => "stock tract_onnx::onnx()",
+        }
+    }
+
     pub fn of(args: &ModelArgs) -> Engine {
         if args.strict {
             Engine::Strict
@@ -32,6 +43,7 @@ impl Engine {
         match self {
             Engine::Plugin => tract_onnx_scatter::onnx(),
             Engine::Strict => tract_onnx_scatter::onnx_strict(),
+            Engine::Stock => tract_onnx_scatter::tract_onnx::onnx(),
         }
     }
 }
@@ -109,7 +121,13 @@ pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Resu
             })
             .collect()
     };
-    let input_names = names(typed.input_outlets()?);
+    // Sources keep the ONNX input names; their outlet labels may be those
+    // of nodes decluttering folded into them.
+    let input_names = typed
+        .input_outlets()?
+        .iter()
+        .map(|o| typed.node(o.node).name.clone())
+        .collect();
     let output_names = names(typed.output_outlets()?);
     Ok(Loaded {
         typed,

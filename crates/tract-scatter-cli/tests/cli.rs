@@ -393,3 +393,45 @@ fn compare_usage_errors() {
     let errors = errors.join("\n").replace(s(&dir), "$TMP");
     insta::assert_snapshot!("compare_usage_errors", errors);
 }
+
+const AMAX_TS16: &str = "onnx-testdata/exporters/torch/scatter_reduce_amax_self__ts16";
+const BOOL_MASK_TS16: &str = "onnx-testdata/exporters/torch/bool_mask_assign__ts16";
+
+fn dump(args: &[&str]) -> String {
+    let run = tract_scatter(args);
+    assert_eq!(run.code, 0, "{args:?}: {}{}", run.stdout, run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    run.stdout
+}
+
+#[test]
+fn dump_shows_deviations_and_stock() {
+    // A TorchScript ScatterElements-16 with reduction 'max' (an opset-18
+    // value): accepted with a warning; stock tract fails on the file.
+    insta::assert_snapshot!(
+        "dump_deviation",
+        dump(&["dump", &model(AMAX_TS16), "--stock"])
+    );
+    // The same file refused by onnx_strict(): a load error, exit 2.
+    insta::assert_snapshot!(
+        "dump_strict_refuses",
+        usage_error(&["dump", &model(AMAX_TS16), "--strict"])
+    );
+}
+
+#[test]
+fn dump_shows_plugin_nodes_and_symbols() {
+    // NonZero counts (symbols), a run-time-bound Slice (tract override)
+    // and a ScatterND (scatter op); stock tract's plan beside.
+    insta::assert_snapshot!(
+        "dump_override",
+        dump(&["dump", &model(BOOL_MASK_TS16), "--stock"])
+    );
+    let out = dump(&["dump", &model(GIN)]);
+    assert!(
+        out.contains("symbols: num_edges, num_graphs, num_nodes"),
+        "{out}"
+    );
+    let out = dump(&["dump", &model(GIN), "--set", "num_nodes=9"]);
+    assert!(out.contains("input  x: F32 [9, 5]"), "{out}");
+}
