@@ -27,6 +27,8 @@ pub enum Command {
     /// Print the optimized plan, the symbols, the nodes this plugin built
     /// and the exporter deviations it accepted.
     Dump(DumpArgs),
+    /// Time a model per call in each calling mode, with a per-op-type profile.
+    Bench(BenchArgs),
 }
 
 /// Report formats of `test`.
@@ -178,4 +180,15 @@ pub struct DumpArgs {
     /// Also show what stock tract (tract_onnx::onnx()) makes of the file.
     #[arg(long)]
     pub stock: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    /// Timed calls per mode (after one untimed warm-up call).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
 }

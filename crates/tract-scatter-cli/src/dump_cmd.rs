@@ -152,7 +152,7 @@ fn fact_text(fact: &TypedFact) -> String {
 
 /// Whether the plugin built this node: one of its scatter ops, or one of
 /// its tract overrides (ops stock tract 0.23.9 does not have).
-fn plugin_kind(node: &TypedNode) -> Option<&'static str> {
+pub fn plugin_kind(node: &TypedNode) -> Option<&'static str> {
     let scatter = node.op_is::<ScatterElements>()
         || node.op_is::<ScatterNd>()
         || node.op_is::<TensorScatter>()

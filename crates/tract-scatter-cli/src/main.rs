@@ -6,6 +6,7 @@
 //! do not fit the model, a model that does not load). Every error is one
 //! line on stderr: `error: ...`.
 
+mod bench_cmd;
 mod cli;
 mod compare_cmd;
 mod dump_cmd;
@@ -97,5 +98,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),
         Command::Dump(args) => dump_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(args),
     }
 }

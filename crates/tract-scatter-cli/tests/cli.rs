@@ -435,3 +435,43 @@ fn dump_shows_plugin_nodes_and_symbols() {
     let out = dump(&["dump", &model(GIN), "--set", "num_nodes=9"]);
     assert!(out.contains("input  x: F32 [9, 5]"), "{out}");
 }
+
+#[test]
+fn bench_times_each_mode_and_profiles_op_types() {
+    let run = tract_scatter(&["bench", &model(BOOL_MASK_TS16), "--rounds", "3"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for line in [
+        "12 nodes in the optimized plan, 3 rounds per mode",
+        "plan.run(inputs.clone())",
+        "SimpleState::run(inputs.clone())",
+        "SimpleState::run(owned inputs)",
+        "profile by op type",
+        "ScatterND [plugin scatter op]",
+        "StridedSlice [plugin tract override]",
+        "NonZero ",
+    ] {
+        assert!(run.stdout.contains(line), "{line:?} not in\n{}", run.stdout);
+    }
+    let run = tract_scatter(&[
+        "bench",
+        &model(SCATTER_ADD),
+        "--data-set",
+        &data_set(SCATTER_ADD),
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("ScatterElements [plugin scatter op]"),
+        "{}",
+        run.stdout
+    );
+    insta::assert_snapshot!(
+        "bench_usage_errors",
+        [
+            usage_error(&["bench", &model(SCATTER_ADD), "--rounds", "0"]),
+            usage_error(&["bench", "missing.onnx"]),
+        ]
+        .join("\n")
+    );
+}
