@@ -29,6 +29,8 @@ pub enum Command {
     Dump(DumpArgs),
     /// Time a model per call in each calling mode, with a per-op-type profile.
     Bench(BenchArgs),
+    /// Write the decluttered model as NNEF, with the plugin's registry.
+    Convert(ConvertArgs),
 }
 
 /// Report formats of `test`.
@@ -191,4 +193,13 @@ pub struct BenchArgs {
     /// Timed calls per mode (after one untimed warm-up call).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The NNEF output: a .tar archive, or a directory otherwise.
+    #[arg(long, value_name = "OUT.tar|OUT_DIR", required = true)]
+    pub nnef: PathBuf,
 }

@@ -9,6 +9,7 @@
 mod bench_cmd;
 mod cli;
 mod compare_cmd;
+mod convert_cmd;
 mod dump_cmd;
 mod model;
 mod run_cmd;
@@ -99,5 +100,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare_cmd::run(args),
         Command::Dump(args) => dump_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Convert(args) => convert_cmd::run(args),
     }
 }

@@ -475,3 +475,91 @@ fn bench_times_each_mode_and_profiles_op_types() {
         .join("\n")
     );
 }
+
+#[test]
+fn convert_writes_nnef_that_reads_back() {
+    let dir = temp_dir("convert");
+    let tar = dir.join("scatter_add.tar");
+    let run = tract_scatter(&["convert", &model(SCATTER_ADD), "--nnef", s(&tar)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("as NNEF archive"), "{}", run.stdout);
+    // Read back with the plugin's registry and run on the data set.
+    let plan = tract_onnx_scatter::nnef()
+        .model_for_path(&tar)
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let inputs: TVec<TValue> = (0..3)
+        .map(|i| pb(SCATTER_ADD, &format!("input_{i}.pb")).into_tvalue())
+        .collect();
+    let outputs = plan.run(inputs).unwrap();
+    onnx_golden::compare::compare(&outputs[0], &pb(SCATTER_ADD, "output_0.pb")).unwrap();
+
+    let out_dir = dir.join("scatter_add_nnef");
+    let run = tract_scatter(&["convert", &model(SCATTER_ADD), "--nnef", s(&out_dir)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let graph = std::fs::read_to_string(out_dir.join("graph.nnef")).unwrap();
+    assert!(graph.contains("tract_onnx_scatter_elements("), "{graph}");
+
+    // An existing directory is refused; so is a missing --nnef.
+    let errors = [
+        usage_error(&["convert", &model(SCATTER_ADD), "--nnef", s(&out_dir)]),
+        usage_error(&["convert", &model(SCATTER_ADD)]),
+        usage_error(&[
+            "convert",
+            &model(SCATTER_ADD),
+            "--nnef",
+            "no/such/dir/x.tar",
+        ]),
+    ];
+    insta::assert_snapshot!(
+        "convert_usage_errors",
+        errors.join("\n").replace(s(&dir), "$TMP")
+    );
+
+    // An op without NNEF form (the run-time-bound Slice override): exit 1,
+    // one line, no half-written archive.
+    let broken = dir.join("bool_mask.tar");
+    let run = tract_scatter(&["convert", &model(BOOL_MASK_TS16), "--nnef", s(&broken)]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("No serializer found"), "{}", run.stderr);
+    assert!(!broken.exists());
+}
+
+/// The committed GTCRN speech model (what examples/run_onnx.rs was tested
+/// on): four named inputs, four outputs.
+#[test]
+fn gtcrn_runs_compares_and_converts() {
+    let gtcrn = "onnx-testdata/real-models/gtcrn";
+    let run = tract_scatter(&["compare", &model(gtcrn), "--data-set", &data_set(gtcrn)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("4 of 4 output(s) match"),
+        "{}",
+        run.stdout
+    );
+    let run = tract_scatter(&["run", &model(gtcrn), "--seed", "1"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("input  mix: F32 [1, 257, 1, 2]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("output enh: F32 [1, 257, 1, 2]"),
+        "{}",
+        run.stdout
+    );
+    let again = tract_scatter(&["run", &model(gtcrn), "--seed", "1"]);
+    assert_eq!(run.stdout, again.stdout);
+    let other = tract_scatter(&["run", &model(gtcrn), "--seed", "2"]);
+    assert_ne!(run.stdout, other.stdout);
+    let dir = temp_dir("gtcrn");
+    let tar = dir.join("gtcrn.tar");
+    let run = tract_scatter(&["convert", &model(gtcrn), "--nnef", s(&tar)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(std::fs::metadata(&tar).unwrap().len() > 100_000);
+}
