@@ -106,29 +106,24 @@ pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Resu
             model.set_input_fact(ix, InferenceFact::dt_shape(dt, shape))?;
         }
     }
+    // The ONNX names, read before typing: decluttering may fold nodes
+    // into the inputs and outputs and relabel their outlets.
+    let label = |o: &OutletId| {
+        model
+            .outlet_label(*o)
+            .map(str::to_string)
+            .unwrap_or_else(|| model.node(o.node).name.clone())
+    };
+    let input_names: Vec<String> = model
+        .input_outlets()?
+        .iter()
+        .map(|o| model.node(o.node).name.clone())
+        .collect();
+    let output_names: Vec<String> = model.output_outlets()?.iter().map(label).collect();
     let typed = model
         .into_typed()
         .and_then(|m| m.into_decluttered())
         .with_context(|| format!("typing {path}"))?;
-    let names = |outlets: &[OutletId]| -> Vec<String> {
-        outlets
-            .iter()
-            .map(|o| {
-                typed
-                    .outlet_label(*o)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| typed.node(o.node).name.clone())
-            })
-            .collect()
-    };
-    // Sources keep the ONNX input names; their outlet labels may be those
-    // of nodes decluttering folded into them.
-    let input_names = typed
-        .input_outlets()?
-        .iter()
-        .map(|o| typed.node(o.node).name.clone())
-        .collect();
-    let output_names = names(typed.output_outlets()?);
     Ok(Loaded {
         typed,
         input_names,

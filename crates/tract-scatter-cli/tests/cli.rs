@@ -263,6 +263,12 @@ fn run_prints_summaries_of_random_inputs_with_set() {
         "{}",
         run.stdout
     );
+    // The ONNX output name, not the label decluttering leaves on the outlet.
+    assert!(
+        run.stdout.contains("output node_out: F32 [9, 8]"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains(" min "), "{}", run.stdout);
     // Same seed, same inputs.
     let again = tract_scatter(&[
