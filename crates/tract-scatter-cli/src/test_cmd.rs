@@ -32,6 +32,19 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
         }
         None => ExpectedFailures::default(),
     };
+    // A report path that cannot be written fails now, not after the run.
+    if let Some(parent) = args
+        .output
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        bail!(
+            "--output {}: no such directory {} (create it first)",
+            args.output.as_deref().unwrap_or(parent).display(),
+            parent.display()
+        );
+    }
     let mut total = 0;
     for suite in &suites {
         total += list_tests(suite, args.filter.as_deref())?.len();

@@ -140,6 +140,7 @@ fn test_usage_errors() {
         usage_error(&["test", TORCH, "--format", "html"]),
         usage_error(&["test", "--frobnicate", TORCH]),
         usage_error(&["test"]),
+        usage_error(&["test", TORCH, "--output", "no/such/dir/report.xml"]),
     ];
     insta::assert_snapshot!("test_usage_errors", errors.join("\n"));
 }
