@@ -570,3 +570,21 @@ fn gtcrn_runs_compares_and_converts() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(std::fs::metadata(&tar).unwrap().len() > 100_000);
 }
+
+/// A model that fails at run time is exit 1 with one line, even when tract
+/// panics (stock Gather on out-of-range random indices: every symbol of
+/// GIN's inputs defaults to 1, and random indices go up to 3).
+#[test]
+fn run_time_failures_are_one_line_exit_1() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tract-scatter"))
+        .args(["run", &model(GIN)])
+        .current_dir(root())
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: tract panicked: "), "{stderr}");
+    assert!(!stderr.contains("stack backtrace"), "{stderr}");
+}
