@@ -12,6 +12,7 @@ const SECTIONS: &[&str] = &[
     "crates/scatter-kernels",
     "crates/tract-onnx-scatter",
     "crates/onnx-golden",
+    "crates/tract-scatter-cli",
     "crates/scatter-bench",
     "xtask",
     "tests",

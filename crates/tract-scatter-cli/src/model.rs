@@ -1,0 +1,337 @@
+//! Loading a model (plugin, strict or stock), binding `--set` symbols,
+//! reading or making its inputs, and checking them against its facts.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use tract_onnx_scatter::tract_hir::infer::Factoid as _;
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+use crate::cli::{InputArgs, ModelArgs};
+use crate::tensors;
+
+/// Which tract loads the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// `tract_onnx_scatter::onnx()`.
+    Plugin,
+    /// `tract_onnx_scatter::onnx_strict()`.
+    Strict,
+    /// `tract_onnx::onnx()`.
+    Stock,
+}
+
+impl Engine {
+    /// How the engine is called, for reports.
+    pub fn call(self) -> &'static str {
+        match self {
+            Engine::Plugin => "tract_onnx_scatter::onnx()",
+            Engine::Strict => "tract_onnx_scatter::onnx_strict()",
+            Engine::Stock => "stock tract_onnx::onnx()",
+        }
+    }
+
+    pub fn of(args: &ModelArgs) -> Engine {
+        if args.strict {
+            Engine::Strict
+        } else {
+            Engine::Plugin
+        }
+    }
+
+    pub fn onnx(self) -> tract_onnx_scatter::tract_onnx::Onnx {
+        match self {
+            Engine::Plugin => tract_onnx_scatter::onnx(),
+            Engine::Strict => tract_onnx_scatter::onnx_strict(),
+            Engine::Stock => tract_onnx_scatter::tract_onnx::onnx(),
+        }
+    }
+}
+
+/// A decluttered model with its input and output names.
+pub struct Loaded {
+    pub typed: TypedModel,
+    pub input_names: Vec<String>,
+    pub output_names: Vec<String>,
+    /// The `--set` values.
+    pub values: SymbolValues,
+}
+
+/// Loads `args.model` with `engine`, with `--set` symbols made concrete, and
+/// `pinned` input tensors (by input index) fixing the facts of those inputs.
+pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Result<Loaded> {
+    tensors::require_file(&args.model, "an .onnx model")?;
+    let path = args.model.display().to_string();
+    // With --set the inputs get concrete shapes; the file's value_info may
+    // repeat the symbols on intermediate values, so it is ignored then.
+    let onnx = engine
+        .onnx()
+        .with_ignore_value_info(!args.set.is_empty() || pinned.is_some());
+    let mut model = onnx
+        .model_for_path(&args.model)
+        .with_context(|| format!("loading {path}"))?;
+
+    let mut values = SymbolValues::default();
+    for (name, n) in &args.set {
+        let Some(sym) = model.symbols.get(name) else {
+            let known: Vec<String> = model
+                .symbols
+                .all_symbols()
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            bail!(
+                "--set {name}={n}: {path} has no symbol {name:?} (its symbols: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+        };
+        values.set(&sym, *n);
+    }
+    if let Some(inputs) = pinned {
+        for (ix, t) in inputs.iter().enumerate() {
+            model.set_input_fact(ix, InferenceFact::dt_shape(t.datum_type(), t.shape()))?;
+        }
+    } else if !args.set.is_empty() {
+        for ix in 0..model.inputs.len() {
+            let fact = model.input_fact(ix)?.clone();
+            let (Some(dt), Some(shape)) = (fact.datum_type.concretize(), fact.shape.concretize())
+            else {
+                continue;
+            };
+            let shape: TVec<TDim> = shape.iter().map(|d| d.eval(&values)).collect();
+            model.set_input_fact(ix, InferenceFact::dt_shape(dt, shape))?;
+        }
+    }
+    // The ONNX names, read before typing: decluttering may fold nodes
+    // into the inputs and outputs and relabel their outlets.
+    let label = |o: &OutletId| {
+        model
+            .outlet_label(*o)
+            .map(str::to_string)
+            .unwrap_or_else(|| model.node(o.node).name.clone())
+    };
+    let input_names: Vec<String> = model
+        .input_outlets()?
+        .iter()
+        .map(|o| model.node(o.node).name.clone())
+        .collect();
+    let output_names: Vec<String> = model.output_outlets()?.iter().map(label).collect();
+    let typed = model
+        .into_typed()
+        .and_then(|m| m.into_decluttered())
+        .with_context(|| format!("typing {path}"))?;
+    Ok(Loaded {
+        typed,
+        input_names,
+        output_names,
+        values,
+    })
+}
+
+/// Reads the inputs the user named (files, `.npz`, data set), by model
+/// input index; `None` for those not given.
+pub fn given_inputs(args: &InputArgs, input_names: &[String]) -> Result<Vec<Option<Tensor>>> {
+    let mut given: Vec<Option<Tensor>> = vec![None; input_names.len()];
+    let position = |name: &str| -> Result<usize> {
+        input_names.iter().position(|n| n == name).with_context(|| {
+            format!(
+                "the model has no input named {name:?} (its inputs: {})",
+                input_names.join(", ")
+            )
+        })
+    };
+    if let Some(dir) = &args.data_set {
+        for (ix, t) in read_data_set(dir, "input")?.into_iter().enumerate() {
+            if ix >= given.len() {
+                bail!(
+                    "{} has input_{ix}.pb but the model has only {} input(s)",
+                    dir.display(),
+                    given.len()
+                );
+            }
+            given[ix] = Some(t);
+        }
+    }
+    if let Some(npz) = &args.inputs {
+        for (name, t) in tensors::read_npz(npz)? {
+            let ix =
+                position(&name).with_context(|| format!("array {name:?} of {}", npz.display()))?;
+            given[ix] = Some(t);
+        }
+    }
+    let named = args.input.iter().map(|spec| match spec.split_once('=') {
+        Some((name, file)) => (Some(name.to_string()), PathBuf::from(file)),
+        None => (None, PathBuf::from(spec)),
+    });
+    let positional = args.files.iter().map(|f| (None, f.clone()));
+    let mut next = 0;
+    for (name, file) in named.chain(positional) {
+        let ix = match name {
+            Some(name) => position(&name)?,
+            None => {
+                while next < given.len() && given[next].is_some() {
+                    next += 1;
+                }
+                if next >= given.len() {
+                    bail!(
+                        "{}: one input file too many (the model has {} input(s): {})",
+                        file.display(),
+                        input_names.len(),
+                        input_names.join(", ")
+                    );
+                }
+                next
+            }
+        };
+        given[ix] = Some(tensors::read_tensor(&file)?);
+    }
+    Ok(given)
+}
+
+/// `input_<i>.pb` (or `output_<i>.pb`) of a node-test data set, in order.
+pub fn read_data_set(dir: &Path, prefix: &str) -> Result<Vec<Tensor>> {
+    if !dir.is_dir() {
+        bail!(
+            "{}: no such directory (expected a test_data_set_N directory of input_i.pb/output_i.pb)",
+            dir.display()
+        );
+    }
+    let mut out = vec![];
+    loop {
+        let file = dir.join(format!("{prefix}_{}.pb", out.len()));
+        if !file.is_file() {
+            break;
+        }
+        out.push(tensors::read_tensor(&file)?);
+    }
+    Ok(out)
+}
+
+/// The inputs: the given ones, checked against the model's input facts,
+/// and seeded random ones of the declared shapes for the rest (symbols
+/// without `--set` take the value 1).
+pub fn inputs(loaded: &Loaded, given: Vec<Option<Tensor>>, seed: u64) -> Result<TVec<TValue>> {
+    let mut bound = loaded.values.clone();
+    let facts: Vec<TypedFact> = loaded
+        .typed
+        .input_outlets()?
+        .iter()
+        .map(|o| loaded.typed.outlet_fact(*o).cloned())
+        .collect::<TractResult<_>>()?;
+    // Check the given tensors first, so their sizes bind the symbols the
+    // random ones then use.
+    for ((name, fact), t) in loaded.input_names.iter().zip(&facts).zip(&given) {
+        if let Some(t) = t {
+            check_input(name, fact, t, &mut bound)?;
+        }
+    }
+    let mut rng = tensors::Lcg::new(seed);
+    facts
+        .iter()
+        .zip(given)
+        .map(|(fact, t)| {
+            Ok(match t {
+                Some(t) => t.into_tvalue(),
+                None => {
+                    let mut shape = vec![];
+                    for dim in fact.shape.iter() {
+                        for sym in dim.symbols() {
+                            if bound.get(&sym).is_none() {
+                                bound.set(&sym, 1);
+                            }
+                        }
+                        shape.push(dim.eval(&bound).to_i64()? as usize);
+                    }
+                    tensors::random_tensor(fact.datum_type, &shape, &mut rng)?.into_tvalue()
+                }
+            })
+        })
+        .collect()
+}
+
+/// One line naming the input, what it got and what the model expects.
+fn check_input(name: &str, fact: &TypedFact, t: &Tensor, bound: &mut SymbolValues) -> Result<()> {
+    let expected = format!("{:?} {}", fact.datum_type, shape_text(&fact.shape));
+    let got = format!("{:?} {:?}", t.datum_type(), t.shape());
+    let same_type = fact.datum_type == t.datum_type()
+        || (fact.datum_type.is_quantized() && fact.datum_type.unquantized() == t.datum_type());
+    if !same_type {
+        bail!("input {name:?}: got {got}, the model expects {expected} (wrong element type)");
+    }
+    if fact.rank() != t.rank() {
+        bail!("input {name:?}: got {got}, the model expects {expected} (wrong rank)");
+    }
+    for (axis, (dim, &n)) in fact.shape.iter().zip(t.shape()).enumerate() {
+        match dim.eval(bound).to_i64() {
+            Ok(want) if want as usize != n => bail!(
+                "input {name:?}: got {got}, the model expects {expected} (axis {axis} is {n}, expected {})",
+                if dim.to_i64().is_ok() {
+                    want.to_string()
+                } else {
+                    format!("{dim} = {want}")
+                }
+            ),
+            Ok(_) => {}
+            Err(_) => {
+                // A lone symbol takes the size it is given.
+                if let TDim::Sym(sym) = dim {
+                    bound.set(sym, n as i64);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn shape_text(shape: &ShapeFact) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+/// Everything `run`, `compare` and `bench` need: the optimized plan and
+/// its inputs.
+pub struct Prepared {
+    pub loaded_names: (Vec<String>, Vec<String>),
+    pub plan: std::sync::Arc<TypedSimplePlan>,
+    pub inputs: TVec<TValue>,
+}
+
+/// Loads, reads the inputs, optimizes. `pinned`: type the model with the
+/// given inputs' facts (every input must then be given).
+pub fn prepare(model: &ModelArgs, input: &InputArgs) -> Result<Prepared> {
+    // Names come from a first, declared load; with --pinned the model is
+    // loaded again with the inputs' facts.
+    let declared = load(model, Engine::of(model), None)?;
+    let given = given_inputs(input, &declared.input_names)?;
+    let loaded = if input.pinned {
+        let all: Option<Vec<Tensor>> = given.iter().cloned().collect();
+        let Some(all) = all else {
+            bail!(
+                "--pinned needs every input given (the model has {} input(s): {})",
+                declared.input_names.len(),
+                declared.input_names.join(", ")
+            );
+        };
+        load(model, Engine::of(model), Some(&all))?
+    } else {
+        declared
+    };
+    let inputs = inputs(&loaded, given, input.seed)?;
+    let path = model.model.display();
+    let names = (loaded.input_names.clone(), loaded.output_names.clone());
+    let plan = loaded
+        .typed
+        .into_optimized()
+        .with_context(|| format!("optimizing {path}"))?
+        .into_runnable()
+        .with_context(|| format!("planning {path}"))?;
+    Ok(Prepared {
+        loaded_names: names,
+        plan,
+        inputs,
+    })
+}

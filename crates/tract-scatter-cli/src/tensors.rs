@@ -1,0 +1,232 @@
+//! Tensors in and out: `.npy`, `.npz` (ndarray-npy, on tract's own ndarray),
+//! ONNX `.pb` TensorProtos (onnx-golden's decoder), seeded random tensors,
+//! and one-line summaries.
+
+use std::fs::File;
+use std::io::{BufWriter, Cursor};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use ndarray_npy::{NpzReader, NpzWriter, ReadNpyError, ReadNpyExt, ReadNpzError};
+use tract_onnx_scatter::tract_onnx::prelude::tract_ndarray::{ArrayD, IxDyn, OwnedRepr};
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+/// Element types read from and written to `.npy`/`.npz` (ndarray-npy has no f16).
+macro_rules! for_npy_types {
+    ($mac:ident) => {
+        $mac!(f32, f64, i64, i32, i16, i8, u64, u32, u16, u8, bool)
+    };
+}
+
+/// The file's extension, lower-cased.
+fn extension(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}
+
+/// Fails with a one-line message when `path` is not a readable file.
+pub fn require_file(path: &Path, what: &str) -> Result<()> {
+    if !path.is_file() {
+        bail!("{}: no such file (expected {what})", path.display());
+    }
+    Ok(())
+}
+
+/// A tensor file: `.npy` or an ONNX TensorProto `.pb`.
+pub fn read_tensor(path: &Path) -> Result<Tensor> {
+    require_file(path, "a .npy or .pb tensor file")?;
+    match extension(path).as_str() {
+        "npy" => read_npy(path),
+        "pb" => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            onnx_golden::tensor_proto::decode_tensor_bytes(&bytes)
+                .with_context(|| format!("decoding {} as an ONNX TensorProto", path.display()))
+        }
+        "npz" => bail!(
+            "{}: an .npz holds several tensors: pass it with --inputs, not as one input",
+            path.display()
+        ),
+        other => bail!(
+            "{}: unknown tensor file type {other:?} (expected .npy or .pb)",
+            path.display()
+        ),
+    }
+}
+
+fn read_npy(path: &Path) -> Result<Tensor> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    macro_rules! try_types {
+        ($($t:ty),*) => {
+            $(
+                match ArrayD::<$t>::read_npy(Cursor::new(&bytes)) {
+                    Ok(a) => return Ok(a.into()),
+                    Err(ReadNpyError::WrongDescriptor(_)) => {}
+                    Err(e) => return Err(e).with_context(|| format!("reading {} as .npy", path.display())),
+                }
+            )*
+        };
+    }
+    for_npy_types!(try_types);
+    bail!(
+        "{}: unsupported .npy element type (expected float32/64, int8..64, uint8..64 or bool)",
+        path.display()
+    )
+}
+
+/// Every array of an `.npz`, in the archive's order, by name.
+pub fn read_npz(path: &Path) -> Result<Vec<(String, Tensor)>> {
+    require_file(path, "an .npz archive")?;
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut npz =
+        NpzReader::new(file).with_context(|| format!("reading {} as .npz", path.display()))?;
+    let names = npz
+        .names()
+        .with_context(|| format!("reading {} as .npz", path.display()))?;
+    let mut out = vec![];
+    for name in names {
+        out.push((name.clone(), npz_entry(&mut npz, path, &name)?));
+    }
+    Ok(out)
+}
+
+fn npz_entry(npz: &mut NpzReader<File>, path: &Path, name: &str) -> Result<Tensor> {
+    macro_rules! try_types {
+        ($($t:ty),*) => {
+            $(
+                match npz.by_name::<OwnedRepr<$t>, IxDyn>(name) {
+                    Ok(a) => return Ok(a.into()),
+                    Err(ReadNpzError::Npy(ReadNpyError::WrongDescriptor(_))) => {}
+                    Err(e) => return Err(e).with_context(|| format!("reading {name:?} of {}", path.display())),
+                }
+            )*
+        };
+    }
+    for_npy_types!(try_types);
+    bail!(
+        "{}: array {name:?} has an unsupported element type (expected float32/64, int8..64, uint8..64 or bool)",
+        path.display()
+    )
+}
+
+/// Writes named tensors as an `.npz` (uncompressed, as `numpy.savez`).
+/// f16 is written as float32 and TDim as int64 (`.npy` has no such types).
+pub fn write_npz(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
+    let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut npz = NpzWriter::new(BufWriter::new(file));
+    for (name, tensor) in tensors {
+        let tensor = match tensor.datum_type() {
+            DatumType::F16 => tensor.cast_to::<f32>()?.into_owned(),
+            DatumType::TDim => tensor.cast_to::<i64>()?.into_owned(),
+            _ => tensor.clone(),
+        };
+        macro_rules! write_as {
+            ($($t:ty),*) => {
+                $(
+                    if tensor.datum_type() == <$t>::datum_type() {
+                        let view = tensor.to_plain_array_view::<$t>()?;
+                        npz.add_array(name.as_str(), &view)
+                            .with_context(|| format!("writing {name:?} to {}", path.display()))?;
+                        continue;
+                    }
+                )*
+            };
+        }
+        for_npy_types!(write_as);
+        bail!(
+            "output {name:?} is {:?}, which .npz cannot hold",
+            tensor.datum_type()
+        );
+    }
+    npz.finish()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// Tiny deterministic generator: random inputs are reproducible from `--seed`.
+pub struct Lcg(u64);
+
+impl Lcg {
+    pub fn new(seed: u64) -> Lcg {
+        Lcg(seed.wrapping_mul(2).wrapping_add(1))
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() as f64 / (1u64 << 31) as f64) * 2.0 - 1.0
+    }
+}
+
+/// A random tensor of a concrete shape: floats uniform in [-1, 1), integers
+/// in 0..4 (valid indices into most axes), booleans fair coins.
+pub fn random_tensor(dt: DatumType, shape: &[usize], rng: &mut Lcg) -> Result<Tensor> {
+    let len: usize = shape.iter().product();
+    let t = if dt.is_float() {
+        let v: Vec<f64> = (0..len).map(|_| rng.unit()).collect();
+        Tensor::from_shape(shape, &v)?.cast_to_dt(dt)?.into_owned()
+    } else if dt == bool::datum_type() {
+        let v: Vec<bool> = (0..len).map(|_| rng.next() & 1 == 1).collect();
+        Tensor::from_shape(shape, &v)?
+    } else if dt.is_integer() {
+        let v: Vec<i64> = (0..len).map(|_| (rng.next() % 4) as i64).collect();
+        Tensor::from_shape(shape, &v)?.cast_to_dt(dt)?.into_owned()
+    } else {
+        bail!("cannot make a random {dt:?} input: pass it with --input");
+    };
+    Ok(t)
+}
+
+/// The values as f64 (None for strings and other non-numeric types).
+pub fn as_f64(t: &Tensor) -> Option<Vec<f64>> {
+    let t = if t.datum_type() == DatumType::Bool {
+        t.cast_to::<u8>().ok()?.into_owned()
+    } else {
+        t.clone()
+    };
+    let cast = t.cast_to::<f64>().ok()?;
+    Some(
+        cast.to_plain_array_view::<f64>()
+            .ok()?
+            .iter()
+            .copied()
+            .collect(),
+    )
+}
+
+/// `f32 [2, 3] [0.1, 0.2, ...] min -1 max 1 mean 0.05`.
+pub fn summary(t: &Tensor) -> String {
+    let mut out = format!("{:?} {:?}", t.datum_type(), t.shape());
+    let Some(values) = as_f64(t) else {
+        return out;
+    };
+    // f32 and f16 values print as f32: their shortest exact form.
+    let narrow = matches!(t.datum_type(), DatumType::F32 | DatumType::F16);
+    let shown: Vec<String> = values
+        .iter()
+        .take(6)
+        .map(|&v| {
+            if narrow {
+                format!("{}", v as f32)
+            } else {
+                format!("{v}")
+            }
+        })
+        .collect();
+    let more = if values.len() > 6 { ", ..." } else { "" };
+    out.push_str(&format!(" [{}{more}]", shown.join(", ")));
+    if t.datum_type().is_float() && !values.is_empty() {
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        out.push_str(&format!(" min {min:.6} max {max:.6} mean {mean:.6}"));
+    }
+    out
+}
