@@ -15,11 +15,10 @@ use tract_onnx_scatter::tract_onnx;
 use crate::cli::TestArgs;
 
 pub fn run(args: TestArgs) -> Result<ExitCode> {
-    let suites = args
-        .dirs
-        .iter()
-        .map(|dir| suite(dir))
-        .collect::<Result<Vec<_>>>()?;
+    let mut suites = vec![];
+    for dir in &args.dirs {
+        suites.extend(suites_of(dir)?);
+    }
     let expected = match &args.expected_failures {
         Some(path) => {
             if !path.is_file() {
@@ -178,15 +177,45 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
     }
 }
 
-/// The suite of one directory, named after it (`onnx-testdata/exporters/torch`
-/// is suite `torch`, as in `cargo xtask conformance`).
-fn suite(dir: &std::path::Path) -> Result<Suite> {
+/// The suites of one directory, each named after its own directory as
+/// `cargo xtask conformance` names them: the directory itself when a test
+/// (a directory holding `model.onnx`) sits right below it or it is one
+/// (`onnx-testdata/exporters/torch` is suite `torch`); else each of its
+/// subdirectories holding tests (`onnx-testdata/exporters` is the suites
+/// `jax2onnx`, `paddle2onnx`, `tf2onnx`, `torch`, ...), in name order.
+fn suites_of(dir: &std::path::Path) -> Result<Vec<Suite>> {
     if !dir.is_dir() {
         bail!(
             "{}: no such directory (expected a directory of node tests: model.onnx + test_data_set_N)",
             dir.display()
         );
     }
+    let holds_test = |d: &std::path::Path| d.join("model.onnx").is_file();
+    let mut children: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    children.sort();
+    if holds_test(dir) || children.iter().any(|c| holds_test(c)) {
+        return Ok(vec![suite(dir)?]);
+    }
+    let mut suites = vec![];
+    for child in children {
+        let suite = suite(&child)?;
+        if !list_tests(&suite, None)?.is_empty() {
+            suites.push(suite);
+        }
+    }
+    if suites.is_empty() {
+        // No test anywhere: one suite, so the "no node test" error names it.
+        suites.push(suite(dir)?);
+    }
+    Ok(suites)
+}
+
+/// The suite of one directory, named after it.
+fn suite(dir: &std::path::Path) -> Result<Suite> {
     let canonical = dir
         .canonicalize()
         .with_context(|| format!("resolving {}", dir.display()))?;
