@@ -194,3 +194,16 @@ fn an_if_with_a_constant_condition_declutters_exactly_as_stock() {
         .unwrap();
     assert_eq!(signature(&ours), signature(&stock));
 }
+
+/// `Expand(x, Shape(y))` with `y`'s dims the model's symbols.
+#[test]
+fn an_expand_to_input_dims_is_built_exactly_as_stock() {
+    let dt = DatumType::F32;
+    let g = Graph::new(13)
+        .input("x", dt, &[D::N(1), D::N(3)])
+        .input("y", dt, &[D::S("N"), D::N(3)])
+        .node("Shape", &["y"], &["shape"], vec![])
+        .node("Expand", &["x", "shape"], &["out"], vec![])
+        .output("out", dt);
+    assert_built_as_stock(&g, None);
+}
