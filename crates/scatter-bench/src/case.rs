@@ -187,7 +187,7 @@ impl Case {
 }
 
 /// The graph's input names (initializers left out) and output names.
-fn graph_names(bytes: &[u8]) -> Result<(Vec<String>, Vec<String>)> {
+pub(crate) fn graph_names(bytes: &[u8]) -> Result<(Vec<String>, Vec<String>)> {
     let graph = ModelProto::decode(bytes)?
         .graph
         .context("the model has no graph")?;

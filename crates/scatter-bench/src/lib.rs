@@ -14,6 +14,7 @@ pub mod child;
 pub mod exported;
 pub mod grads;
 pub mod gtcrn;
+pub mod loops;
 pub mod ort;
 pub mod piper;
 pub mod report;
@@ -38,7 +39,7 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The rows `filter` selects, in table order: the one-node workloads,
-/// their gradients, GTCRN, the exported models; Piper (a 63 MB model fetched on demand)
+/// their gradients, GTCRN, the exported models, the Loop rows; Piper (a 63 MB model fetched on demand)
 /// only when the filter names it.
 pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
     let selected = |n: &str| filter.is_none_or(|f| n.contains(f));
@@ -46,6 +47,7 @@ pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
     names.extend(grads::NAMES.into_iter().filter(|n| selected(n)));
     names.extend([gtcrn::NAME].into_iter().filter(|n| selected(n)));
     names.extend(exported::NAMES.into_iter().filter(|n| selected(n)));
+    names.extend(loops::NAMES.into_iter().filter(|n| selected(n)));
     if filter.is_some_and(|f| piper::NAME.contains(f)) {
         names.push(piper::NAME);
     }
@@ -62,6 +64,7 @@ pub fn case(name: &str) -> Result<case::Case> {
         piper::NAME => piper::case(),
         _ if grads::NAMES.contains(&name) => grads::case(name),
         _ if exported::NAMES.contains(&name) => exported::case(name),
+        _ if loops::NAMES.contains(&name) => loops::case(name),
         _ => bail!("no bench case named {name:?}"),
     }
 }
