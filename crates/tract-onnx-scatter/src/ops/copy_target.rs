@@ -102,6 +102,34 @@ impl Target {
     }
 }
 
+/// What a validated scatter does with its data: the output already holds
+/// the result (copied and scattered in one pass), or the tensor holding
+/// data's values to scatter into.
+pub enum Taken {
+    Done(Tensor),
+    ScatterInto(Tensor),
+}
+
+/// Takes `data` for a scatter whose indices `token` checked: a copy and the
+/// scatter fused in one pass ([`scatter_copying`]) when the data must be
+/// copied and `fuse(&data)` says it pays, else [`take_output`]'s tensor.
+pub fn take_or_fuse<K: CopyingScatter>(
+    site: &NodeSite,
+    data: TValue,
+    pool: Option<&OutputPool>,
+    token: &K,
+    updates: &Tensor,
+    reduction: Reduction,
+    fuse: impl FnOnce(&Tensor) -> bool,
+) -> TractResult<Taken> {
+    match take_target(data, pool)? {
+        Target::Copy { out, data, .. } if fuse(&data) => Ok(Taken::Done(scatter_copying(
+            site, token, out, &data, updates, reduction,
+        )?)),
+        target => Ok(Taken::ScatterInto(target.into_filled(site, "data")?)),
+    }
+}
+
 /// [`take_output`] without the copy: see [`Target`].
 pub fn take_target(data: TValue, pool: Option<&OutputPool>) -> TractResult<Target> {
     if let Some(pool) = pool {

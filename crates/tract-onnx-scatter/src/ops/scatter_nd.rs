@@ -3,7 +3,7 @@
 use scatter_kernels::{CheckedNdIndices, IndexValue, NdPlan, Reduction};
 use tract_core::internal::*;
 
-use crate::ops::copy_target::{self, CopyPolicy, Target};
+use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
@@ -144,20 +144,20 @@ impl ScatterNd {
         let site = &self.site;
         let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
-        let target = match copy_target::take_target(data, self.output_pool.as_ref())? {
-            Target::Copy { out, data, .. } if self.copies_around_slices(plan, &checked, &data) => {
-                return copy_target::scatter_copying(
-                    site,
-                    &checked,
-                    out,
-                    &data,
-                    updates,
-                    self.reduction,
-                );
-            }
-            target => target,
+        let pool = self.output_pool.as_ref();
+        let fuse = |data: &Tensor| self.copies_around_slices(plan, &checked, data);
+        let mut data = match copy_target::take_or_fuse(
+            site,
+            data,
+            pool,
+            &checked,
+            updates,
+            self.reduction,
+            fuse,
+        )? {
+            Taken::Done(output) => return Ok(output),
+            Taken::ScatterInto(data) => data,
         };
-        let mut data = target.into_filled(site, "data")?;
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
