@@ -36,9 +36,9 @@
 //! ```
 
 pub mod nnef;
-pub mod onnx;
 pub mod ops;
 pub mod opset;
+pub mod parse;
 pub mod site;
 pub mod tract_overrides;
 
@@ -51,8 +51,8 @@ pub use tract_onnx_opl;
 pub use scatter_kernels;
 
 pub use nnef::{WithScatter, nnef};
-pub use onnx::Deviations;
 pub use ops::output_pool::{OutputPool, output_pools};
+pub use parse::Deviations;
 pub use tract_overrides::{TractOverride, TractOverrides};
 
 /// How the plugin loads ONNX models.
@@ -91,7 +91,7 @@ impl Options {
     /// Registers this crate's scatter ops in `reg`, then its overrides of
     /// tract operators (those of [`Options::tract_overrides`]).
     pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
-        onnx::register(reg, self.deviations);
+        parse::register(reg, self.deviations);
         self.tract_overrides.register(reg);
     }
 

@@ -1,4 +1,24 @@
-//! Typed ops: what a tract `TypedModel` holds once the ONNX graph is typed.
+//! The ops, one home each, and what they share.
+//!
+//! A home (`scatter_elements.rs`, `scatter_nd.rs`, `tensor_scatter.rs`,
+//! `scatter_elements_update.rs`, `scatter_grad.rs`) holds everything of one
+//! op family: its ONNX builders and inference-level op, its typed op, its
+//! NNEF form, and whether it pools its output. It declares itself in
+//! [`HOMES`]; the ONNX registration ([`crate::parse::register`]), the NNEF
+//! registry ([`crate::nnef::registry`]) and the output pool
+//! ([`output_pool::as_pooled`]) find the ops there and name none of them.
+//!
+//! What the homes share: where an output buffer comes from
+//! (`fresh_buffer`, `copy_target`, `output_pool`), the declutter rewrites
+//! (`block_assignment`, `transpose_fold`), and the mapping of tract's types
+//! and dims to the kernels' (`types`, `shapes`). None of those modules
+//! names a home except the rewrites, which rewrite the homes' ops.
+
+use tract_hir::internal::*;
+use tract_nnef::internal::Registry;
+use tract_onnx::model::OnnxOpRegister;
+
+use crate::parse::Deviations;
 
 pub mod block_assignment;
 pub mod copy_target;
@@ -18,3 +38,31 @@ pub use scatter_elements_update::ScatterElementsUpdate;
 pub use scatter_grad::{GradKind, ScatterGrad};
 pub use scatter_nd::ScatterNd;
 pub use tensor_scatter::TensorScatter;
+
+/// One op family as the rest of the crate reaches it.
+pub struct OpHome {
+    /// Inserts the family's ONNX builders, for this deviation mode.
+    pub register_onnx: fn(&mut OnnxOpRegister, Deviations),
+    /// Registers its NNEF primitive and dumper; `None`: no NNEF form
+    /// (serializing such a node fails with tract's "no dumper" error).
+    pub register_nnef: Option<fn(&mut Registry)>,
+    /// `op` as a [`output_pool::PooledOp`] when it is this family's typed
+    /// op and pools its output. tract finds an op by its concrete type
+    /// only, so each home answers for its own.
+    pub as_pooled: fn(&dyn TypedOp) -> Option<&dyn output_pool::PooledOp>,
+}
+
+/// Every home. Adding an op family: a row of `opset.rs`, its home, and a
+/// line here.
+pub const HOMES: &[OpHome] = &[
+    scatter_elements::HOME,
+    scatter_nd::HOME,
+    tensor_scatter::HOME,
+    scatter_elements_update::HOME,
+    scatter_grad::HOME,
+];
+
+/// `as_pooled` of a home that does not pool its output.
+pub fn never_pooled(_: &dyn TypedOp) -> Option<&dyn output_pool::PooledOp> {
+    None
+}

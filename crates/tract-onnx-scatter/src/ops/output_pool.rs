@@ -32,8 +32,6 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tract_core::internal::*;
 
-use crate::ops::{ScatterElements, ScatterNd, TensorScatter};
-
 /// Outputs a pool keeps unless told otherwise: one per scatter node.
 pub const DEFAULT_CAPACITY: usize = 1;
 
@@ -293,15 +291,16 @@ pub trait PooledOp: TypedOp {
     fn output_pool(&self) -> Option<&OutputPool>;
 }
 
-/// `op` as a [`PooledOp`]. tract finds an op by its concrete type only, so
-/// the ops implementing the trait are named once, here.
+/// `op` as a [`PooledOp`], asked of every op home ([`crate::ops::HOMES`]).
 pub fn as_pooled(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
-    fn pooled<O: PooledOp>(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
-        op.downcast_ref::<O>().map(|o| o as &dyn PooledOp)
-    }
-    pooled::<ScatterNd>(op)
-        .or_else(|| pooled::<ScatterElements>(op))
-        .or_else(|| pooled::<TensorScatter>(op))
+    crate::ops::HOMES
+        .iter()
+        .find_map(|home| (home.as_pooled)(op))
+}
+
+/// `op` as a [`PooledOp`] when it is an `O`: a home's `as_pooled`.
+pub fn downcast_pooled<O: PooledOp>(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
+    op.downcast_ref::<O>().map(|o| o as &dyn PooledOp)
 }
 
 /// The output pools of `model`'s scatter nodes (top-level graph), with the
@@ -321,6 +320,7 @@ pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::{ScatterElements, ScatterNd, TensorScatter};
     use crate::opset::ScatterOp;
     use crate::site::NodeSite;
     use scatter_kernels::{Reduction, TensorScatterMode};

@@ -1,15 +1,44 @@
-//! The typed `ScatterElements` op (also serves `Scatter` 9/10 and, with
-//! `use_init_val`/`mean`, OpenVINO `ScatterElementsUpdate` with a constant
-//! axis).
+//! The home of ONNX `Scatter` (9, 10) and `ScatterElements` (11, 13, 16,
+//! 18): the builders and the inference-level op, the typed op (which also
+//! serves OpenVINO `ScatterElementsUpdate` with a constant axis, through
+//! `use_init_val`/`mean`), its NNEF form, and its output pool.
 
 use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction};
-use tract_core::internal::*;
+use tract_hir::internal::*;
+use tract_nnef::internal::*;
+use tract_onnx::model::OnnxOpRegister;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
 
+use crate::nnef::{data_indices_updates, elements_site, inputs3, reduction};
+use crate::ops::OpHome;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
+use crate::opset::ScatterOp;
+use crate::parse::attributes::CheckedNode;
+use crate::parse::deviation::Deviations;
+use crate::parse::typing;
 use crate::site::NodeSite;
+
+/// This family as [`crate::ops::HOMES`] lists it.
+pub const HOME: OpHome = OpHome {
+    register_onnx,
+    register_nnef: Some(register_nnef),
+    as_pooled: output_pool::downcast_pooled::<ScatterElements>,
+};
+
+fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
+    reg.insert(
+        "Scatter",
+        deviations.pick(scatter::<true>, scatter::<false>),
+    );
+    reg.insert(
+        "ScatterElements",
+        deviations.pick(scatter_elements::<true>, scatter_elements::<false>),
+    );
+}
 
 /// `output = data`, then every update written along `axis` at the position
 /// its index gives, in row-major order of the indices.
@@ -279,6 +308,168 @@ impl TypedOp for ScatterElements {
             inputs[2].shape.volume()
         )))
     }
+}
+
+// The ONNX builder and the inference-level op.
+
+/// The `Scatter` builder; `STRICT` refuses exporter deviations ([`Deviations`]).
+pub fn scatter<const STRICT: bool>(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    build(ScatterOp::Scatter, ctx, node, Deviations::strict_if(STRICT))
+}
+
+/// The `ScatterElements` builder; `STRICT` as for [`scatter`].
+pub fn scatter_elements<const STRICT: bool>(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    build(
+        ScatterOp::ScatterElements,
+        ctx,
+        node,
+        Deviations::strict_if(STRICT),
+    )
+}
+
+fn build(
+    op: ScatterOp,
+    ctx: &ParsingContext,
+    node: &NodeProto,
+    deviations: Deviations,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let node = CheckedNode::new(op, ctx, node, deviations)?;
+    node.expect_inputs(&["data", "indices", "updates"], &[])?;
+    let axis = node.int("axis")?.unwrap_or(0);
+    let reduction = node.onnx_reduction()?;
+    Ok((
+        expand(InferScatterElements {
+            site: node.site,
+            axis,
+            reduction,
+        }),
+        vec![],
+    ))
+}
+
+/// ScatterElements before typing: the axis may still be negative.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct InferScatterElements {
+    pub site: NodeSite,
+    pub axis: i64,
+    pub reduction: Reduction,
+}
+
+impl Expansion for InferScatterElements {
+    fn name(&self) -> StaticName {
+        self.site.op.onnx_name().into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!(
+            "axis: {} reduction: {}",
+            self.axis, self.reduction
+        )])
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_input_arity(inputs, 3)?;
+        check_output_arity(outputs, 1)?;
+        typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
+    }
+
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        let rank = model.outlet_fact(inputs[0])?.rank();
+        let axis = crate::ops::scatter_elements::axis_position(&self.site, self.axis, rank)?;
+        let (data, updates) =
+            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
+        let op = crate::ops::ScatterElements::onnx(self.site.clone(), axis, self.reduction);
+        model.wire_node(prefix, op, &[data, inputs[1], updates])
+    }
+}
+
+// The NNEF form.
+
+/// The NNEF primitive of [`ScatterElements`].
+pub const SCATTER_ELEMENTS: &str = "tract_onnx_scatter_elements";
+
+/// Registers the NNEF primitive [`SCATTER_ELEMENTS`] and its dumper.
+fn register_nnef(registry: &mut Registry) {
+    registry.register_dumper(dump_scatter_elements);
+    registry
+        .register_primitive(
+            SCATTER_ELEMENTS,
+            &[
+                TypeName::Scalar.tensor().named("input"),
+                TypeName::Integer.tensor().named("indices"),
+                TypeName::Scalar.tensor().named("updates"),
+                TypeName::Integer.named("axis"),
+                TypeName::String.named("reduction").default("none"),
+                TypeName::Logical.named("use_init_val").default(true),
+                TypeName::String.named("onnx_op").default("ScatterElements"),
+            ],
+            &[("output", TypeName::Scalar.tensor())],
+            load_scatter_elements,
+        )
+        .with_doc("ONNX ScatterElements (or Scatter, or OpenVINO ScatterElementsUpdate with onnx_op set accordingly).");
+}
+
+fn dump_scatter_elements(
+    ast: &mut IntoAst,
+    node: &TypedNode,
+    op: &ScatterElements,
+) -> TractResult<Option<Arc<RValue>>> {
+    let [data, indices, updates] = inputs3(ast, node)?;
+    let mut attributes = vec![
+        ("axis", numeric(op.axis)),
+        ("reduction", string(op.reduction.as_str())),
+    ];
+    if !op.use_init_val {
+        attributes.push(("use_init_val", logical(false)));
+    }
+    if op.site.op != ScatterOp::ScatterElements {
+        attributes.push(("onnx_op", string(op.site.op.onnx_name())));
+    }
+    Ok(Some(invocation(
+        SCATTER_ELEMENTS,
+        &[data, indices, updates],
+        &attributes,
+    )))
+}
+
+fn load_scatter_elements(
+    builder: &mut ModelBuilder,
+    invocation: &ResolvedInvocation,
+) -> TractResult<Value> {
+    let [data, indices, updates] = data_indices_updates(builder, invocation)?;
+    let axis: i64 = invocation.named_arg_as(builder, "axis")?;
+    let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
+    let use_init_val: bool = invocation.named_arg_as(builder, "use_init_val")?;
+    let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
+    let rank = builder.model.outlet_fact(data)?.rank();
+    let axis = crate::ops::scatter_elements::axis_position(&site, axis, rank)?;
+    let reduction = reduction(&site, &reduction_name)?;
+    builder.wire(
+        ScatterElements {
+            site,
+            axis,
+            reduction,
+            use_init_val,
+            output_pool: None,
+        },
+        &[data, indices, updates],
+    )
 }
 
 #[cfg(test)]

@@ -1,13 +1,38 @@
-//! The typed `ScatterND` op.
+//! The home of ONNX `ScatterND` (11, 13, 16, 18): the builder and the
+//! inference-level op, the typed op, its NNEF form, and its output pool.
 
 use scatter_kernels::{CheckedNdIndices, IndexValue, NdPlan, Reduction};
-use tract_core::internal::*;
+use tract_hir::internal::*;
+use tract_nnef::internal::*;
+use tract_onnx::model::OnnxOpRegister;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
 
+use crate::nnef::{data_indices_updates, inputs3, reduction};
+use crate::ops::OpHome;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different};
 use crate::ops::types::{self, dispatch_element, with_index_slice};
+use crate::opset::ScatterOp;
+use crate::parse::attributes::CheckedNode;
+use crate::parse::deviation::Deviations;
+use crate::parse::typing;
 use crate::site::NodeSite;
+
+/// This family as [`crate::ops::HOMES`] lists it.
+pub const HOME: OpHome = OpHome {
+    register_onnx,
+    register_nnef: Some(register_nnef),
+    as_pooled: output_pool::downcast_pooled::<ScatterNd>,
+};
+
+fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
+    reg.insert(
+        "ScatterND",
+        deviations.pick(scatter_nd::<true>, scatter_nd::<false>),
+    );
+}
 
 /// `output = data`, then for every index tuple `t` (row-major over
 /// `indices.shape[:-1]`), the slice `data[t]` combined with its update slice.
@@ -287,6 +312,134 @@ impl TypedOp for ScatterNd {
             inputs[2].shape.volume()
         )))
     }
+}
+
+// The ONNX builder and the inference-level op.
+
+/// The builder; `STRICT` refuses exporter deviations ([`Deviations`]).
+pub fn scatter_nd<const STRICT: bool>(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let node = CheckedNode::new(
+        ScatterOp::ScatterNd,
+        ctx,
+        node,
+        Deviations::strict_if(STRICT),
+    )?;
+    node.expect_inputs(&["data", "indices", "updates"], &[])?;
+    let reduction = node.onnx_reduction()?;
+    Ok((
+        expand(InferScatterNd {
+            site: node.site,
+            reduction,
+        }),
+        vec![],
+    ))
+}
+
+/// ScatterND before typing.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct InferScatterNd {
+    pub site: NodeSite,
+    pub reduction: Reduction,
+}
+
+impl Expansion for InferScatterNd {
+    fn name(&self) -> StaticName {
+        "ScatterND".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!("reduction: {}", self.reduction)])
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_input_arity(inputs, 3)?;
+        check_output_arity(outputs, 1)?;
+        typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
+    }
+
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        let (data, updates) =
+            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
+        let op = crate::ops::ScatterNd::onnx(self.site.clone(), self.reduction);
+        model.wire_node(prefix, op, &[data, inputs[1], updates])
+    }
+}
+
+// The NNEF form.
+
+/// The NNEF primitive of [`ScatterNd`].
+pub const SCATTER_ND: &str = "tract_onnx_scatter_nd";
+
+/// Registers the NNEF primitive [`SCATTER_ND`] and its dumper.
+fn register_nnef(registry: &mut Registry) {
+    registry.register_dumper(dump_scatter_nd);
+    registry
+        .register_primitive(
+            SCATTER_ND,
+            &[
+                TypeName::Scalar.tensor().named("input"),
+                TypeName::Integer.tensor().named("indices"),
+                TypeName::Scalar.tensor().named("updates"),
+                TypeName::String.named("reduction").default("none"),
+                TypeName::Integer.array().named("layout").default(false),
+            ],
+            &[("output", TypeName::Scalar.tensor())],
+            load_scatter_nd,
+        )
+        .with_doc("ONNX ScatterND. With `layout` (a permutation), the scatter applies to")
+        .with_doc("`transpose(input, layout)` and the output keeps the input's layout.");
+}
+
+fn dump_scatter_nd(
+    ast: &mut IntoAst,
+    node: &TypedNode,
+    op: &ScatterNd,
+) -> TractResult<Option<Arc<RValue>>> {
+    let [data, indices, updates] = inputs3(ast, node)?;
+    let mut attributes = vec![("reduction", string(op.reduction.as_str()))];
+    if let Some(perm) = &op.layout {
+        attributes.push(("layout", tract_nnef::ser::ints(perm)));
+    }
+    Ok(Some(invocation(
+        SCATTER_ND,
+        &[data, indices, updates],
+        &attributes,
+    )))
+}
+
+fn load_scatter_nd(
+    builder: &mut ModelBuilder,
+    invocation: &ResolvedInvocation,
+) -> TractResult<Value> {
+    let [data, indices, updates] = data_indices_updates(builder, invocation)?;
+    let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
+    let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
+    let reduction = reduction(&site, &reduction_name)?;
+    // Absent, `layout` is its declared default `false`: a plain ScatterND.
+    let layout = match invocation.get_named_arg_as::<Value>(builder, "layout")? {
+        None | Some(Value::Bool(false)) => None,
+        Some(v) => Some(v.to::<TVec<usize>>(builder)?),
+    };
+    builder.wire(
+        ScatterNd {
+            layout,
+            ..ScatterNd::onnx(site, reduction)
+        },
+        &[data, indices, updates],
+    )
 }
 
 #[cfg(test)]

@@ -1,12 +1,36 @@
-//! The typed `TensorScatter` op (ONNX opset 24): in-place KV-cache writes.
+//! The home of ONNX `TensorScatter` (24), in-place KV-cache writes: the
+//! builder and the inference-level op, the typed op, its NNEF form, and its
+//! output pool.
 
 use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
-use tract_core::internal::*;
+use tract_hir::internal::*;
+use tract_nnef::internal::*;
+use tract_onnx::model::OnnxOpRegister;
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
 
+use crate::nnef::input;
+use crate::ops::OpHome;
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different, known_greater};
 use crate::ops::types::{self, dispatch_element};
+use crate::opset::ScatterOp;
+use crate::parse::attributes::CheckedNode;
+use crate::parse::deviation::Deviations;
 use crate::site::NodeSite;
+
+/// This family as [`crate::ops::HOMES`] lists it.
+pub const HOME: OpHome = OpHome {
+    register_onnx,
+    register_nnef: Some(register_nnef),
+    as_pooled: output_pool::downcast_pooled::<TensorScatter>,
+};
+
+fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
+    // Opset 24 only: no exporter deviation to accept.
+    let _ = deviations;
+    reg.insert("TensorScatter", tensor_scatter);
+}
 
 /// `present = past_cache`, then for every prefix before `axis` (its first
 /// component is the batch entry `b`) and every `s < update.shape[axis]`:
@@ -290,6 +314,172 @@ impl TypedOp for TensorScatter {
             inputs[1].shape.volume()
         )))
     }
+}
+
+// The ONNX builder and the inference-level op.
+
+pub fn tensor_scatter(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let node = CheckedNode::new(ScatterOp::TensorScatter, ctx, node, Deviations::Refuse)?;
+    node.expect_inputs(&["past_cache", "update"], &["write_indices"])?;
+    let mode = match node.string("mode")? {
+        None => TensorScatterMode::Linear,
+        Some(value) => TensorScatterMode::from_onnx(&value).ok_or_else(|| {
+            node.site.error(format!(
+                "attribute 'mode' value {value:?} is not allowed by {}; allowed: linear, circular",
+                node.version.label()
+            ))
+        })?,
+    };
+    let axis = node.int("axis")?.unwrap_or(-2);
+    Ok((
+        expand(InferTensorScatter {
+            site: node.site,
+            axis,
+            mode,
+        }),
+        vec![],
+    ))
+}
+
+/// TensorScatter before typing: the axis may still be negative.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct InferTensorScatter {
+    pub site: NodeSite,
+    pub axis: i64,
+    pub mode: TensorScatterMode,
+}
+
+impl Expansion for InferTensorScatter {
+    fn name(&self) -> StaticName {
+        "TensorScatter".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!(
+            "axis: {} mode: {}",
+            self.axis,
+            self.mode.as_str()
+        )])
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        if inputs.len() != 2 && inputs.len() != 3 {
+            bail!(self.site.error(format!(
+                "expects inputs (past_cache, update) and optionally (write_indices), got {}",
+                inputs.len()
+            )));
+        }
+        check_output_arity(outputs, 1)?;
+        s.equals(&outputs[0].datum_type, &inputs[0].datum_type)?;
+        s.equals(&outputs[0].shape, &inputs[0].shape)
+    }
+
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        let rank = model.outlet_fact(inputs[0])?.rank();
+        let axis = crate::ops::tensor_scatter::axis_position(&self.site, self.axis, rank)?;
+        let op = crate::ops::TensorScatter {
+            site: self.site.clone(),
+            axis,
+            mode: self.mode,
+            output_pool: None,
+        };
+        model.wire_node(prefix, op, inputs)
+    }
+}
+
+// The NNEF form.
+
+/// The NNEF primitive of [`TensorScatter`].
+pub const TENSOR_SCATTER: &str = "tract_onnx_tensor_scatter";
+
+/// Registers the NNEF primitive [`TENSOR_SCATTER`] and its dumper.
+fn register_nnef(registry: &mut Registry) {
+    registry.register_dumper(dump_tensor_scatter);
+    registry
+        .register_primitive(
+            TENSOR_SCATTER,
+            &[
+                TypeName::Scalar.tensor().named("past_cache"),
+                TypeName::Scalar.tensor().named("update"),
+                TypeName::Integer
+                    .tensor()
+                    .named("write_indices")
+                    .default(false),
+                TypeName::Integer.named("axis"),
+                TypeName::String.named("mode").default("linear"),
+            ],
+            &[("output", TypeName::Scalar.tensor())],
+            load_tensor_scatter,
+        )
+        .with_doc("ONNX TensorScatter (opset 24); write_indices is optional (false when absent).");
+}
+
+fn dump_tensor_scatter(
+    ast: &mut IntoAst,
+    node: &TypedNode,
+    op: &TensorScatter,
+) -> TractResult<Option<Arc<RValue>>> {
+    let past_cache = input(ast, node, 0)?;
+    let update = input(ast, node, 1)?;
+    let mut attributes = vec![];
+    match node.inputs.len() {
+        2 => (),
+        3 => attributes.push(("write_indices", (*input(ast, node, 2)?).clone())),
+        n => bail!(op.site.error(format!(
+            "expects 2 or 3 inputs (past_cache, update, write_indices), got {n}"
+        ))),
+    }
+    attributes.push(("axis", numeric(op.axis)));
+    attributes.push(("mode", string(op.mode.as_str())));
+    Ok(Some(invocation(
+        TENSOR_SCATTER,
+        &[past_cache, update],
+        &attributes,
+    )))
+}
+
+fn load_tensor_scatter(
+    builder: &mut ModelBuilder,
+    invocation: &ResolvedInvocation,
+) -> TractResult<Value> {
+    let past_cache: OutletId = invocation.named_arg_as(builder, "past_cache")?;
+    let update: OutletId = invocation.named_arg_as(builder, "update")?;
+    let write_indices: Option<OutletId> =
+        invocation.optional_named_arg_as(builder, "write_indices")?;
+    let axis: i64 = invocation.named_arg_as(builder, "axis")?;
+    let mode_name: String = invocation.named_arg_as(builder, "mode")?;
+    let site = NodeSite::new(ScatterOp::TensorScatter, builder.generate_node_name(), None);
+    let mode = TensorScatterMode::from_onnx(&mode_name).ok_or_else(|| {
+        site.error(format!(
+            "mode '{mode_name}' is unknown; expected one of: linear, circular"
+        ))
+    })?;
+    let rank = builder.model.outlet_fact(past_cache)?.rank();
+    let axis = crate::ops::tensor_scatter::axis_position(&site, axis, rank)?;
+    let mut inputs = vec![past_cache, update];
+    inputs.extend(write_indices);
+    builder.wire(
+        TensorScatter {
+            site,
+            axis,
+            mode,
+            output_pool: None,
+        },
+        &inputs,
+    )
 }
 
 #[cfg(test)]

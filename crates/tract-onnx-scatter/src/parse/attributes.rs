@@ -6,8 +6,8 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx::pb::{AttributeProto, NodeProto};
 
-use crate::onnx::deviation::{self, Deviations};
 use crate::opset::{OpVersion, ScatterOp, later_versions, op_version};
+use crate::parse::deviation::{self, Deviations};
 use crate::site::NodeSite;
 
 /// The node name tract gives the node: its name, else its first output.
@@ -34,7 +34,7 @@ impl<'a> CheckedNode<'a> {
     /// opset. With `deviations` = [`Deviations::Accept`], a node that only a
     /// later version of the same op accepts as written (a reduction that
     /// version introduced) is built with that version's semantics and one
-    /// warning (see [`crate::onnx::deviation`]); with `Refuse`, it is the
+    /// warning (see [`crate::parse::deviation`]); with `Refuse`, it is the
     /// error the declared version gives.
     pub fn new(
         op: ScatterOp,

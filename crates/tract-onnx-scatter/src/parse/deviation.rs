@@ -35,6 +35,15 @@ impl Deviations {
             Deviations::Accept
         }
     }
+
+    /// The builder for this mode: `strict` (the const parameter `true`)
+    /// for `Refuse`, `lenient` for `Accept`.
+    pub fn pick<B>(self, strict: B, lenient: B) -> B {
+        match self {
+            Deviations::Refuse => strict,
+            Deviations::Accept => lenient,
+        }
+    }
 }
 
 /// The warning logged for a node accepted as a deviation: names the node,
