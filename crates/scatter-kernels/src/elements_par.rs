@@ -108,10 +108,10 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     /// the scatter is not blocked.
     fn band_width<T>(&self, g: &Geometry, schedule: &Schedule) -> Option<usize> {
         let size = std::mem::size_of::<T>().max(1);
-        let width =
-            (schedule.block_bytes / g.dim.saturating_mul(size)).max(schedule.min_tile_columns);
+        let width = schedule.block_bytes / g.dim.saturating_mul(size);
         let blocked = g.inner_full
             && g.data_slab.saturating_mul(size) >= schedule.blocked_from_bytes
+            && width >= schedule.min_tile_columns
             && width < g.inner;
         blocked.then_some(width.max(1))
     }
@@ -124,16 +124,24 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         par: &dyn Parallel,
         schedule: &Schedule,
         bytes: usize,
+        data_addr: usize,
     ) -> Option<Vec<Part>> {
         let band = self.band_width::<T>(g, schedule);
         let tile = band.unwrap_or(g.inner);
-        let columns = g.inner_full && g.inner >= 2;
+        let size = std::mem::size_of::<T>().max(1);
+        let columns = g.inner_full
+            && g.inner >= 2
+            && g.inner.saturating_mul(size) >= schedule.min_split_row_bytes.saturating_mul(2);
         let units = if g.slabs >= par.threads() || !columns {
             g.slabs
         } else {
             g.inner
         };
-        let tasks = schedule.tasks(par, bytes, units);
+        let mut tasks = schedule.tasks(par, bytes, units);
+        if units == g.inner {
+            // Each task's share of a row at least `min_split_row_bytes`.
+            tasks = tasks.min((g.inner * size / schedule.min_split_row_bytes.max(1)).max(1));
+        }
         if tasks == 1 && band.is_none() {
             return None;
         }
@@ -150,16 +158,34 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
                     .collect(),
             );
         }
-        // Bands of whole cache lines when there are enough columns.
-        let line = (64 / std::mem::size_of::<T>().max(1)).max(1);
+        // Bands of whole cache lines when there are enough columns, cut
+        // where the output's lines start (rows of a multiple of 64 bytes
+        // all start at the same place in a line): tasks sharing a line
+        // would invalidate it in each other's cache on every row.
+        let line = (64 / size).max(1);
         let unit = if g.inner >= line * tasks { line } else { 1 };
-        let units = g.inner.div_ceil(unit);
-        let b = even_bounds(units, tasks);
+        let first =
+            if unit > 1 && (g.inner * size).is_multiple_of(64) && data_addr.is_multiple_of(size) {
+                (64 - data_addr % 64) % 64 / size
+            } else {
+                0
+            };
+        let mut bounds: Vec<usize> = even_bounds(g.inner.div_ceil(unit), tasks)
+            .into_iter()
+            .map(|b| (b * unit).min(g.inner))
+            .collect();
+        let last = bounds.len() - 1;
+        for i in 1..last {
+            let b = bounds[i];
+            let aligned = b - (b + unit - first) % unit;
+            bounds[i] = aligned.max(bounds[i - 1]);
+        }
         Some(
-            b.windows(2)
+            bounds
+                .windows(2)
                 .map(|w| Part::Columns {
-                    c0: (w[0] * unit).min(g.inner),
-                    c1: (w[1] * unit).min(g.inner),
+                    c0: w[0],
+                    c1: w[1],
                     tile,
                 })
                 .collect(),
@@ -193,10 +219,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         let bytes = updates
             .len()
             .saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>());
+        let addr = data.as_ptr() as usize;
         let plan = self
             .geometry()
             .filter(|_| reduction != Reduction::Mean)
-            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes)?, g)));
+            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
             // Small, serial, empty, or `Mean` (refused by `apply`).
             return self.apply(data, updates, reduction);
@@ -236,10 +263,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         self.check_buffers(dst, updates)?;
         check_len(Input::Data, self.plan().data_shape(), dst.len(), src.len())?;
         let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+        let addr = dst.as_ptr() as usize;
         let plan = self
             .geometry()
             .filter(|_| reduction != Reduction::Mean)
-            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes)?, g)));
+            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
             return crate::CopyingScatter::apply_copying(self, dst, src, updates, reduction);
         };
@@ -423,6 +451,9 @@ unsafe fn bands<T, I: IndexValue>(
 ) {
     debug_assert!(base + g.data_slab <= dst.len());
     let (dim, inner) = (g.dim as i64, g.inner);
+    // Writes go through a local pointer: through `dst` the compiler would
+    // reload the base after every store.
+    let ptr = dst.as_mut_ptr();
     if inner == 1 {
         // The last axis: one column, the updates in order.
         for (i, u) in idx.iter().zip(upd) {
@@ -430,7 +461,7 @@ unsafe fn bands<T, I: IndexValue>(
             let j = if i < 0 { i + dim } else { i } as usize;
             // SAFETY: `j < dim` (checked index): inside the slab, which is
             // inside `dst`; the slab's only column is this task's.
-            unsafe { f(dst.get_mut(base + j), u) }
+            unsafe { f(&mut *ptr.add(base + j), u) }
         }
         return;
     }
@@ -444,7 +475,7 @@ unsafe fn bands<T, I: IndexValue>(
                 // SAFETY: `j < dim` (checked index), `b0 + c < inner`, so
                 // the position is inside the slab, which is inside `dst`;
                 // column `b0 + c` is in `c0..c1`, this task's.
-                unsafe { f(dst.get_mut(base + j * inner + b0 + c), u) }
+                unsafe { f(&mut *ptr.add(base + j * inner + b0 + c), u) }
             }
         }
         b0 = b1;

@@ -54,18 +54,51 @@ fn sortable(plan: &NdPlan) -> bool {
         && u32::try_from(plan.tuples).is_ok()
 }
 
-/// Elements per block for blocks of about `bytes` (at least one slice).
+/// Elements per block for blocks of about `bytes` (at least one slice,
+/// at most the data, so that it fits `u32` when the data does).
 fn block_len(plan: &NdPlan, bytes: usize, element_bytes: usize) -> usize {
-    let slices = (bytes / element_bytes.max(1) / plan.slice_len).max(1);
-    slices.saturating_mul(plan.slice_len)
+    let slices = (bytes / element_bytes.max(1) / plan.slice_len.max(1)).max(1);
+    slices
+        .saturating_mul(plan.slice_len)
+        .min(plan.data_len.max(plan.slice_len))
+}
+
+/// `n / d` for `u32` numerators by one multiplication (Lemire, Kaser and
+/// Kurz, "Faster remainder by direct computation", 2019): exact for every
+/// `u32` `n` and `1 <= d <= u32::MAX`. A division per update (twice in the
+/// counting sort) costs more than the rest of the sort.
+#[derive(Debug, Clone, Copy)]
+struct FastDiv {
+    /// `ceil(2^64 / d)`, 0 for `d == 1`.
+    m: u64,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        let d = d.max(1) as u64;
+        FastDiv {
+            m: if d == 1 { 0 } else { u64::MAX / d + 1 },
+        }
+    }
+
+    #[inline(always)]
+    fn div(self, n: u32) -> usize {
+        if self.m == 0 {
+            n as usize
+        } else {
+            ((self.m as u128 * n as u128) >> 64) as usize
+        }
+    }
 }
 
 /// Counting sort of `offsets` (one per tuple, in order) by block.
+/// `data_len` and `block_len` fit `u32` (`sortable`).
 fn bucket(offsets: Vec<u32>, data_len: usize, block_len: usize) -> Buckets {
     let blocks = data_len.div_ceil(block_len);
+    let block_of = FastDiv::new(block_len.min(u32::MAX as usize) as u32);
     let mut starts = vec![0usize; blocks + 1];
     for &o in &offsets {
-        starts[o as usize / block_len + 1] += 1;
+        starts[block_of.div(o) + 1] += 1;
     }
     for b in 0..blocks {
         starts[b + 1] += starts[b];
@@ -73,7 +106,7 @@ fn bucket(offsets: Vec<u32>, data_len: usize, block_len: usize) -> Buckets {
     let mut next = starts.clone();
     let mut entries = vec![(0u32, 0u32); offsets.len()];
     for (t, &o) in offsets.iter().enumerate() {
-        let slot = &mut next[o as usize / block_len];
+        let slot = &mut next[block_of.div(o)];
         entries[*slot] = (o, t as u32);
         *slot += 1;
     }
@@ -469,5 +502,40 @@ impl<T: Element + Clone> WithCombiner<T> for BucketRun<'_, T> {
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn fast_division_is_exact_at_the_edges_of_u32() {
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            640,
+            65_536,
+            65_537,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let f = FastDiv::new(d);
+            for n in [
+                0u32,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                u32::MAX / 2,
+                u32::MAX - 1,
+                u32::MAX,
+            ] {
+                assert_eq!(f.div(n), (n / d) as usize, "{n} / {d}");
+            }
+        }
     }
 }

@@ -55,7 +55,11 @@ impl Parallel for Serial {
 /// only when `par.threads() > 1` and the bytes the kernel moves (the
 /// output for the copying kernels; updates plus indices for the others)
 /// reach [`Schedule::parallel_from_bytes`]. Otherwise the serial kernel
-/// runs, unchanged.
+/// runs, unchanged. The units: ScatterElements' slabs (one per
+/// coordinate before the axis), or, with fewer slabs than threads, bands
+/// of inner columns of at least [`Schedule::min_split_row_bytes`] per
+/// row; ScatterND's destination blocks; TensorScatter's cache windows
+/// (one per coordinate before the axis).
 ///
 /// **Blocking rule** (random-index scatters, any thread count). A scatter
 /// whose output reaches [`Schedule::blocked_from_bytes`] (beyond what a
@@ -66,8 +70,9 @@ impl Parallel for Serial {
 /// time, each block in the original update order:
 /// - ScatterElements along an axis with inner dimensions (data `[.., n,
 ///   inner..]`, indices covering every inner dimension): the block is a
-///   band of inner columns (`block_bytes / (n * size)` of them, at least
-///   [`Schedule::min_tile_columns`]); no sorting is needed, since an
+///   band of `block_bytes / (n * size)` inner columns, when that is at
+///   least [`Schedule::min_tile_columns`] (a band of `n` rows then fits
+///   the block) and less than the row; no sorting is needed, since an
 ///   update never leaves its column.
 /// - ScatterND (row-major data): the updates are counting-sorted
 ///   (stable) by destination block, in the same pass that checks the
@@ -89,6 +94,12 @@ pub struct Schedule {
     /// Fewest updates per destination block, on average, for ScatterND to
     /// sort its updates by block.
     pub sorted_from_updates_per_block: usize,
+    /// Fewest bytes of each row a task owns when ScatterElements splits
+    /// by columns: every task reads its part of every row of indices and
+    /// updates, and narrower parts waste the bandwidth the prefetchers
+    /// spend on the neighbours' columns (a 128-feature f32 scatter-add ran
+    /// twice as slowly split in two halves of 256 bytes).
+    pub min_split_row_bytes: usize,
 }
 
 impl Schedule {
@@ -105,6 +116,7 @@ impl Schedule {
         blocked_max_slice_bytes: 64,
         min_tile_columns: 16,
         sorted_from_updates_per_block: 64,
+        min_split_row_bytes: 4096,
     };
 
     /// Everything split and blocked, with the smallest blocks: for tests
@@ -116,6 +128,7 @@ impl Schedule {
         blocked_max_slice_bytes: usize::MAX,
         min_tile_columns: 1,
         sorted_from_updates_per_block: 0,
+        min_split_row_bytes: 0,
     };
 
     /// Tasks for `bytes` of work over `units` independent units.
@@ -190,7 +203,8 @@ pub(crate) struct DisjointSlice<'a, T> {
 }
 
 // SAFETY: a `DisjointSlice` is a `&mut [T]` lent to several tasks, each of
-// which (by the contract of `get_mut`) touches positions no other touches;
+// which (by the contract of `as_mut_ptr`) touches positions no other
+// touches;
 // that is sound to send and share whenever `&mut [T]` may be sent, i.e.
 // `T: Send`.
 unsafe impl<T: Send> Sync for DisjointSlice<'_, T> {}
@@ -210,16 +224,12 @@ impl<'a, T> DisjointSlice<'a, T> {
         self.len
     }
 
-    /// # Safety
-    /// `i < self.len()`, and while the returned reference lives no other
-    /// task accesses position `i` (each task owns its positions).
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn get_mut(&self, i: usize) -> &mut T {
-        debug_assert!(i < self.len);
-        // SAFETY: in bounds and exclusively this task's, by the caller's
-        // contract; the pointer comes from a live `&'a mut [T]`.
-        unsafe { &mut *self.ptr.add(i) }
+    /// The start of the slice, to index from a local (a pointer kept in a
+    /// register, not reloaded after every write through it). A task may
+    /// write through it only at positions below [`Self::len`] that no
+    /// other task accesses while it runs.
+    pub(crate) fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
     }
 }
 

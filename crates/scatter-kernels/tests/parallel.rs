@@ -436,6 +436,7 @@ fn an_axis_0_max_scatter_in_bands_of_whole_lines_equals_serial_at_every_thread_c
     let schedule = Schedule {
         blocked_from_bytes: 0,
         block_bytes: 16 * rows * 4,
+        min_split_row_bytes: 64,
         ..Schedule::DEFAULT
     };
     for reduction in [
