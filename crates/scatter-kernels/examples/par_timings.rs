@@ -102,6 +102,20 @@ fn main() {
                 .unwrap()
         }),
     );
+    for kib in [64usize, 128, 512, 1024] {
+        let schedule = Schedule {
+            block_bytes: kib << 10,
+            ..Schedule::DEFAULT
+        };
+        row(
+            &format!("se_max_dense_axis0 1 thread, bands of {kib} KiB"),
+            time(9, || {
+                token
+                    .apply_scheduled(&mut out, &updates, Reduction::Max, &Serial, &schedule)
+                    .unwrap()
+            }),
+        );
+    }
     row(
         "se_max_dense_axis0 apply_par, threads, no bands",
         time(9, || {
