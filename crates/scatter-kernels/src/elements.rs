@@ -93,6 +93,10 @@ impl ElementsPlan {
         &self.indices_shape
     }
 
+    pub(crate) fn data_len(&self) -> usize {
+        self.data_len
+    }
+
     /// Reads every index once; `Err` names the first one (row-major) out of
     /// `[-s, s - 1]` on the axis of size `s`.
     pub fn check_indices<'a, I: IndexValue>(
@@ -152,7 +156,7 @@ fn f32_slices<'a, T: 'static>(
 /// `Element::max`/`min` for f32 without a branch: `acc = update` when `acc`
 /// is not NaN and (`update` is NaN or `better`), bitwise select otherwise.
 #[inline(always)]
-fn select_f32(acc: &mut f32, update: f32, better: bool) {
+pub(crate) fn select_f32(acc: &mut f32, update: f32, better: bool) {
     let take = !acc.is_nan() & (update.is_nan() | better);
     let mask = (take as u32).wrapping_neg();
     *acc = f32::from_bits((update.to_bits() & mask) | (acc.to_bits() & !mask));

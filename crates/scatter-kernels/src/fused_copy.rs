@@ -32,10 +32,26 @@ pub trait CopyingScatter {
         updates: &[T],
         reduction: Reduction,
     ) -> Result<(), ScatterError>;
+
+    /// [`Self::apply_copying`] on `par`, bit for bit the same result at any
+    /// thread count: each task copies and scatters into a part of `dst` it
+    /// alone writes ([`crate::parallel`]). Serial below
+    /// [`crate::Schedule::DEFAULT`]'s thresholds.
+    fn apply_copying_par<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        let _ = par;
+        self.apply_copying(dst, src, updates, reduction)
+    }
 }
 use crate::{
-    CheckedElementsIndices, CheckedNdIndices, Element, ElementsPlan, IndexValue, Input, Reduction,
-    ScatterError,
+    CheckedElementsIndices, CheckedNdIndices, Element, ElementsPlan, IndexValue, Input, Parallel,
+    Reduction, ScatterError, Schedule,
 };
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
@@ -110,6 +126,17 @@ impl<I: IndexValue> CopyingScatter for CheckedElementsIndices<'_, I> {
         dst[copied * slab..].copy_from_slice(&src[copied * slab..]);
         Ok(())
     }
+
+    fn apply_copying_par<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_copying_scheduled(dst, src, updates, reduction, par, &Schedule::DEFAULT)
+    }
 }
 
 impl<I: IndexValue> CheckedNdIndices<'_, I> {
@@ -155,6 +182,17 @@ impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
         }
         copy_in_pieces(&mut dst[copied..], &src[copied..]);
         self.apply(dst, updates, reduction)
+    }
+
+    fn apply_copying_par<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_copying_scheduled(dst, src, updates, reduction, par, &Schedule::DEFAULT)
     }
 }
 

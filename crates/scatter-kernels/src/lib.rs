@@ -14,13 +14,17 @@
 //! slices ([`IndexValue`]).
 
 mod axis;
+mod combiner;
 mod element;
 mod elements;
+mod elements_par;
 mod error;
 mod fused_copy;
 pub mod grad;
 mod index;
 mod nd;
+mod nd_par;
+pub mod parallel;
 mod reduction;
 mod shape;
 mod tensor_scatter;
@@ -34,6 +38,8 @@ pub use fused_copy::{CopyingScatter, copy_in_pieces};
 pub use grad::{GradCalc, GradElement, GradSpec, GradToken};
 pub use index::IndexValue;
 pub use nd::{CheckedNdIndices, NdPlan};
+pub use nd_par::SortedNdIndices;
+pub use parallel::{Parallel, Schedule, Serial};
 pub use reduction::Reduction;
 pub use shape::{element_count, row_major_strides};
 pub use tensor_scatter::{CheckedWriteIndices, TensorScatterMode, TensorScatterPlan};

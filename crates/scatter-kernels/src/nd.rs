@@ -12,28 +12,28 @@ use crate::{Element, IndexValue, Input, Reduction, ScatterError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NdPlan {
     pub(crate) data_shape: Vec<usize>,
-    indices_shape: Vec<usize>,
-    data_strides: Vec<usize>,
+    pub(crate) indices_shape: Vec<usize>,
+    pub(crate) data_strides: Vec<usize>,
     /// Length of an index tuple.
-    k: usize,
+    pub(crate) k: usize,
     /// Number of index tuples (= number of update slices).
     pub(crate) tuples: usize,
     /// Elements in one update slice: `product(data.shape[k:])`.
     pub(crate) slice_len: usize,
-    data_len: usize,
+    pub(crate) data_len: usize,
     /// Where the contiguous runs of one slice start, relative to the slice's
     /// offset, in row-major order of the slice; each run is `run_len`
     /// elements. `[0]` and `slice_len` for row-major data (one run);
     /// several for a permuted layout ([`NdPlan::permuted`]).
     pub(crate) runs: Vec<usize>,
-    run_len: usize,
+    pub(crate) run_len: usize,
 }
 
 /// Proof that every index component is in range for its plan.
 #[derive(Debug)]
 pub struct CheckedNdIndices<'a, I> {
     pub(crate) plan: &'a NdPlan,
-    indices: &'a [I],
+    pub(crate) indices: &'a [I],
 }
 
 impl NdPlan {

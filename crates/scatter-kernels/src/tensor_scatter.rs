@@ -1,7 +1,8 @@
 //! ONNX `TensorScatter` (opset 24): KV-cache writes along a sequence axis.
 
+use crate::parallel::{even_bounds, for_each_part, split_at_bounds};
 use crate::shape::{check_len, checked_count, element_count};
-use crate::{Input, ScatterError};
+use crate::{Input, Parallel, ScatterError, Schedule};
 
 /// Where a write past the end of the sequence axis goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -175,32 +176,82 @@ impl CheckedWriteIndices<'_> {
         if p.update_len == 0 {
             return Ok(());
         }
-        let row = p.inner;
-        for b in 0..p.batch {
-            let start = self.starts.map_or(0, |s| s[b]);
-            for h in 0..p.heads {
-                let prefix = b * p.heads + h;
-                let src = &update[prefix * p.update_seq * row..][..p.update_seq * row];
-                let dst = &mut cache[prefix * p.seq * row..][..p.seq * row];
-                match self.mode {
-                    TensorScatterMode::Linear => {
-                        // Checked: 0 <= start <= seq - update_seq.
-                        let start = start as usize;
-                        dst[start * row..(start + p.update_seq) * row].clone_from_slice(src);
-                    }
-                    TensorScatterMode::Circular => {
-                        // update_seq >= 1 here, so seq >= 1.
-                        let first = start.rem_euclid(p.seq as i64) as usize;
-                        let head = (p.seq - first).min(p.update_seq);
-                        dst[first * row..(first + head) * row].clone_from_slice(&src[..head * row]);
-                        // update_seq <= seq: the wrapped part never reaches `first`.
-                        let tail = p.update_seq - head;
-                        dst[..tail * row].clone_from_slice(&src[head * row..]);
-                    }
-                }
-            }
+        let window = p.seq * p.inner;
+        for (prefix, dst) in cache.chunks_exact_mut(window).enumerate() {
+            self.write_prefix(prefix, dst, update);
         }
         Ok(())
+    }
+
+    /// [`Self::apply`] on `par`, with [`Schedule::DEFAULT`]'s split rule:
+    /// each task owns whole `(batch, heads..)` windows of the cache
+    /// (`cache[prefix, .., ..]`, contiguous), the same bytes as serially.
+    pub fn apply_par<T: Clone + Send + Sync>(
+        &self,
+        cache: &mut [T],
+        update: &[T],
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_scheduled(cache, update, par, &Schedule::DEFAULT)
+    }
+
+    /// [`Self::apply_par`] with explicit thresholds.
+    pub fn apply_scheduled<T: Clone + Send + Sync>(
+        &self,
+        cache: &mut [T],
+        update: &[T],
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        let p = self.plan;
+        check_len(Input::PastCache, &p.cache_shape, p.cache_len, cache.len())?;
+        check_len(Input::Update, &p.update_shape, p.update_len, update.len())?;
+        let prefixes = p.batch * p.heads;
+        let bytes = update.len().saturating_mul(std::mem::size_of::<T>());
+        let tasks = schedule.tasks(par, bytes, prefixes);
+        if p.update_len == 0 || tasks == 1 {
+            return self.apply(cache, update);
+        }
+        let window = p.seq * p.inner;
+        let bounds: Vec<usize> = even_bounds(prefixes, tasks)
+            .into_iter()
+            .map(|b| b * window)
+            .collect();
+        let parts = split_at_bounds(cache, &bounds)
+            .into_iter()
+            .zip(bounds.iter().map(|b| b / window))
+            .collect();
+        for_each_part(par, parts, |_, part, first| {
+            for (i, dst) in part.chunks_exact_mut(window).enumerate() {
+                self.write_prefix(first + i, dst, update);
+            }
+        });
+        Ok(())
+    }
+
+    /// Writes the update rows of one prefix (`b * heads + h`) into its
+    /// window `dst` of `seq * inner` elements. `update_len > 0`.
+    fn write_prefix<T: Clone>(&self, prefix: usize, dst: &mut [T], update: &[T]) {
+        let p = self.plan;
+        let row = p.inner;
+        let start = self.starts.map_or(0, |s| s[prefix / p.heads.max(1)]);
+        let src = &update[prefix * p.update_seq * row..][..p.update_seq * row];
+        match self.mode {
+            TensorScatterMode::Linear => {
+                // Checked: 0 <= start <= seq - update_seq.
+                let start = start as usize;
+                dst[start * row..(start + p.update_seq) * row].clone_from_slice(src);
+            }
+            TensorScatterMode::Circular => {
+                // update_seq >= 1 here, so seq >= 1.
+                let first = start.rem_euclid(p.seq as i64) as usize;
+                let head = (p.seq - first).min(p.update_seq);
+                dst[first * row..(first + head) * row].clone_from_slice(&src[..head * row]);
+                // update_seq <= seq: the wrapped part never reaches `first`.
+                let tail = p.update_seq - head;
+                dst[..tail * row].clone_from_slice(&src[head * row..]);
+            }
+        }
     }
 }
 

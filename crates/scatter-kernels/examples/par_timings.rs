@@ -1,0 +1,318 @@
+//! Rough timings of the serial, blocked and parallel kernels on the
+//! benchmark's random-index rows, for direction only (not a benchmark:
+//! no isolation, the median of a few runs; `cargo xtask bench` measures).
+//!
+//! `cargo run --release -p scatter-kernels --example par_timings [threads [inline]]`
+
+use std::time::Instant;
+
+use scatter_kernels::{
+    CopyingScatter, ElementsPlan, NdPlan, Parallel, Reduction, Schedule, Serial,
+};
+
+/// Each task on a scoped thread (a pool would hand off faster); with
+/// `inline`, every task on the calling thread, in order (the split's cost
+/// without the threads).
+struct Threads(usize, bool);
+
+impl Parallel for Threads {
+    fn threads(&self) -> usize {
+        self.0
+    }
+
+    fn for_each(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        if self.1 {
+            return (0..tasks).for_each(task);
+        }
+        std::thread::scope(|s| {
+            for i in 1..tasks {
+                s.spawn(move || task(i));
+            }
+            if tasks > 0 {
+                task(0);
+            }
+        });
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Median of `runs` timings of `f` (ms), after one warm-up.
+fn time(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[runs / 2]
+}
+
+fn main() {
+    let threads: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2);
+    let inline = std::env::args().nth(2).is_some_and(|a| a == "inline");
+    let par = Threads(threads, inline);
+    let mut rng = Rng(3);
+    let serial_only = Schedule {
+        blocked_from_bytes: usize::MAX,
+        ..Schedule::DEFAULT
+    };
+
+    // se_max_dense_axis0: [2048, 2048] f32, axis 0, max, random indices.
+    let n = 2048usize;
+    let data: Vec<f32> = (0..n * n).map(|_| (rng.next() % 1000) as f32).collect();
+    let indices: Vec<i64> = (0..n * n).map(|_| (rng.next() % n as u64) as i64).collect();
+    let updates: Vec<f32> = (0..n * n).map(|_| (rng.next() % 1000) as f32).collect();
+    let plan = ElementsPlan::new(&[n, n], &[n, n], &[n, n], 0).unwrap();
+    let mut out = data.clone();
+    let check = time(9, || {
+        std::hint::black_box(plan.check_indices(&indices).unwrap());
+    });
+    let token = plan.check_indices(&indices).unwrap();
+    let row = |name: &str, ms: f64| println!("{name:<58} {ms:8.2} ms");
+    println!("rough timings, {threads} threads where parallel (median of 9, noisy machine)");
+    row("se_max_dense_axis0 check_indices", check);
+    row(
+        "se_max_dense_axis0 apply, serial (today)",
+        time(9, || {
+            token.apply(&mut out, &updates, Reduction::Max).unwrap()
+        }),
+    );
+    row(
+        "se_max_dense_axis0 apply_par, 1 thread, bands",
+        time(9, || {
+            token
+                .apply_par(&mut out, &updates, Reduction::Max, &Serial)
+                .unwrap()
+        }),
+    );
+    for kib in [64usize, 128, 512, 1024] {
+        let schedule = Schedule {
+            block_bytes: kib << 10,
+            ..Schedule::DEFAULT
+        };
+        row(
+            &format!("se_max_dense_axis0 1 thread, bands of {kib} KiB"),
+            time(9, || {
+                token
+                    .apply_scheduled(&mut out, &updates, Reduction::Max, &Serial, &schedule)
+                    .unwrap()
+            }),
+        );
+    }
+    row(
+        "se_max_dense_axis0 apply_par, threads, no bands",
+        time(9, || {
+            token
+                .apply_scheduled(&mut out, &updates, Reduction::Max, &par, &serial_only)
+                .unwrap()
+        }),
+    );
+    row(
+        "se_max_dense_axis0 apply_par, threads, bands",
+        time(9, || {
+            token
+                .apply_par(&mut out, &updates, Reduction::Max, &par)
+                .unwrap()
+        }),
+    );
+    row(
+        "se_max_dense_axis0 copy (floor part)",
+        time(9, || out.copy_from_slice(&data)),
+    );
+    row(
+        "se_max_dense_axis0 apply_copying, serial (today)",
+        time(9, || {
+            token
+                .apply_copying(&mut out, &data, &updates, Reduction::Max)
+                .unwrap()
+        }),
+    );
+    row(
+        "se_max_dense_axis0 apply_copying_par, threads",
+        time(9, || {
+            token
+                .apply_copying_par(&mut out, &data, &updates, Reduction::Max, &par)
+                .unwrap()
+        }),
+    );
+
+    // snd_elems: 1e6 distinct random elements into [10000, 1000] f32.
+    let (rows, cols, m) = (10_000usize, 1000usize, 1_000_000usize);
+    let data: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let mut flat: Vec<u64> = (0..m).map(|_| rng.next() % (rows * cols) as u64).collect();
+    flat.sort_unstable();
+    flat.dedup();
+    // Shuffle back into random order.
+    for i in (1..flat.len()).rev() {
+        flat.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+    }
+    let m = flat.len();
+    let indices: Vec<i64> = flat
+        .iter()
+        .flat_map(|&f| [(f / cols as u64) as i64, (f % cols as u64) as i64])
+        .collect();
+    let updates: Vec<f32> = (0..m).map(|i| -(i as f32)).collect();
+    let plan = NdPlan::new(&[rows, cols], &[m, 2], &[m]).unwrap();
+    let mut out = data.clone();
+    row(
+        "snd_elems check_indices",
+        time(9, || {
+            std::hint::black_box(plan.check_indices(&indices).unwrap());
+        }),
+    );
+    row(
+        "snd_elems check_indices_sorted (check + sort)",
+        time(9, || {
+            drop(
+                plan.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+                    .unwrap(),
+            )
+        }),
+    );
+    let token = plan.check_indices(&indices).unwrap();
+    let sorted = plan
+        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .unwrap();
+    assert!(sorted.is_sorted());
+    row(
+        "snd_elems apply, serial (today)",
+        time(9, || {
+            token.apply(&mut out, &updates, Reduction::None).unwrap()
+        }),
+    );
+    row(
+        "snd_elems sorted apply, 1 thread",
+        time(9, || {
+            sorted
+                .apply_par(&mut out, &updates, Reduction::None, &Serial)
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems sorted apply, threads",
+        time(9, || {
+            sorted
+                .apply_par(&mut out, &updates, Reduction::None, &par)
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems check + apply, serial (today)",
+        time(9, || {
+            plan.check_indices(&indices)
+                .unwrap()
+                .apply(&mut out, &updates, Reduction::None)
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems check_sorted + apply, 1 thread",
+        time(9, || {
+            plan.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+                .unwrap()
+                .apply_par(&mut out, &updates, Reduction::None, &Serial)
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems check_sorted + apply, threads",
+        time(9, || {
+            plan.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+                .unwrap()
+                .apply_par(&mut out, &updates, Reduction::None, &par)
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems apply_copying, serial (today)",
+        time(9, || {
+            token
+                .apply_copying(&mut out, &data, &updates, Reduction::None)
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems sorted apply_copying, 1 thread",
+        time(9, || {
+            sorted
+                .apply_copying_scheduled(
+                    &mut out,
+                    &data,
+                    &updates,
+                    Reduction::None,
+                    &Serial,
+                    &Schedule::DEFAULT,
+                )
+                .unwrap()
+        }),
+    );
+    row(
+        "snd_elems sorted apply_copying, threads",
+        time(9, || {
+            sorted
+                .apply_copying_par(&mut out, &data, &updates, Reduction::None, &par)
+                .unwrap()
+        }),
+    );
+
+    // GNN message passing: scatter-add of E x F into N x F, axis 0.
+    for (edges, features, nodes) in [(17_000usize, 128usize, 659usize), (1_000_000, 64, 100_000)] {
+        let data = vec![0f32; nodes * features];
+        let indices: Vec<i64> = (0..edges)
+            .flat_map(|_| {
+                let node = (rng.next() % nodes as u64) as i64;
+                std::iter::repeat_n(node, features)
+            })
+            .collect();
+        let updates: Vec<f32> = (0..edges * features)
+            .map(|i| (i % 13) as f32 * 0.5)
+            .collect();
+        let plan = ElementsPlan::new(
+            &[nodes, features],
+            &[edges, features],
+            &[edges, features],
+            0,
+        )
+        .unwrap();
+        let token = plan.check_indices(&indices).unwrap();
+        let mut out = data.clone();
+        let name = format!("gnn {edges}x{features} into {nodes}");
+        row(
+            &format!("{name} check_indices"),
+            time(5, || {
+                std::hint::black_box(plan.check_indices(&indices).unwrap());
+            }),
+        );
+        row(
+            &format!("{name} apply, serial (today)"),
+            time(5, || {
+                token.apply(&mut out, &updates, Reduction::Add).unwrap()
+            }),
+        );
+        row(
+            &format!("{name} apply_par, threads"),
+            time(5, || {
+                token
+                    .apply_par(&mut out, &updates, Reduction::Add, &par)
+                    .unwrap()
+            }),
+        );
+    }
+}

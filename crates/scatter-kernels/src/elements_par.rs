@@ -1,0 +1,499 @@
+//! ScatterElements on a [`Parallel`] host, and block by block.
+//!
+//! An update at indices coordinates `(outer, r, inner)` (`r` along the
+//! axis) writes data at `(outer, index, inner)`: it never leaves its
+//! *slab* (`outer` fixed, `data_shape[axis..]`, contiguous) nor its
+//! *column* (`outer` and `inner` fixed). So the destinations split, with
+//! no index read:
+//! - by slabs: task `t` owns a contiguous range of data slabs and applies
+//!   the indices slabs that target them (safe `split_at_mut` parts);
+//! - by bands of inner columns, when there are fewer slabs than tasks and
+//!   the indices cover every inner dimension: task `t` owns columns
+//!   `[c0, c1)` of every slab, which interleave in memory
+//!   ([`DisjointSlice`]).
+//!
+//! Within a column the updates arrive in increasing `r` in both the serial
+//! order and every task's order, so each data element sees the serial
+//! sequence of updates: bit-identical results. The same bands, processed
+//! one after the other by one task, are the *blocked* application of a
+//! large random-index scatter ([`Schedule`]'s blocking rule): one band's
+//! destinations stay in cache while every update of the band is applied.
+
+use crate::combiner::{WithCombiner, with_combiner};
+use crate::parallel::{DisjointSlice, even_bounds, for_each_part, split_at_bounds};
+use crate::shape::{check_len, element_count};
+use crate::{
+    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Parallel, Reduction,
+    ScatterError, Schedule,
+};
+
+/// How a checked ScatterElements divides into slabs and columns.
+struct Geometry {
+    /// Indices slabs (`product(indices_shape[..axis])`).
+    slabs: usize,
+    /// Elements of one indices slab (`product(indices_shape[axis..])`).
+    indices_slab: usize,
+    /// Elements of one data slab (`product(data_shape[axis..])`).
+    data_slab: usize,
+    /// `data_shape[axis]`.
+    dim: usize,
+    /// `product(data_shape[axis + 1..])`: one row of a slab.
+    inner: usize,
+    /// Whether `indices_shape[axis + 1..] == data_shape[axis + 1..]`.
+    inner_full: bool,
+}
+
+/// The work of one task.
+#[derive(Clone, Copy)]
+enum Part {
+    /// Indices slabs `k0..k1`, every column, banded by `tile` columns when
+    /// `tile < inner` (only with `inner_full`).
+    Slabs { k0: usize, k1: usize, tile: usize },
+    /// Columns `c0..c1` of every slab, banded by `tile`.
+    Columns { c0: usize, c1: usize, tile: usize },
+}
+
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    fn geometry(&self) -> Option<Geometry> {
+        let plan = self.plan();
+        let axis = plan.axis();
+        let (ds, is) = (plan.data_shape(), plan.indices_shape());
+        if plan.indices_len == 0 || plan.data_len() == 0 {
+            return None;
+        }
+        // Every count below divides a non-zero countable shape: no overflow.
+        Some(Geometry {
+            slabs: element_count(&is[..axis])?,
+            indices_slab: element_count(&is[axis..])?,
+            data_slab: element_count(&ds[axis..])?,
+            dim: ds[axis],
+            inner: element_count(&ds[axis + 1..])?,
+            inner_full: is[axis + 1..] == ds[axis + 1..],
+        })
+    }
+
+    /// The plan of one slab (axis 0 of `data_shape[axis..]`), needed when
+    /// the indices do not cover every inner dimension.
+    fn slab_plan(&self, g: &Geometry) -> Result<Option<ElementsPlan>, ScatterError> {
+        if g.inner_full {
+            return Ok(None);
+        }
+        let plan = self.plan();
+        let tail = &plan.indices_shape()[plan.axis()..];
+        ElementsPlan::new(&plan.data_shape()[plan.axis()..], tail, tail, 0).map(Some)
+    }
+
+    /// The data slab of every indices slab, increasing.
+    fn slab_targets(&self, g: &Geometry) -> Vec<usize> {
+        let plan = self.plan();
+        let axis = plan.axis();
+        let outer = &plan.indices_shape()[..axis];
+        let strides = crate::row_major_strides(&plan.data_shape()[..axis]);
+        let mut coords = vec![0usize; axis];
+        let mut targets = Vec::with_capacity(g.slabs);
+        for _ in 0..g.slabs {
+            targets.push(coords.iter().zip(&strides).map(|(c, s)| c * s).sum());
+            for d in (0..axis).rev() {
+                coords[d] += 1;
+                if coords[d] < outer[d] {
+                    break;
+                }
+                coords[d] = 0;
+            }
+        }
+        targets
+    }
+
+    /// Columns per band under `schedule`'s blocking rule, or `None` when
+    /// the scatter is not blocked.
+    fn band_width<T>(&self, g: &Geometry, schedule: &Schedule) -> Option<usize> {
+        let size = std::mem::size_of::<T>().max(1);
+        let width = schedule.block_bytes / g.dim.saturating_mul(size);
+        let blocked = g.inner_full
+            && g.data_slab.saturating_mul(size) >= schedule.blocked_from_bytes
+            && width >= schedule.min_tile_columns
+            && width < g.inner;
+        blocked.then_some(width.max(1))
+    }
+
+    /// How the work splits into tasks (one part: serial, maybe blocked),
+    /// or `None` for the plain serial kernel.
+    fn parts<T>(
+        &self,
+        g: &Geometry,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+        bytes: usize,
+        data_addr: usize,
+    ) -> Option<Vec<Part>> {
+        let band = self.band_width::<T>(g, schedule);
+        let tile = band.unwrap_or(g.inner);
+        let size = std::mem::size_of::<T>().max(1);
+        let columns = g.inner_full
+            && g.inner >= 2
+            && g.inner.saturating_mul(size) >= schedule.min_split_row_bytes.saturating_mul(2);
+        let units = if g.slabs >= par.threads() || !columns {
+            g.slabs
+        } else {
+            g.inner
+        };
+        let mut tasks = schedule.tasks(par, bytes, units);
+        if units == g.inner {
+            // Each task's share of a row at least `min_split_row_bytes`.
+            tasks = tasks.min((g.inner * size / schedule.min_split_row_bytes.max(1)).max(1));
+        }
+        if tasks == 1 && band.is_none() {
+            return None;
+        }
+        if g.slabs >= tasks || !columns {
+            let tasks = tasks.min(g.slabs);
+            let b = even_bounds(g.slabs, tasks);
+            return Some(
+                b.windows(2)
+                    .map(|w| Part::Slabs {
+                        k0: w[0],
+                        k1: w[1],
+                        tile,
+                    })
+                    .collect(),
+            );
+        }
+        // Bands of whole cache lines when there are enough columns, cut
+        // where the output's lines start (rows of a multiple of 64 bytes
+        // all start at the same place in a line): tasks sharing a line
+        // would invalidate it in each other's cache on every row.
+        let line = (64 / size).max(1);
+        let unit = if g.inner >= line * tasks { line } else { 1 };
+        let first =
+            if unit > 1 && (g.inner * size).is_multiple_of(64) && data_addr.is_multiple_of(size) {
+                (64 - data_addr % 64) % 64 / size
+            } else {
+                0
+            };
+        let mut bounds: Vec<usize> = even_bounds(g.inner.div_ceil(unit), tasks)
+            .into_iter()
+            .map(|b| (b * unit).min(g.inner))
+            .collect();
+        let last = bounds.len() - 1;
+        for i in 1..last {
+            let b = bounds[i];
+            let aligned = b - (b + unit - first) % unit;
+            bounds[i] = aligned.max(bounds[i - 1]);
+        }
+        Some(
+            bounds
+                .windows(2)
+                .map(|w| Part::Columns {
+                    c0: w[0],
+                    c1: w[1],
+                    tile,
+                })
+                .collect(),
+        )
+    }
+
+    /// [`Self::apply`] on `par` (or block by block), bit for bit the serial
+    /// result, with [`Schedule::DEFAULT`]. Errors: those of `apply`, before
+    /// any write.
+    pub fn apply_par<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
+    }
+
+    /// [`Self::apply_par`] with explicit thresholds.
+    pub fn apply_scheduled<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        self.check_buffers(data, updates)?;
+        let bytes = updates
+            .len()
+            .saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>());
+        let addr = data.as_ptr() as usize;
+        let plan = self
+            .geometry()
+            .filter(|_| reduction != Reduction::Mean)
+            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
+        let Some((parts, g)) = plan else {
+            // Small, serial, empty, or `Mean` (refused by `apply`).
+            return self.apply(data, updates, reduction);
+        };
+        let targets = self.slab_targets(&g);
+        let sub = self.slab_plan(&g)?;
+        with_combiner(
+            reduction,
+            Run {
+                sub: sub.as_ref(),
+                token: self,
+                g: &g,
+                targets: &targets,
+                parts: &parts,
+                par,
+                data,
+                src: None,
+                updates,
+            },
+        );
+        Ok(())
+    }
+
+    /// [`crate::CopyingScatter::apply_copying`] on `par` (or block by
+    /// block): `dst = src` then [`Self::apply_par`], bit for bit, each task
+    /// copying the part of `dst` it owns before scattering into it.
+    pub fn apply_copying_scheduled<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        self.check_buffers(dst, updates)?;
+        check_len(Input::Data, self.plan().data_shape(), dst.len(), src.len())?;
+        let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+        let addr = dst.as_ptr() as usize;
+        let plan = self
+            .geometry()
+            .filter(|_| reduction != Reduction::Mean)
+            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
+        let Some((parts, g)) = plan else {
+            return crate::CopyingScatter::apply_copying(self, dst, src, updates, reduction);
+        };
+        let targets = self.slab_targets(&g);
+        let sub = self.slab_plan(&g)?;
+        if let Some(Part::Columns { .. }) = parts.first() {
+            // Columns interleave: copy by contiguous chunks first.
+            copy_par(par, dst, src, parts.len());
+        }
+        with_combiner(
+            reduction,
+            Run {
+                sub: sub.as_ref(),
+                token: self,
+                g: &g,
+                targets: &targets,
+                parts: &parts,
+                par,
+                data: dst,
+                src: Some(src),
+                updates,
+            },
+        );
+        Ok(())
+    }
+}
+
+/// `dst = src` in `tasks` contiguous chunks on `par`.
+pub(crate) fn copy_par<T: Copy + Send + Sync>(
+    par: &dyn Parallel,
+    dst: &mut [T],
+    src: &[T],
+    tasks: usize,
+) {
+    let bounds = even_bounds(dst.len(), tasks);
+    let parts = split_at_bounds(dst, &bounds)
+        .into_iter()
+        .zip(bounds.clone())
+        .collect();
+    for_each_part(par, parts, |_, part, start| {
+        crate::copy_in_pieces(part, &src[start..start + part.len()])
+    });
+}
+
+/// [`crate::copy_in_pieces`] for the `Clone` types the runs are generic
+/// over (`clone_from_slice` is a `memcpy` for `Copy` types; the copying
+/// entry points require `Copy`).
+fn clone_in_pieces<T: Clone>(dst: &mut [T], src: &[T]) {
+    let piece = ((64 << 10) / std::mem::size_of::<T>().max(1)).max(1);
+    for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
+        d.clone_from_slice(s);
+    }
+}
+
+/// One parallel application, run with a combining function.
+struct Run<'r, 't, T, I> {
+    /// The plan of one slab, when the indices do not cover every inner
+    /// dimension.
+    sub: Option<&'r ElementsPlan>,
+    token: &'r CheckedElementsIndices<'t, I>,
+    g: &'r Geometry,
+    targets: &'r [usize],
+    parts: &'r [Part],
+    par: &'r dyn Parallel,
+    data: &'r mut [T],
+    /// `Some`: copy `src` into each task's part of `data` first (only for
+    /// `Part::Slabs`; column parts were copied before).
+    src: Option<&'r [T]>,
+    updates: &'r [T],
+}
+
+impl<T: Element, I: IndexValue> WithCombiner<T> for Run<'_, '_, T, I> {
+    type Out = ();
+
+    fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
+        let Run {
+            sub,
+            token,
+            g,
+            targets,
+            parts,
+            par,
+            data,
+            src,
+            updates,
+        } = self;
+        let indices = token.indices;
+        let len = data.len();
+        match parts[0] {
+            Part::Slabs { .. } => {
+                // Task t owns data slabs from its first target (0 for the
+                // first task) to the next task's first target (the end
+                // for the last): contiguous, disjoint, in order.
+                let mut bounds: Vec<usize> = parts
+                    .iter()
+                    .map(|p| match *p {
+                        Part::Slabs { k0, .. } => targets[k0] * g.data_slab,
+                        Part::Columns { .. } => unreachable!("one kind of part per run"),
+                    })
+                    .collect();
+                bounds[0] = 0;
+                bounds.push(len);
+                let pieces = split_at_bounds(data, &bounds)
+                    .into_iter()
+                    .zip(bounds.iter().copied())
+                    .collect();
+                for_each_part(par, pieces, |t, part, start| {
+                    let Part::Slabs { k0, k1, tile } = parts[t] else {
+                        return;
+                    };
+                    let mut copied = 0; // elements of `part` written by the copy
+                    for (k, &target) in targets.iter().enumerate().take(k1).skip(k0) {
+                        let base = target * g.data_slab - start;
+                        if let Some(src) = src {
+                            let end = base + g.data_slab;
+                            clone_in_pieces(
+                                &mut part[copied..end],
+                                &src[start + copied..start + end],
+                            );
+                            copied = end;
+                        }
+                        let slab = &mut part[base..base + g.data_slab];
+                        let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
+                        let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
+                        match sub {
+                            Some(sub) => slab_plain(sub, slab, idx, upd, f),
+                            None => {
+                                let slab = DisjointSlice::new(slab);
+                                // SAFETY: this task owns the whole slab.
+                                unsafe { bands(&slab, 0, idx, upd, g, 0, g.inner, tile, f) }
+                            }
+                        }
+                    }
+                    if let Some(src) = src {
+                        let n = part.len();
+                        clone_in_pieces(&mut part[copied..], &src[start + copied..start + n]);
+                    }
+                });
+            }
+            Part::Columns { .. } => {
+                let shared = DisjointSlice::new(data);
+                par.for_each(parts.len(), &|t| {
+                    let Part::Columns { c0, c1, tile } = parts[t] else {
+                        return;
+                    };
+                    for (k, &target) in targets.iter().enumerate() {
+                        let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
+                        let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
+                        // SAFETY: task t writes only columns c0..c1 of each
+                        // slab; the parts' column ranges are disjoint.
+                        unsafe {
+                            bands(&shared, target * g.data_slab, idx, upd, g, c0, c1, tile, f)
+                        }
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Applies one slab's updates (`idx`, `upd`: `[n, inner]`, the indices
+/// covering every inner dimension) to columns `c0..c1` of the data slab at
+/// `base` of `dst`, `tile` columns at a time, each band in increasing `r`.
+///
+/// # Safety
+/// The indices are checked against the plan, `base + data_slab <=
+/// dst.len()`, and no other task accesses columns `c0..c1` of this slab
+/// while this runs.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn bands<T, I: IndexValue>(
+    dst: &DisjointSlice<T>,
+    base: usize,
+    idx: &[I],
+    upd: &[T],
+    g: &Geometry,
+    c0: usize,
+    c1: usize,
+    tile: usize,
+    f: impl Fn(&mut T, &T),
+) {
+    debug_assert!(base + g.data_slab <= dst.len());
+    let (dim, inner) = (g.dim as i64, g.inner);
+    // Writes go through a local pointer: through `dst` the compiler would
+    // reload the base after every store.
+    let ptr = dst.as_mut_ptr();
+    if inner == 1 {
+        // The last axis: one column, the updates in order.
+        for (i, u) in idx.iter().zip(upd) {
+            let i = i.to_i64();
+            let j = if i < 0 { i + dim } else { i } as usize;
+            // SAFETY: `j < dim` (checked index): inside the slab, which is
+            // inside `dst`; the slab's only column is this task's.
+            unsafe { f(&mut *ptr.add(base + j), u) }
+        }
+        return;
+    }
+    let mut b0 = c0;
+    while b0 < c1 {
+        let b1 = (b0 + tile).min(c1);
+        for (ri, ru) in idx.chunks_exact(inner).zip(upd.chunks_exact(inner)) {
+            for (c, (i, u)) in ri[b0..b1].iter().zip(&ru[b0..b1]).enumerate() {
+                let i = i.to_i64();
+                let j = if i < 0 { i + dim } else { i } as usize;
+                // SAFETY: `j < dim` (checked index), `b0 + c < inner`, so
+                // the position is inside the slab, which is inside `dst`;
+                // column `b0 + c` is in `c0..c1`, this task's.
+                unsafe { f(&mut *ptr.add(base + j * inner + b0 + c), u) }
+            }
+        }
+        b0 = b1;
+    }
+}
+
+/// One slab whose indices do not cover every inner dimension: the serial
+/// visit of the slab's own plan (`sub`), bounds-checked.
+fn slab_plain<T, I: IndexValue>(
+    sub: &ElementsPlan,
+    slab: &mut [T],
+    idx: &[I],
+    upd: &[T],
+    f: impl Fn(&mut T, &T),
+) {
+    let part = CheckedElementsIndices {
+        plan: sub,
+        indices: idx,
+    };
+    part.visit(|o, p| f(&mut slab[o], &upd[p]));
+}

@@ -1,0 +1,541 @@
+//! ScatterND on a [`Parallel`] host, and block by block.
+//!
+//! The output (row-major data only) is cut into destination blocks of
+//! whole slices; the update slices are counting-sorted by the block they
+//! write, stably, so within a block they keep their order. A task owns a
+//! contiguous range of blocks (a safe `split_at_mut` part of the output)
+//! and applies that range's updates in order: every element sees the
+//! serial sequence of updates, and the result is the serial one bit for
+//! bit. One task walking every block is the *blocked* application of a
+//! large random-index scatter: each block stays in cache while its
+//! updates land ([`Schedule`]'s blocking rule).
+//!
+//! [`NdPlan::check_indices_sorted`] checks the indices and sorts them in
+//! one read of the indices; the [`SortedNdIndices`] it returns owns the
+//! sort, so a host may keep it as long as the indices do not change.
+
+use crate::combiner::{WithCombiner, with_combiner};
+use crate::fused_copy::CopyingScatter;
+use crate::parallel::{for_each_part, split_at_bounds};
+use crate::shape::check_len;
+use crate::{
+    CheckedNdIndices, Element, IndexValue, Input, NdPlan, Parallel, Reduction, ScatterError,
+    Schedule,
+};
+
+/// The update slices of one ScatterND, stably sorted by destination block.
+#[derive(Debug, Clone)]
+struct Buckets {
+    /// Elements per block, a multiple of the slice length.
+    block_len: usize,
+    /// Block `b`'s entries are `entries[starts[b]..starts[b + 1]]`.
+    starts: Vec<usize>,
+    /// `(data offset, tuple number)` of every update slice.
+    entries: Vec<(u32, u32)>,
+}
+
+/// A ScatterND token whose update slices may be sorted by destination
+/// block ([`NdPlan::check_indices_sorted`]); applies like
+/// [`CheckedNdIndices`], with the same results bit for bit.
+#[derive(Debug)]
+pub struct SortedNdIndices<'a, I> {
+    checked: CheckedNdIndices<'a, I>,
+    buckets: Option<Buckets>,
+}
+
+/// Whether a plan's slices can be sorted at all: row-major data (one run
+/// per slice), something written, offsets and tuple numbers within `u32`.
+fn sortable(plan: &NdPlan) -> bool {
+    plan.runs.len() == 1
+        && plan.slice_len > 0
+        && plan.tuples > 0
+        && plan.data_len > 0
+        && u32::try_from(plan.data_len).is_ok()
+        && u32::try_from(plan.tuples).is_ok()
+}
+
+/// Elements per block for blocks of about `bytes` (at least one slice,
+/// at most the data, so that it fits `u32` when the data does).
+fn block_len(plan: &NdPlan, bytes: usize, element_bytes: usize) -> usize {
+    let slices = (bytes / element_bytes.max(1) / plan.slice_len.max(1)).max(1);
+    slices
+        .saturating_mul(plan.slice_len)
+        .min(plan.data_len.max(plan.slice_len))
+}
+
+/// `n / d` for `u32` numerators by one multiplication (Lemire, Kaser and
+/// Kurz, "Faster remainder by direct computation", 2019): exact for every
+/// `u32` `n` and `1 <= d <= u32::MAX`. A division per update (twice in the
+/// counting sort) costs more than the rest of the sort.
+#[derive(Debug, Clone, Copy)]
+struct FastDiv {
+    /// `ceil(2^64 / d)`, 0 for `d == 1`.
+    m: u64,
+}
+
+impl FastDiv {
+    fn new(d: u32) -> FastDiv {
+        let d = d.max(1) as u64;
+        FastDiv {
+            m: if d == 1 { 0 } else { u64::MAX / d + 1 },
+        }
+    }
+
+    #[inline(always)]
+    fn div(self, n: u32) -> usize {
+        if self.m == 0 {
+            n as usize
+        } else {
+            ((self.m as u128 * n as u128) >> 64) as usize
+        }
+    }
+}
+
+/// Counting sort of `offsets` (one per tuple, in order) by block.
+/// `data_len` and `block_len` fit `u32` (`sortable`).
+fn bucket(offsets: Vec<u32>, data_len: usize, block_len: usize) -> Buckets {
+    let blocks = data_len.div_ceil(block_len);
+    let block_of = FastDiv::new(block_len.min(u32::MAX as usize) as u32);
+    let mut starts = vec![0usize; blocks + 1];
+    for &o in &offsets {
+        starts[block_of.div(o) + 1] += 1;
+    }
+    for b in 0..blocks {
+        starts[b + 1] += starts[b];
+    }
+    let mut next = starts.clone();
+    let mut entries = vec![(0u32, 0u32); offsets.len()];
+    for (t, &o) in offsets.iter().enumerate() {
+        let slot = &mut next[block_of.div(o)];
+        entries[*slot] = (o, t as u32);
+        *slot += 1;
+    }
+    Buckets {
+        block_len,
+        starts,
+        entries,
+    }
+}
+
+impl NdPlan {
+    /// [`NdPlan::check_indices`] (the same checks, the same first error),
+    /// and, when [`Schedule`]'s blocking rule holds for elements of
+    /// `element_bytes` bytes, the update slices sorted by destination block
+    /// in the same pass over the indices. The token applies like the
+    /// checked one, bit for bit; keep it while the indices do not change
+    /// to reuse the sort.
+    pub fn check_indices_sorted<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        element_bytes: usize,
+        schedule: &Schedule,
+    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
+        let bytes = |n: usize| n.saturating_mul(element_bytes);
+        let block_len = block_len(self, schedule.block_bytes, element_bytes);
+        let blocks = self.data_len.div_ceil(block_len.max(1));
+        let sort = sortable(self)
+            && indices.len() == self.tuples * self.k
+            && bytes(self.data_len) >= schedule.blocked_from_bytes
+            && bytes(self.slice_len) <= schedule.blocked_max_slice_bytes
+            && self.tuples >= blocks.saturating_mul(schedule.sorted_from_updates_per_block);
+        if !sort {
+            return Ok(SortedNdIndices {
+                checked: self.check_indices(indices)?,
+                buckets: None,
+            });
+        }
+        // One pass: every component checked (errors deferred to
+        // `check_indices`, which finds the first), every offset computed.
+        let mut bad = false;
+        let mut offsets = Vec::with_capacity(self.tuples);
+        let (strides, dims) = (&self.data_strides[..self.k], &self.data_shape[..self.k]);
+        if self.k == 0 {
+            offsets.resize(self.tuples, 0);
+        } else {
+            for tuple in indices.chunks_exact(self.k) {
+                let mut offset = 0usize;
+                for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
+                    let (i, d) = (i.to_i64(), dim as i64);
+                    // As in `ElementsPlan::check_indices`: [-d, d - 1]
+                    // folds onto [0, 2d - 1] in wrapping arithmetic.
+                    bad |= (i.wrapping_add(d) as u64) >= (2 * d as u64);
+                    let j = if i < 0 { i.wrapping_add(d) } else { i } as usize;
+                    offset = offset.wrapping_add(j.wrapping_mul(stride));
+                }
+                offsets.push(offset as u32);
+            }
+        }
+        if bad {
+            // The first bad component, worded as `check_indices` words it.
+            return Err(self
+                .check_indices(indices)
+                .err()
+                .unwrap_or_else(|| disagreement(self)));
+        }
+        Ok(SortedNdIndices {
+            checked: CheckedNdIndices {
+                plan: self,
+                indices,
+            },
+            buckets: Some(bucket(offsets, self.data_len, block_len)),
+        })
+    }
+}
+
+/// The fused pass and `check_indices` disagreed (a bug): report it as an
+/// error naming the indices rather than panic.
+#[cold]
+fn disagreement(plan: &NdPlan) -> ScatterError {
+    ScatterError::Shape {
+        input: Input::Indices,
+        shape: plan.indices_shape.clone(),
+        expected: "indices the sorted check and the plain check agree on (internal error)".into(),
+    }
+}
+
+impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
+    /// The checked token (for every `CheckedNdIndices` method).
+    pub fn checked(&self) -> &CheckedNdIndices<'a, I> {
+        &self.checked
+    }
+
+    /// Whether the update slices were sorted by destination block.
+    pub fn is_sorted(&self) -> bool {
+        self.buckets.is_some()
+    }
+
+    /// [`CheckedNdIndices::apply`], block by block when sorted, on `par`
+    /// ([`Schedule::DEFAULT`]'s split rule); bit for bit the serial result.
+    pub fn apply_par<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
+    }
+
+    /// [`Self::apply_par`] with explicit thresholds.
+    pub fn apply_scheduled<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        match &self.buckets {
+            None => self
+                .checked
+                .apply_scheduled(data, updates, reduction, par, schedule),
+            Some(b) => self
+                .checked
+                .apply_buckets(data, None, updates, reduction, par, schedule, b),
+        }
+    }
+
+    /// `dst = src`, then [`Self::apply_scheduled`], bit for bit; each block
+    /// is copied just before its updates land.
+    pub fn apply_copying_scheduled<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        match &self.buckets {
+            None => self
+                .checked
+                .apply_copying_scheduled(dst, src, updates, reduction, par, schedule),
+            Some(b) => {
+                self.checked
+                    .apply_buckets(dst, Some(src), updates, reduction, par, schedule, b)
+            }
+        }
+    }
+}
+
+impl<I: IndexValue> CopyingScatter for SortedNdIndices<'_, I> {
+    /// Serially, block by block when sorted.
+    fn apply_copying<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        self.apply_copying_scheduled(
+            dst,
+            src,
+            updates,
+            reduction,
+            &crate::Serial,
+            &Schedule::DEFAULT,
+        )
+    }
+
+    fn apply_copying_par<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_copying_scheduled(dst, src, updates, reduction, par, &Schedule::DEFAULT)
+    }
+}
+
+impl<I: IndexValue> CheckedNdIndices<'_, I> {
+    /// [`Self::apply`] on `par` ([`Schedule::DEFAULT`]'s split rule), bit
+    /// for bit the serial result; the slices are sorted by destination
+    /// (after the check, a second read of the indices) only when the work
+    /// is split. Use [`NdPlan::check_indices_sorted`] for the blocked
+    /// application.
+    pub fn apply_par<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
+    }
+
+    /// [`Self::apply_par`] with explicit thresholds.
+    pub fn apply_scheduled<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        self.check_buffers(data, updates)?;
+        match self.split_buckets::<T>(par, schedule, indices_bytes::<T, I>(updates.len())) {
+            Some(b) if reduction != Reduction::Mean => {
+                self.apply_buckets(data, None, updates, reduction, par, schedule, &b)
+            }
+            _ => self.apply(data, updates, reduction),
+        }
+    }
+
+    /// [`CopyingScatter::apply_copying`] on `par`, bit for bit.
+    pub fn apply_copying_scheduled<T: Element + Copy>(
+        &self,
+        dst: &mut [T],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        self.check_buffers(dst, updates)?;
+        check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
+        let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+        match self.split_buckets::<T>(par, schedule, bytes) {
+            Some(b) if reduction != Reduction::Mean => {
+                self.apply_buckets(dst, Some(src), updates, reduction, par, schedule, &b)
+            }
+            _ => self.apply_copying(dst, src, updates, reduction),
+        }
+    }
+
+    /// Buckets for a split over `par`, when the split rule holds: about
+    /// four blocks per task, no larger than the schedule's blocks.
+    fn split_buckets<T>(
+        &self,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+        bytes: usize,
+    ) -> Option<Buckets> {
+        let plan = self.plan;
+        if !sortable(plan) {
+            return None;
+        }
+        let slices = plan.data_len / plan.slice_len;
+        let tasks = schedule.tasks(par, bytes, slices);
+        if tasks == 1 {
+            return None;
+        }
+        let size = std::mem::size_of::<T>();
+        let per_task = slices.div_ceil(4 * tasks).max(1) * plan.slice_len;
+        let block_len = block_len(plan, schedule.block_bytes, size).min(per_task);
+        let mut offsets = Vec::with_capacity(plan.tuples);
+        self.visit(|o, _| offsets.push(o as u32));
+        Some(bucket(offsets, plan.data_len, block_len))
+    }
+
+    /// Applies sorted slices, tasks owning contiguous ranges of blocks
+    /// balanced by the work they hold; with `src`, each block is copied
+    /// from it just before its updates land.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_buckets<T: Element>(
+        &self,
+        data: &mut [T],
+        src: Option<&[T]>,
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+        buckets: &Buckets,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        if reduction == Reduction::Mean {
+            return self.apply(data, updates, reduction); // refused, unwritten
+        }
+        self.check_buffers(data, updates)?;
+        if let Some(src) = src {
+            check_len(Input::Data, &self.plan.data_shape, data.len(), src.len())?;
+        }
+        let blocks = buckets.starts.len() - 1;
+        let moved = match src {
+            Some(_) => data.len(),
+            None => updates.len(),
+        };
+        let tasks = schedule.tasks(par, indices_bytes::<T, I>(moved), blocks);
+        // Balance: each block weighs its elements written (copied, when
+        // copying) plus four per updated element (a read-modify-write).
+        let slice_len = self.plan.slice_len;
+        let weight = |b: usize| {
+            let n = buckets.starts[b + 1] - buckets.starts[b];
+            let copied = if src.is_some() { buckets.block_len } else { 1 };
+            copied + 4 * n * slice_len
+        };
+        let total: usize = (0..blocks).map(weight).sum();
+        let mut block_bounds = vec![0usize];
+        let mut acc = 0usize;
+        for b in 0..blocks {
+            acc += weight(b);
+            let t = block_bounds.len();
+            if t < tasks && acc >= total / tasks * t {
+                block_bounds.push(b + 1);
+            }
+        }
+        block_bounds.push(blocks);
+        block_bounds.dedup();
+        let len = data.len();
+        let bounds: Vec<usize> = block_bounds
+            .iter()
+            .map(|&b| (b * buckets.block_len).min(len))
+            .collect();
+        let parts = split_at_bounds(data, &bounds)
+            .into_iter()
+            .zip(block_bounds.windows(2).map(|w| (w[0], w[1])))
+            .collect();
+        with_combiner(
+            reduction,
+            BucketRun {
+                buckets,
+                parts,
+                par,
+                src,
+                updates,
+                slice_len,
+            },
+        );
+        Ok(())
+    }
+}
+
+/// The bytes an apply moves: its updates and their indices.
+fn indices_bytes<T, I>(n: usize) -> usize {
+    n.saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>())
+}
+
+/// One bucketed application, run with a combining function.
+struct BucketRun<'r, T> {
+    buckets: &'r Buckets,
+    /// Each task's part of the output and its blocks `b0..b1`.
+    parts: Vec<(&'r mut [T], (usize, usize))>,
+    par: &'r dyn Parallel,
+    src: Option<&'r [T]>,
+    updates: &'r [T],
+    slice_len: usize,
+}
+
+impl<T: Element + Clone> WithCombiner<T> for BucketRun<'_, T> {
+    type Out = ();
+
+    fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
+        let BucketRun {
+            buckets,
+            parts,
+            par,
+            src,
+            updates,
+            slice_len,
+        } = self;
+        let block_len = buckets.block_len;
+        for_each_part(par, parts, |_, part, (b0, b1)| {
+            let start = b0 * block_len;
+            for b in b0..b1 {
+                let (lo, hi) = (
+                    b * block_len - start,
+                    ((b + 1) * block_len - start).min(part.len()),
+                );
+                if let Some(src) = src {
+                    part[lo..hi].clone_from_slice(&src[start + lo..start + hi]);
+                }
+                let entries = &buckets.entries[buckets.starts[b]..buckets.starts[b + 1]];
+                let block = &mut part[lo..hi];
+                if slice_len == 1 {
+                    for &(o, t) in entries {
+                        f(&mut block[o as usize - start - lo], &updates[t as usize]);
+                    }
+                } else {
+                    for &(o, t) in entries {
+                        let d = o as usize - start - lo;
+                        let u = t as usize * slice_len;
+                        for (d, u) in block[d..d + slice_len]
+                            .iter_mut()
+                            .zip(&updates[u..u + slice_len])
+                        {
+                            f(d, u)
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn fast_division_is_exact_at_the_edges_of_u32() {
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            640,
+            65_536,
+            65_537,
+            1 << 31,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let f = FastDiv::new(d);
+            for n in [
+                0u32,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                u32::MAX / 2,
+                u32::MAX - 1,
+                u32::MAX,
+            ] {
+                assert_eq!(f.div(n), (n / d) as usize, "{n} / {d}");
+            }
+        }
+    }
+}

@@ -1,0 +1,616 @@
+//! The parallel and blocked kernels give the serial kernels' results bit
+//! for bit (f32 compared by `to_bits`, NaN payloads included) at 1, 2, 3,
+//! 4 and 7 tasks, on real threads and with tasks run in reverse order, for
+//! every reduction, with duplicate indices; and they fail as the serial
+//! kernels fail, before any write.
+
+use std::fmt::Debug;
+
+use proptest::prelude::*;
+use proptest::sample::select;
+use scatter_kernels::{
+    Element, ElementsPlan, NdPlan, Parallel, Reduction, ScatterError, Schedule, Serial,
+    TensorScatterMode, TensorScatterPlan,
+};
+
+/// Runs each task on a thread of its own (std::thread::scope).
+struct Threads(usize);
+
+impl Parallel for Threads {
+    fn threads(&self) -> usize {
+        self.0
+    }
+
+    fn for_each(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        std::thread::scope(|s| {
+            for i in 0..tasks {
+                s.spawn(move || task(i));
+            }
+        });
+    }
+}
+
+/// Claims `n` threads and runs the tasks serially, last first: a kernel
+/// whose result depended on the order of its tasks would differ.
+struct Reversed(usize);
+
+impl Parallel for Reversed {
+    fn threads(&self) -> usize {
+        self.0
+    }
+
+    fn for_each(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        (0..tasks).rev().for_each(task)
+    }
+}
+
+const TASKS: [usize; 5] = [1, 2, 3, 4, 7];
+
+/// Every host the tests run a kernel on.
+fn hosts() -> Vec<(String, Box<dyn Parallel>)> {
+    let mut hosts: Vec<(String, Box<dyn Parallel>)> = vec![("serial".into(), Box::new(Serial))];
+    for n in TASKS {
+        hosts.push((format!("{n} threads"), Box::new(Threads(n))));
+        hosts.push((format!("{n} reversed"), Box::new(Reversed(n))));
+    }
+    hosts
+}
+
+/// Schedules that force the split and the blocking on small inputs, and
+/// the default one.
+fn schedules() -> [Schedule; 3] {
+    let bands = Schedule {
+        block_bytes: 24,
+        ..Schedule::EAGER
+    };
+    [Schedule::EAGER, bands, Schedule::DEFAULT]
+}
+
+/// A value compared bit for bit.
+trait Val: Element + Copy + Debug {
+    fn value() -> BoxedStrategy<Self>;
+    fn bits(values: &[Self]) -> Vec<u64>;
+}
+
+impl Val for f32 {
+    fn value() -> BoxedStrategy<f32> {
+        prop_oneof![
+            4 => (-6i32..6).prop_map(|x| x as f32 * 0.7),
+            1 => select(vec![
+                f32::NAN,
+                -f32::NAN,
+                f32::from_bits(0x7fc0_1234),
+                f32::from_bits(0xffc0_0042),
+                f32::from_bits(0x7f80_0001),
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                0.0,
+                f32::MAX,
+                1.0 / 3.0,
+            ]),
+            1 => any::<f32>(),
+        ]
+        .boxed()
+    }
+
+    fn bits(values: &[f32]) -> Vec<u64> {
+        values.iter().map(|v| v.to_bits() as u64).collect()
+    }
+}
+
+impl Val for i64 {
+    fn value() -> BoxedStrategy<i64> {
+        prop_oneof![3 => -4i64..4, 1 => any::<i64>()].boxed()
+    }
+
+    fn bits(values: &[i64]) -> Vec<u64> {
+        values.iter().map(|&v| v as u64).collect()
+    }
+}
+
+fn reductions() -> impl Strategy<Value = Reduction> {
+    select(vec![
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Mul,
+        Reduction::Max,
+        Reduction::Min,
+    ])
+}
+
+// ---------------------------------------------------------------------------
+// ScatterElements
+
+#[derive(Debug, Clone)]
+struct ElementsCase<T> {
+    data_shape: Vec<usize>,
+    data: Vec<T>,
+    indices_shape: Vec<usize>,
+    indices: Vec<i64>,
+    updates: Vec<T>,
+    axis: usize,
+    reduction: Reduction,
+}
+
+/// Rank 1-4, dims 1-6, indices along the axis 1-9 long (duplicates
+/// common), other indices dims the data's (often) or shorter.
+fn elements_case<T: Val>() -> BoxedStrategy<ElementsCase<T>> {
+    (
+        prop::collection::vec(1..=6usize, 1..=4),
+        any::<prop::sample::Index>(),
+    )
+        .prop_flat_map(|(data_shape, axis)| {
+            let axis = axis.index(data_shape.len());
+            let dims: Vec<BoxedStrategy<usize>> = data_shape
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| {
+                    if i == axis {
+                        (1..=9usize).boxed()
+                    } else {
+                        prop_oneof![3 => Just(d), 1 => 1..=d].boxed()
+                    }
+                })
+                .collect();
+            (Just(data_shape), Just(axis), dims)
+        })
+        .prop_flat_map(|(data_shape, axis, indices_shape)| {
+            let s = data_shape[axis] as i64;
+            let n: usize = indices_shape.iter().product();
+            (
+                prop::collection::vec(T::value(), data_shape.iter().product::<usize>()),
+                prop::collection::vec(-s..s, n),
+                prop::collection::vec(T::value(), n),
+                reductions(),
+            )
+                .prop_map(move |(data, indices, updates, reduction)| ElementsCase {
+                    data_shape: data_shape.clone(),
+                    data,
+                    indices_shape: indices_shape.clone(),
+                    indices,
+                    updates,
+                    axis,
+                    reduction,
+                })
+        })
+        .boxed()
+}
+
+fn check_elements<T: Val>(c: &ElementsCase<T>) -> Result<(), TestCaseError> {
+    let plan = ElementsPlan::new(
+        &c.data_shape,
+        &c.indices_shape,
+        &c.indices_shape,
+        c.axis as i64,
+    )
+    .unwrap();
+    let token = plan.check_indices(&c.indices).unwrap();
+    let mut serial = c.data.clone();
+    token.apply(&mut serial, &c.updates, c.reduction).unwrap();
+    let want = T::bits(&serial);
+    for schedule in schedules() {
+        for (name, par) in hosts() {
+            let mut got = c.data.clone();
+            token
+                .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                .unwrap();
+            prop_assert_eq!(&T::bits(&got), &want, "apply, {} {:?}", name, schedule);
+            let mut fused = vec![c.data[0]; c.data.len()];
+            fused
+                .iter_mut()
+                .for_each(|v| *v = c.updates.first().copied().unwrap_or(*v));
+            token
+                .apply_copying_scheduled(
+                    &mut fused,
+                    &c.data,
+                    &c.updates,
+                    c.reduction,
+                    &*par,
+                    &schedule,
+                )
+                .unwrap();
+            prop_assert_eq!(&T::bits(&fused), &want, "copying, {} {:?}", name, schedule);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// ScatterND
+
+#[derive(Debug, Clone)]
+struct NdCase<T> {
+    data_shape: Vec<usize>,
+    data: Vec<T>,
+    indices_shape: Vec<usize>,
+    indices: Vec<i64>,
+    updates_shape: Vec<usize>,
+    updates: Vec<T>,
+    reduction: Reduction,
+}
+
+/// Rank 1-4, dims 1-6, tuples of length 0..=rank, 0-12 tuples (often
+/// repeating a destination).
+fn nd_case<T: Val>() -> BoxedStrategy<NdCase<T>> {
+    prop::collection::vec(1..=6usize, 1..=4)
+        .prop_flat_map(|data_shape| {
+            let rank = data_shape.len();
+            (Just(data_shape), 0..=rank, 0..=12usize)
+        })
+        .prop_flat_map(|(data_shape, k, tuples)| {
+            let tuple: Vec<BoxedStrategy<i64>> = data_shape[..k]
+                .iter()
+                .map(|&d| (-(d as i64)..d as i64).boxed())
+                .collect();
+            let slice: usize = data_shape[k..].iter().product();
+            (
+                prop::collection::vec(T::value(), data_shape.iter().product::<usize>()),
+                prop::collection::vec(tuple, tuples),
+                prop::collection::vec(T::value(), tuples * slice),
+                reductions(),
+                Just((data_shape, k, tuples)),
+            )
+        })
+        .prop_map(
+            |(data, tuples, updates, reduction, (data_shape, k, n))| NdCase {
+                updates_shape: std::iter::once(n)
+                    .chain(data_shape[k..].iter().copied())
+                    .collect(),
+                data_shape,
+                data,
+                indices_shape: vec![n, k],
+                indices: tuples.into_iter().flatten().collect(),
+                updates,
+                reduction,
+            },
+        )
+        .boxed()
+}
+
+/// A copying application under test: `dst`, `src`.
+type Copying<'a, T> = dyn Fn(&mut [T], &[T]) -> Result<(), ScatterError> + 'a;
+
+fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
+    let plan = NdPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape).unwrap();
+    let token = plan.check_indices(&c.indices).unwrap();
+    let mut serial = c.data.clone();
+    token.apply(&mut serial, &c.updates, c.reduction).unwrap();
+    let want = T::bits(&serial);
+    for schedule in schedules() {
+        let sorted = plan
+            .check_indices_sorted(&c.indices, std::mem::size_of::<T>(), &schedule)
+            .unwrap();
+        for (name, par) in hosts() {
+            let mut got = c.data.clone();
+            token
+                .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                .unwrap();
+            prop_assert_eq!(&T::bits(&got), &want, "apply, {} {:?}", name, schedule);
+            let mut got = c.data.clone();
+            sorted
+                .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                .unwrap();
+            prop_assert_eq!(&T::bits(&got), &want, "sorted, {} {:?}", name, schedule);
+            let by_token = |d: &mut [T], s: &[T]| {
+                token.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
+            };
+            let by_sorted = |d: &mut [T], s: &[T]| {
+                sorted.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
+            };
+            let copyings: [&Copying<T>; 2] = [&by_token, &by_sorted];
+            for copying in copyings {
+                let mut fused = c
+                    .updates
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(c.data.len())
+                    .collect::<Vec<_>>();
+                fused.resize(c.data.len(), c.data[0]);
+                copying(&mut fused, &c.data).unwrap();
+                prop_assert_eq!(&T::bits(&fused), &want, "copying, {} {:?}", name, schedule);
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// TensorScatter
+
+fn check_tensor_scatter(
+    cache_shape: &[usize],
+    axis: usize,
+    update_seq: usize,
+    starts: &[i64],
+    mode: TensorScatterMode,
+) -> Result<(), TestCaseError> {
+    let mut update_shape = cache_shape.to_vec();
+    update_shape[axis] = update_seq;
+    let plan = TensorScatterPlan::new(
+        cache_shape,
+        &update_shape,
+        Some(&[starts.len()]),
+        axis as i64,
+    )
+    .unwrap();
+    let token = plan.check_write_indices(Some(starts), mode).unwrap();
+    let cache: Vec<i64> = (0..cache_shape.iter().product::<usize>() as i64).collect();
+    let update: Vec<i64> = (0..update_shape.iter().product::<usize>() as i64)
+        .map(|v| -1 - v)
+        .collect();
+    let mut serial = cache.clone();
+    token.apply(&mut serial, &update).unwrap();
+    for (name, par) in hosts() {
+        let mut got = cache.clone();
+        token
+            .apply_scheduled(&mut got, &update, &*par, &Schedule::EAGER)
+            .unwrap();
+        prop_assert_eq!(&got, &serial, "{}", name);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parallel_and_banded_scatter_elements_equal_serial_f32_bit_for_bit(c in elements_case::<f32>()) {
+        check_elements(&c)?;
+    }
+
+    #[test]
+    fn parallel_and_banded_scatter_elements_equal_serial_on_wrapping_integers(c in elements_case::<i64>()) {
+        check_elements(&c)?;
+    }
+
+    #[test]
+    fn parallel_and_sorted_scatter_nd_equal_serial_f32_bit_for_bit(c in nd_case::<f32>()) {
+        check_nd(&c)?;
+    }
+
+    #[test]
+    fn parallel_and_sorted_scatter_nd_equal_serial_on_wrapping_integers(c in nd_case::<i64>()) {
+        check_nd(&c)?;
+    }
+
+    #[test]
+    fn parallel_tensor_scatter_writes_the_serial_cache(
+        (cache_shape, axis, update_seq, starts, mode) in
+            (prop::collection::vec(1..=4usize, 2..=4), any::<prop::sample::Index>())
+                .prop_flat_map(|(shape, axis)| {
+                    let axis = 1 + axis.index(shape.len() - 1);
+                    let seq = shape[axis];
+                    (
+                        Just(shape.clone()),
+                        Just(axis),
+                        0..=seq,
+                        prop::collection::vec(0..=0i64, shape[0]),
+                        select(vec![TensorScatterMode::Linear, TensorScatterMode::Circular]),
+                    )
+                })
+                .prop_flat_map(|(shape, axis, update_seq, starts, mode)| {
+                    let last = (shape[axis] - update_seq) as i64;
+                    let starts = match mode {
+                        TensorScatterMode::Linear => prop::collection::vec(0..=last, starts.len()).boxed(),
+                        TensorScatterMode::Circular => prop::collection::vec(-9i64..9, starts.len()).boxed(),
+                    };
+                    (Just(shape), Just(axis), Just(update_seq), starts, Just(mode))
+                })
+    ) {
+        check_tensor_scatter(&cache_shape, axis, update_seq, &starts, mode)?;
+    }
+}
+
+/// A dense axis-0 max scatter, as `se_max_dense_axis0` but small: the
+/// default schedule's bands (16 columns) engage once the blocking
+/// threshold is lowered.
+#[test]
+fn an_axis_0_max_scatter_in_bands_of_whole_lines_equals_serial_at_every_thread_count() {
+    let (rows, cols) = (300usize, 100usize);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let data: Vec<f32> = (0..rows * cols)
+        .map(|_| (next() % 1000) as f32 * 0.01)
+        .collect();
+    let indices: Vec<i64> = (0..rows * cols)
+        .map(|_| (next() % rows as u64) as i64)
+        .collect();
+    let updates: Vec<f32> = (0..rows * cols)
+        .map(|i| {
+            if i % 97 == 0 {
+                f32::from_bits(0x7fc0_0000 | i as u32)
+            } else {
+                (next() % 1000) as f32 * 0.01
+            }
+        })
+        .collect();
+    let plan = ElementsPlan::new(&[rows, cols], &[rows, cols], &[rows, cols], 0).unwrap();
+    let token = plan.check_indices(&indices).unwrap();
+    let schedule = Schedule {
+        blocked_from_bytes: 0,
+        block_bytes: 16 * rows * 4,
+        min_split_row_bytes: 64,
+        ..Schedule::DEFAULT
+    };
+    for reduction in [
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Max,
+        Reduction::Min,
+        Reduction::Mul,
+    ] {
+        let mut serial = data.clone();
+        token.apply(&mut serial, &updates, reduction).unwrap();
+        for (name, par) in hosts() {
+            let mut got = data.clone();
+            token
+                .apply_scheduled(&mut got, &updates, reduction, &*par, &schedule)
+                .unwrap();
+            assert_eq!(f32::bits(&got), f32::bits(&serial), "{reduction} {name}");
+        }
+    }
+}
+
+/// Strings are neither `Copy` nor cheap: the parallel apply clones each
+/// update into place in the serial order.
+#[test]
+fn string_concatenation_in_parallel_keeps_the_serial_order() {
+    let plan = ElementsPlan::new(&[3, 4], &[5, 4], &[5, 4], 0).unwrap();
+    let indices: Vec<i64> = (0..20).map(|i| (i * 7 % 6) - 3).collect();
+    let token = plan.check_indices(&indices).unwrap();
+    let data: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
+    let updates: Vec<String> = (0..20).map(|i| format!("u{i}")).collect();
+    for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
+        let mut serial = data.clone();
+        token.apply(&mut serial, &updates, reduction).unwrap();
+        for (name, par) in hosts() {
+            let mut got = data.clone();
+            token
+                .apply_scheduled(&mut got, &updates, reduction, &*par, &Schedule::EAGER)
+                .unwrap();
+            assert_eq!(got, serial, "{reduction} {name}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+#[test]
+fn a_bad_index_gives_the_sorted_check_the_plain_checks_first_error() {
+    let plan = NdPlan::new(&[4, 5], &[6, 2], &[6]).unwrap();
+    for indices in [
+        vec![0i64, 0, 3, 4, 4, 0, 1, 1, 9, 9, 2, 2],
+        vec![0, 5, 0, 0, 0, 0, 0, 0, 0, 0, -5, 0],
+        vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, i64::MIN, i64::MAX],
+    ] {
+        let plain = plan.check_indices(&indices).unwrap_err();
+        for schedule in schedules() {
+            let sorted = plan
+                .check_indices_sorted(&indices, 4, &schedule)
+                .unwrap_err();
+            assert_eq!(sorted, plain);
+            assert_eq!(sorted.to_string(), plain.to_string());
+        }
+    }
+}
+
+#[test]
+fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
+    let plan = ElementsPlan::new(&[4, 3], &[4, 3], &[4, 3], 0).unwrap();
+    let token = plan.check_indices(&[1i64; 12]).unwrap();
+    for (name, par) in hosts() {
+        // A short update buffer.
+        let mut data = [7f32; 12];
+        let err = token
+            .apply_scheduled(
+                &mut data,
+                &[1.0; 11],
+                Reduction::Add,
+                &*par,
+                &Schedule::EAGER,
+            )
+            .unwrap_err();
+        assert_eq!(
+            err,
+            token
+                .apply(&mut [7f32; 12], &[1.0; 11], Reduction::Add)
+                .unwrap_err()
+        );
+        assert_eq!(data, [7.0; 12], "{name}");
+        // Mean is not an ONNX reduction.
+        let err = token
+            .apply_scheduled(
+                &mut data,
+                &[1.0; 12],
+                Reduction::Mean,
+                &*par,
+                &Schedule::EAGER,
+            )
+            .unwrap_err();
+        assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
+        assert_eq!(data, [7.0; 12], "{name}");
+        // A short source for the copy.
+        let err = token
+            .apply_copying_scheduled(
+                &mut data,
+                &[1.0; 5],
+                &[1.0; 12],
+                Reduction::None,
+                &*par,
+                &Schedule::EAGER,
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("data"), "{err}");
+        assert_eq!(data, [7.0; 12], "{name}");
+        // Bool cannot average.
+        let mut flags = [true; 12];
+        let err = token
+            .apply_scheduled(
+                &mut flags,
+                &[false; 12],
+                Reduction::Mean,
+                &*par,
+                &Schedule::EAGER,
+            )
+            .unwrap_err();
+        assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
+        assert_eq!(flags, [true; 12], "{name}");
+    }
+    let nd = NdPlan::new(&[4, 3], &[2, 1], &[2, 3]).unwrap();
+    let sorted = nd
+        .check_indices_sorted(&[1i64, -1], 4, &Schedule::EAGER)
+        .unwrap();
+    assert!(sorted.is_sorted());
+    for (name, par) in hosts() {
+        let mut data = [7f32; 12];
+        let err = sorted
+            .apply_scheduled(
+                &mut data,
+                &[1.0; 5],
+                Reduction::Add,
+                &*par,
+                &Schedule::EAGER,
+            )
+            .unwrap_err();
+        assert!(matches!(err, ScatterError::Length { .. }), "{err}");
+        let err = sorted
+            .apply_scheduled(
+                &mut data,
+                &[1.0; 6],
+                Reduction::Mean,
+                &*par,
+                &Schedule::EAGER,
+            )
+            .unwrap_err();
+        assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
+        assert_eq!(data, [7.0; 12], "{name}");
+    }
+}
+
+#[test]
+fn the_default_schedule_leaves_small_work_serial_and_large_random_scatters_sorted() {
+    let nd = NdPlan::new(&[4, 3], &[2, 1], &[2, 3]).unwrap();
+    let small = nd
+        .check_indices_sorted(&[1i64, -1], 4, &Schedule::DEFAULT)
+        .unwrap();
+    assert!(!small.is_sorted());
+    // 4M f32 (16 MiB) receiving 1M random single elements.
+    let (rows, cols) = (4096usize, 1024usize);
+    let big = NdPlan::new(&[rows, cols], &[1 << 20, 2], &[1 << 20]).unwrap();
+    let indices: Vec<i64> = (0..1i64 << 20)
+        .flat_map(|i| [(i * 7919) % rows as i64, (i * 104_729) % cols as i64])
+        .collect();
+    assert!(
+        big.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+            .unwrap()
+            .is_sorted()
+    );
+}
