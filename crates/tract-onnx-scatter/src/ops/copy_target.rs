@@ -13,6 +13,7 @@ use tract_core::internal::*;
 
 use crate::ops::fresh_buffer::fresh_uninit;
 use crate::ops::output_pool::OutputPool;
+use crate::ops::tract_threads::TractThreads;
 use crate::site::NodeSite;
 
 /// When a copy of shared data is fused with the scatter: every threshold
@@ -188,11 +189,12 @@ pub fn scatter_copying<K: CopyingScatter>(
     ) -> TractResult<()> {
         let mut view = out.try_as_plain_ram_mut()?;
         token
-            .apply_copying(
+            .apply_copying_par(
                 view.as_slice_mut::<T>()?,
                 crate::ops::types::slice::<T>(data)?,
                 crate::ops::types::slice::<T>(updates)?,
                 reduction,
+                &TractThreads::current(),
             )
             .map_err(|e| site.error(e))
     }

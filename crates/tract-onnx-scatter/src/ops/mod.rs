@@ -30,6 +30,7 @@ pub mod scatter_grad;
 pub mod scatter_nd;
 pub mod shapes;
 pub mod tensor_scatter;
+pub mod tract_threads;
 pub mod transpose_fold;
 pub mod types;
 

@@ -15,6 +15,7 @@ use crate::ops::OpHome;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
+use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
@@ -170,8 +171,12 @@ impl ScatterElements {
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
-            // ONNX semantics (use_init_val, no mean) go straight to `apply`.
-            checked.apply_update(d, u, self.reduction, self.use_init_val).map_err(|e| site.error(e))
+            let onnx = self.use_init_val && self.reduction != Reduction::Mean;
+            if onnx {
+                checked.apply_par(d, u, self.reduction, &TractThreads::current())
+            } else {
+                checked.apply_update(d, u, self.reduction, self.use_init_val)
+            }.map_err(|e| site.error(e))
         }, tdim => {
             self.check_symbolic_support(DatumType::TDim)?;
             let d = view.as_slice_mut::<TDim>()?;

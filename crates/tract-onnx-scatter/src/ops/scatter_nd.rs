@@ -1,7 +1,7 @@
 //! The home of ONNX `ScatterND` (11, 13, 16, 18): the builder and the
 //! inference-level op, the typed op, its NNEF form, and its output pool.
 
-use scatter_kernels::{CheckedNdIndices, IndexValue, NdPlan, Reduction};
+use scatter_kernels::{IndexValue, NdPlan, Reduction, Schedule, SortedNdIndices};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -13,6 +13,7 @@ use crate::ops::OpHome;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different};
+use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
@@ -167,15 +168,20 @@ impl ScatterNd {
         updates: &Tensor,
     ) -> TractResult<Tensor> {
         let site = &self.site;
-        let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
+        let element_bytes = data.datum_type().size_of();
+        // Large random-index scatters get their updates sorted by
+        // destination block in the pass that checks them.
+        let sorted = plan
+            .check_indices_sorted(indices, element_bytes, &Schedule::DEFAULT)
+            .map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| self.copies_around_slices(plan, &checked, data);
+        let fuse = |data: &Tensor| self.fuses_the_copy(plan, &sorted, data);
         let mut data = match copy_target::take_or_fuse(
             site,
             data,
             pool,
-            &checked,
+            &sorted,
             updates,
             self.reduction,
             fuse,
@@ -186,10 +192,10 @@ impl ScatterNd {
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
-            checked.apply(d, types::slice::<T>(updates)?, self.reduction).map_err(|e| site.error(e))
+            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &TractThreads::current()).map_err(|e| site.error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
+            sorted.checked().apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
         });
         done?;
         Ok(data)
@@ -197,21 +203,25 @@ impl ScatterNd {
 }
 
 impl ScatterNd {
-    /// Whether shared `data` is copied around the slices the updates
-    /// overwrite ([`CheckedNdIndices::apply_copying`]): no reduction, a
-    /// type it covers, large data and large row-major slices.
-    fn copies_around_slices<I: IndexValue>(
+    /// Whether shared `data` is copied as the scatter writes
+    /// ([`SortedNdIndices::apply_copying_par`]) rather than first: for a
+    /// type it covers, when the updates were sorted by destination block
+    /// (each block is copied just before its updates land), or, with no
+    /// reduction, around large row-major slices the updates overwrite
+    /// whole.
+    fn fuses_the_copy<I: IndexValue>(
         &self,
         plan: &NdPlan,
-        checked: &CheckedNdIndices<I>,
+        sorted: &SortedNdIndices<I>,
         data: &Tensor,
     ) -> bool {
         let size = data.datum_type().size_of();
-        self.reduction == Reduction::None
-            && copy_target::COPYING_TYPES.contains(&data.datum_type())
+        let around_slices = self.reduction == Reduction::None
             && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
             && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
-            && checked.copies_around_slices()
+            && sorted.checked().copies_around_slices();
+        copy_target::COPYING_TYPES.contains(&data.datum_type())
+            && (sorted.is_sorted() || around_slices)
     }
 }
 
@@ -484,11 +494,13 @@ mod tests {
         let (data, indices, updates) = case();
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
         let idx = indices.try_as_plain_ram().unwrap();
-        let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+        let sorted = plan
+            .check_indices_sorted(idx.as_slice::<i64>().unwrap(), 4, &Schedule::DEFAULT)
+            .unwrap();
         for reduction in [Reduction::None, Reduction::Add] {
             let op = op(reduction);
             assert_eq!(
-                op.copies_around_slices(&plan, &checked, &data),
+                op.fuses_the_copy(&plan, &sorted, &data),
                 reduction == Reduction::None
             );
             let shared = data.clone().into_tvalue();
@@ -505,7 +517,10 @@ mod tests {
         let indices = tensor2(&[[3i64, 1]]);
         let updates = Tensor::zero::<f32>(&[1, 64]).unwrap();
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
-        let checked = plan.check_indices(&[3i64, 1]).unwrap();
-        assert!(!op(Reduction::None).copies_around_slices(&plan, &checked, &data));
+        let sorted = plan
+            .check_indices_sorted(&[3i64, 1], 4, &Schedule::DEFAULT)
+            .unwrap();
+        assert!(!sorted.is_sorted());
+        assert!(!op(Reduction::None).fuses_the_copy(&plan, &sorted, &data));
     }
 }

@@ -13,6 +13,7 @@ use crate::nnef::input;
 use crate::ops::OpHome;
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, known_different, known_greater};
+use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
@@ -263,7 +264,7 @@ impl TensorScatter {
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
-            checked.apply(cache, types::slice::<T>(&update)?).map_err(|e| site.error(e))
+            checked.apply_par(cache, types::slice::<T>(&update)?, &TractThreads::current()).map_err(|e| site.error(e))
         }, tdim => {
             let cache = view.as_slice_mut::<TDim>()?;
             checked.apply(cache, types::slice::<TDim>(&update)?).map_err(|e| site.error(e))
