@@ -83,6 +83,65 @@ mod tests {
         assert_eq!(Dims::of(Vec::<usize>::new()).to_string(), "[]");
     }
 
+    /// A host's dim: a number or a symbol.
+    enum Sym {
+        Val(usize),
+        Name(&'static str),
+    }
+
+    impl fmt::Display for Sym {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                Sym::Val(v) => write!(f, "{v}"),
+                Sym::Name(n) => f.write_str(n),
+            }
+        }
+    }
+
+    impl FactDim for Sym {
+        fn known(&self) -> Option<usize> {
+            match self {
+                Sym::Val(v) => Some(*v),
+                Sym::Name(_) => None,
+            }
+        }
+        fn known_ne(&self, other: &Sym) -> bool {
+            matches!((self.known(), other.known()), (Some(a), Some(b)) if a != b)
+        }
+        fn known_gt(&self, other: &Sym) -> bool {
+            matches!((self.known(), other.known()), (Some(a), Some(b)) if a > b)
+        }
+    }
+
+    #[test]
+    fn a_rule_on_symbolic_dims_reads_as_on_numbers_with_the_symbol_shown() {
+        use crate::{ElementsPlan, NdPlan};
+        use Sym::{Name, Val};
+        let sym = ElementsPlan::check_shapes(&[Name("N"), Val(3)], &[Val(3)], &[Val(3)], Some(0))
+            .unwrap_err()
+            .to_string();
+        let num = ElementsPlan::new(&[4, 3], &[3], &[3], 0)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(sym.replace("[N, 3]", "[4, 3]"), num);
+        assert!(sym.contains("[N, 3]"), "{sym}");
+        // What is not known waits: an unknown dim is never "greater".
+        assert_eq!(
+            ElementsPlan::check_shapes(
+                &[Val(3), Name("N")],
+                &[Val(2), Val(9)],
+                &[Val(2), Val(9)],
+                Some(0)
+            ),
+            Ok(Some(0))
+        );
+        // ScatterND's rules on updates wait for a known tuple length.
+        assert_eq!(
+            NdPlan::check_shapes(&[Val(3)], &[Val(2), Name("K")], &[Val(7)]),
+            Ok(None)
+        );
+    }
+
     #[test]
     fn usize_dims_are_always_known() {
         assert_eq!(3usize.known(), Some(3));
