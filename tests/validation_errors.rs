@@ -263,7 +263,7 @@ fn rank_0_data_has_no_valid_axis() {
 }
 
 // ---------------------------------------------------------------------------
-// Ranks: at typing (concrete shapes and symbolic ones take different paths).
+// Ranks: at typing (concrete shapes and symbolic ones, one kernel rule).
 // ---------------------------------------------------------------------------
 
 #[test]
@@ -285,7 +285,7 @@ fn rank_1_indices_on_symbolic_rank_2_data_is_a_rank_error() {
 }
 
 #[test]
-fn rank_1_updates_with_rank_2_indices_on_symbolic_data_is_a_rank_error() {
+fn rank_1_updates_with_rank_2_indices_on_symbolic_data_is_the_runs_updates_shape_error() {
     let m = symbolic(
         "ScatterElements",
         13,

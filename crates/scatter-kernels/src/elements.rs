@@ -1,7 +1,8 @@
 //! ONNX `ScatterElements` (and the deprecated `Scatter`).
 
+use crate::fact_dim::known_ne_shape;
 use crate::shape::{check_len, checked_count, coords_of, row_major_strides};
-use crate::{Element, IndexValue, Input, Reduction, ScatterError};
+use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
 /// The validated geometry of one `ScatterElements`: shapes and axis are
 /// known good, index values are not checked yet.
@@ -34,40 +35,9 @@ impl ElementsPlan {
         updates_shape: &[usize],
         axis: i64,
     ) -> Result<ElementsPlan, ScatterError> {
-        let rank = data_shape.len();
-        if rank == 0 {
-            return Err(ScatterError::Rank {
-                input: Input::Data,
-                rank,
-                expected: "rank >= 1".to_string(),
-            });
-        }
-        let axis = crate::axis::elements_axis(axis, rank)?;
-        if indices_shape.len() != rank {
-            return Err(ScatterError::Rank {
-                input: Input::Indices,
-                rank: indices_shape.len(),
-                expected: format!("{rank} (the rank of data, shape {data_shape:?})"),
-            });
-        }
-        if updates_shape != indices_shape {
-            return Err(ScatterError::Shape {
-                input: Input::Updates,
-                shape: updates_shape.to_vec(),
-                expected: format!("{indices_shape:?} (the shape of indices)"),
-            });
-        }
-        for (i, (&n, &d)) in indices_shape.iter().zip(data_shape).enumerate() {
-            if i != axis && n > d {
-                return Err(ScatterError::Shape {
-                    input: Input::Indices,
-                    shape: indices_shape.to_vec(),
-                    expected: format!(
-                        "dim {i} <= {d} (data shape {data_shape:?}; only axis {axis} may be longer)"
-                    ),
-                });
-            }
-        }
+        let axis =
+            ElementsPlan::check_shapes(data_shape, indices_shape, updates_shape, Some(axis))?
+                .expect("check_shapes normalizes a given axis");
         let data_len = checked_count(Input::Data, data_shape)?;
         let indices_len = checked_count(Input::Indices, indices_shape)?;
         Ok(ElementsPlan {
@@ -78,6 +48,60 @@ impl ElementsPlan {
             data_len,
             indices_len,
         })
+    }
+
+    /// The shape rules of [`ElementsPlan::new`], on dims that may be
+    /// unknown ([`FactDim`]): `Err` when a rule is known to be broken, with
+    /// the words the plan uses; `Ok` with the normalized axis (`None` when
+    /// `axis` is: OpenVINO's axis input before the run, the rules needing
+    /// it wait). In the plan's order: data rank, axis, indices rank,
+    /// updates shape, indices dims off the axis.
+    pub fn check_shapes<D: FactDim>(
+        data_shape: &[D],
+        indices_shape: &[D],
+        updates_shape: &[D],
+        axis: Option<i64>,
+    ) -> Result<Option<usize>, ScatterError> {
+        let rank = data_shape.len();
+        if rank == 0 {
+            return Err(ScatterError::Rank {
+                input: Input::Data,
+                rank,
+                expected: "rank >= 1".to_string(),
+            });
+        }
+        let axis = axis
+            .map(|axis| crate::axis::elements_axis(axis, rank))
+            .transpose()?;
+        if indices_shape.len() != rank {
+            return Err(ScatterError::Rank {
+                input: Input::Indices,
+                rank: indices_shape.len(),
+                expected: format!("{rank} (the rank of data, shape {})", Dims::of(data_shape)),
+            });
+        }
+        if known_ne_shape(updates_shape.iter(), indices_shape.iter()) {
+            return Err(ScatterError::Shape {
+                input: Input::Updates,
+                shape: Dims::of(updates_shape),
+                expected: format!("{} (the shape of indices)", Dims::of(indices_shape)),
+            });
+        }
+        if let Some(axis) = axis {
+            for (i, (n, d)) in indices_shape.iter().zip(data_shape).enumerate() {
+                if i != axis && n.known_gt(d) {
+                    return Err(ScatterError::Shape {
+                        input: Input::Indices,
+                        shape: Dims::of(indices_shape),
+                        expected: format!(
+                            "dim {i} <= {d} (data shape {}; only axis {axis} may be longer)",
+                            Dims::of(data_shape)
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(axis)
     }
 
     /// The normalized axis, in `[0, rank - 1]`.

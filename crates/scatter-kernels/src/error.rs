@@ -1,6 +1,6 @@
 use std::fmt;
 
-use crate::Reduction;
+use crate::{Dims, Reduction};
 
 /// Which input of a scatter op an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,10 +62,11 @@ pub enum ScatterError {
         expected: String,
     },
     /// `input`'s shape breaks a rule; `expected` states the rule with the
-    /// other shape involved.
+    /// other shape involved. Shapes may hold symbols when a host checked
+    /// its facts before the run ([`crate::FactDim`]).
     Shape {
         input: Input,
-        shape: Vec<usize>,
+        shape: Dims,
         expected: String,
     },
     /// `input[position] = value` is not a valid index on data axis `axis`
@@ -136,7 +137,7 @@ impl fmt::Display for ScatterError {
                 shape,
                 expected,
             } => {
-                write!(f, "shape: {input} has shape {shape:?}, expected {expected}")
+                write!(f, "shape: {input} has shape {shape}, expected {expected}")
             }
             ScatterError::OutOfBounds {
                 input,

@@ -42,9 +42,11 @@
 
 use half::{bf16, f16};
 
+use crate::fact_dim::known_ne_shape;
 use crate::shape::check_len;
 use crate::{
-    CheckedElementsIndices, CheckedNdIndices, Element, IndexValue, Input, Reduction, ScatterError,
+    CheckedElementsIndices, CheckedNdIndices, Dims, Element, FactDim, IndexValue, Input, Reduction,
+    ScatterError,
 };
 
 /// What the forward op did, for its gradient.
@@ -64,6 +66,24 @@ impl GradSpec {
             include_self: true,
         }
     }
+}
+
+/// The shape rule of a gradient's `grad_output`, on dims that may be
+/// unknown ([`FactDim`]): it has the shape of `data` (the forward's output).
+/// The forward op's own rules are its plan's (`ElementsPlan::check_shapes`,
+/// `NdPlan::check_shapes`).
+pub fn check_grad_output_shape<D: FactDim>(
+    data_shape: &[D],
+    grad_output_shape: &[D],
+) -> Result<(), ScatterError> {
+    if known_ne_shape(grad_output_shape.iter(), data_shape.iter()) {
+        return Err(ScatterError::Shape {
+            input: Input::GradOutput,
+            shape: Dims::of(grad_output_shape),
+            expected: format!("{} (the shape of data)", Dims::of(data_shape)),
+        });
+    }
+    Ok(())
 }
 
 mod sealed {

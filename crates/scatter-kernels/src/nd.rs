@@ -1,7 +1,8 @@
 //! ONNX `ScatterND`.
 
+use crate::fact_dim::known_ne_shape;
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
-use crate::{Element, IndexValue, Input, Reduction, ScatterError};
+use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
 /// The validated geometry of one `ScatterND`: shapes are known good, index
 /// values are not checked yet.
@@ -42,42 +43,9 @@ impl NdPlan {
         indices_shape: &[usize],
         updates_shape: &[usize],
     ) -> Result<NdPlan, ScatterError> {
-        let rank = data_shape.len();
-        if rank == 0 {
-            return Err(ScatterError::Rank {
-                input: Input::Data,
-                rank,
-                expected: "rank >= 1".into(),
-            });
-        }
-        let Some((&k, batch)) = indices_shape.split_last() else {
-            return Err(ScatterError::Rank {
-                input: Input::Indices,
-                rank: 0,
-                expected: "rank >= 1 (the last dimension holds the index tuples)".into(),
-            });
-        };
-        if k > rank {
-            return Err(ScatterError::Rank {
-                input: Input::Indices,
-                rank: indices_shape.len(),
-                expected: format!(
-                    "index tuples no longer than the rank of data: indices shape {indices_shape:?} \
-                     has tuples of length {k}, data shape {data_shape:?} has rank {rank}"
-                ),
-            });
-        }
-        let expected_updates: Vec<usize> = batch.iter().chain(&data_shape[k..]).copied().collect();
-        if updates_shape != expected_updates {
-            return Err(ScatterError::Shape {
-                input: Input::Updates,
-                shape: updates_shape.to_vec(),
-                expected: format!(
-                    "{expected_updates:?} (indices.shape[:-1] ++ data.shape[{k}:], with indices shape \
-                     {indices_shape:?} and data shape {data_shape:?})"
-                ),
-            });
-        }
+        let k = NdPlan::check_shapes(data_shape, indices_shape, updates_shape)?
+            .expect("a usize tuple length is known");
+        let batch = &indices_shape[..indices_shape.len() - 1];
         let data_len = checked_count(Input::Data, data_shape)?;
         let tuples = checked_count(Input::Indices, batch)?;
         checked_count(Input::Indices, indices_shape)?;
@@ -101,6 +69,63 @@ impl NdPlan {
         })
     }
 
+    /// The shape rules of [`NdPlan::new`], on dims that may be unknown
+    /// ([`FactDim`]): `Err` when a rule is known to be broken, with the
+    /// words the plan uses; `Ok` with the tuple length `k` when it is known
+    /// (the rules on updates wait for it). In the plan's order: data rank,
+    /// indices rank, `k <= rank`, updates shape.
+    pub fn check_shapes<D: FactDim>(
+        data_shape: &[D],
+        indices_shape: &[D],
+        updates_shape: &[D],
+    ) -> Result<Option<usize>, ScatterError> {
+        let rank = data_shape.len();
+        if rank == 0 {
+            return Err(ScatterError::Rank {
+                input: Input::Data,
+                rank,
+                expected: "rank >= 1".into(),
+            });
+        }
+        let Some((k, batch)) = indices_shape.split_last() else {
+            return Err(ScatterError::Rank {
+                input: Input::Indices,
+                rank: 0,
+                expected: "rank >= 1 (the last dimension holds the index tuples)".into(),
+            });
+        };
+        let Some(k) = k.known() else {
+            return Ok(None);
+        };
+        if k > rank {
+            return Err(ScatterError::Rank {
+                input: Input::Indices,
+                rank: indices_shape.len(),
+                expected: format!(
+                    "index tuples no longer than the rank of data: indices shape {} \
+                     has tuples of length {k}, data shape {} has rank {rank}",
+                    Dims::of(indices_shape),
+                    Dims::of(data_shape)
+                ),
+            });
+        }
+        let expected_updates = || batch.iter().chain(&data_shape[k..]);
+        if known_ne_shape(updates_shape.iter(), expected_updates()) {
+            return Err(ScatterError::Shape {
+                input: Input::Updates,
+                shape: Dims::of(updates_shape),
+                expected: format!(
+                    "{} (indices.shape[:-1] ++ data.shape[{k}:], with indices shape \
+                     {} and data shape {})",
+                    Dims::of(expected_updates()),
+                    Dims::of(indices_shape),
+                    Dims::of(data_shape)
+                ),
+            });
+        }
+        Ok(Some(k))
+    }
+
     /// The plan of a `ScatterND` whose data is `transpose(stored, perm)`
     /// (`data.shape[i] == stored_shape[perm[i]]`), applied to the stored
     /// (row-major) buffer directly: the output is the stored layout, as if
@@ -115,19 +140,7 @@ impl NdPlan {
         indices_shape: &[usize],
         updates_shape: &[usize],
     ) -> Result<NdPlan, ScatterError> {
-        let rank = stored_shape.len();
-        let mut seen = vec![false; rank];
-        let is_permutation = perm.len() == rank
-            && perm
-                .iter()
-                .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
-        if !is_permutation {
-            return Err(ScatterError::Shape {
-                input: Input::Data,
-                shape: stored_shape.to_vec(),
-                expected: format!("a layout permutation of its {rank} axes, got {perm:?}"),
-            });
-        }
+        NdPlan::check_layout(stored_shape, perm)?;
         let view: Vec<usize> = perm.iter().map(|&p| stored_shape[p]).collect();
         let mut plan = NdPlan::new(&view, indices_shape, updates_shape)?;
         let stored_strides = row_major_strides(stored_shape);
@@ -161,6 +174,28 @@ impl NdPlan {
             runs
         };
         Ok(plan)
+    }
+
+    /// The layout rule of [`NdPlan::permuted`], on dims that may be
+    /// unknown: `perm` permutes the axes of `stored_shape`.
+    pub fn check_layout<D: FactDim>(
+        stored_shape: &[D],
+        perm: &[usize],
+    ) -> Result<(), ScatterError> {
+        let rank = stored_shape.len();
+        let mut seen = vec![false; rank];
+        let is_permutation = perm.len() == rank
+            && perm
+                .iter()
+                .all(|&p| p < rank && !std::mem::replace(&mut seen[p], true));
+        if !is_permutation {
+            return Err(ScatterError::Shape {
+                input: Input::Data,
+                shape: Dims::of(stored_shape),
+                expected: format!("a layout permutation of its {rank} axes, got {perm:?}"),
+            });
+        }
+        Ok(())
     }
 
     pub fn data_shape(&self) -> &[usize] {

@@ -188,7 +188,7 @@ impl NdPlan {
 fn disagreement(plan: &NdPlan) -> ScatterError {
     ScatterError::Shape {
         input: Input::Indices,
-        shape: plan.indices_shape.clone(),
+        shape: crate::Dims::of(&plan.indices_shape),
         expected: "indices the sorted check and the plain check agree on (internal error)".into(),
     }
 }

@@ -1,8 +1,9 @@
 //! ONNX `TensorScatter` (opset 24): KV-cache writes along a sequence axis.
 
+use crate::fact_dim::known_ne_shape;
 use crate::parallel::{even_bounds, for_each_part, split_at_bounds};
 use crate::shape::{check_len, checked_count, element_count};
-use crate::{Input, Parallel, ScatterError, Schedule};
+use crate::{Dims, FactDim, Input, Parallel, ScatterError, Schedule};
 
 /// Where a write past the end of the sequence axis goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -72,38 +73,8 @@ impl TensorScatterPlan {
         write_indices_shape: Option<&[usize]>,
         axis: i64,
     ) -> Result<TensorScatterPlan, ScatterError> {
-        let rank = cache_shape.len();
-        let axis = crate::axis::tensor_scatter_axis(axis, rank)?;
-        if update_shape.len() != rank {
-            return Err(ScatterError::Rank {
-                input: Input::Update,
-                rank: update_shape.len(),
-                expected: format!("{rank} (the rank of past_cache, shape {cache_shape:?})"),
-            });
-        }
-        for (i, (&u, &c)) in update_shape.iter().zip(cache_shape).enumerate() {
-            if (i == axis && u > c) || (i != axis && u != c) {
-                return Err(ScatterError::Shape {
-                    input: Input::Update,
-                    shape: update_shape.to_vec(),
-                    expected: format!(
-                        "the shape of past_cache {cache_shape:?} except along axis {axis}, where it may be shorter"
-                    ),
-                });
-            }
-        }
-        if let Some(w) = write_indices_shape
-            && w != [cache_shape[0]]
-        {
-            return Err(ScatterError::Shape {
-                input: Input::WriteIndices,
-                shape: w.to_vec(),
-                expected: format!(
-                    "[{}] (one start per batch entry of past_cache {cache_shape:?})",
-                    cache_shape[0]
-                ),
-            });
-        }
+        let axis =
+            TensorScatterPlan::check_shapes(cache_shape, update_shape, write_indices_shape, axis)?;
         let cache_len = checked_count(Input::PastCache, cache_shape)?;
         let update_len = checked_count(Input::Update, update_shape)?;
         // Products of parts of a countable shape can still overflow when
@@ -124,6 +95,57 @@ impl TensorScatterPlan {
             cache_len,
             update_len,
         })
+    }
+
+    /// The shape rules of [`TensorScatterPlan::new`], on dims that may be
+    /// unknown ([`FactDim`]): `Err` when a rule is known to be broken, with
+    /// the words the plan uses; `Ok` with the normalized axis. In the
+    /// plan's order: past_cache rank and axis, update rank, update shape,
+    /// write_indices shape.
+    pub fn check_shapes<D: FactDim>(
+        cache_shape: &[D],
+        update_shape: &[D],
+        write_indices_shape: Option<&[D]>,
+        axis: i64,
+    ) -> Result<usize, ScatterError> {
+        let rank = cache_shape.len();
+        let axis = crate::axis::tensor_scatter_axis(axis, rank)?;
+        if update_shape.len() != rank {
+            return Err(ScatterError::Rank {
+                input: Input::Update,
+                rank: update_shape.len(),
+                expected: format!(
+                    "{rank} (the rank of past_cache, shape {})",
+                    Dims::of(cache_shape)
+                ),
+            });
+        }
+        for (i, (u, c)) in update_shape.iter().zip(cache_shape).enumerate() {
+            if (i == axis && u.known_gt(c)) || (i != axis && u.known_ne(c)) {
+                return Err(ScatterError::Shape {
+                    input: Input::Update,
+                    shape: Dims::of(update_shape),
+                    expected: format!(
+                        "the shape of past_cache {} except along axis {axis}, where it may be shorter",
+                        Dims::of(cache_shape)
+                    ),
+                });
+            }
+        }
+        if let Some(w) = write_indices_shape
+            && known_ne_shape(w.iter(), cache_shape[..1].iter())
+        {
+            return Err(ScatterError::Shape {
+                input: Input::WriteIndices,
+                shape: Dims::of(w),
+                expected: format!(
+                    "[{}] (one start per batch entry of past_cache {})",
+                    cache_shape[0],
+                    Dims::of(cache_shape)
+                ),
+            });
+        }
+        Ok(axis)
     }
 
     /// The normalized axis.

@@ -14,7 +14,7 @@ use crate::nnef::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
-use crate::ops::shapes::{all_concrete, expect_rank, known_different, known_greater};
+use crate::ops::shapes::{all_concrete, sym_dims};
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::opset::ScatterOp;
@@ -99,6 +99,11 @@ impl ScatterElements {
         types::check_same_type(site, data.datum_type, updates.datum_type)?;
         types::check_reduction_for(site, data.datum_type, self.reduction)?;
         self.check_symbolic_support(data.datum_type)?;
+        // The plan's rules on what the facts know: the run's words for a
+        // mistake already visible.
+        let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
+        ElementsPlan::check_shapes(&d, &i, &u, Some(self.axis as i64))
+            .map_err(|e| site.error(e))?;
         if let Some(shapes) = all_concrete(&[data, indices, updates]) {
             let plan = ElementsPlan::new(shapes[0], shapes[1], shapes[2], self.axis as i64)
                 .map_err(|e| site.error(e))?;
@@ -108,36 +113,6 @@ impl ScatterElements {
             {
                 with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
                     .map_err(|e| site.error(e))?;
-            }
-            return Ok(());
-        }
-        let rank = data.rank();
-        if rank == 0 {
-            bail!(site.error(format!(
-                "rank: data has rank 0 (shape {:?}), expected rank >= 1",
-                data.shape
-            )));
-        }
-        if self.axis >= rank {
-            bail!(site.error(format!(
-                "axis {} is invalid for data of rank {rank}",
-                self.axis
-            )));
-        }
-        expect_rank(site, "indices", indices, rank, "the rank of data")?;
-        expect_rank(site, "updates", updates, rank, "the rank of indices")?;
-        for i in 0..rank {
-            if known_different(&updates.shape[i], &indices.shape[i]) {
-                bail!(site.error(format!(
-                    "shape: updates has shape {:?}, expected {:?} (the shape of indices)",
-                    updates.shape, indices.shape
-                )));
-            }
-            if i != self.axis && known_greater(&indices.shape[i], &data.shape[i]) {
-                bail!(site.error(format!(
-                    "shape: indices has shape {:?}, expected dim {i} <= {} (data shape {:?}; only axis {} may be longer)",
-                    indices.shape, data.shape[i], data.shape, self.axis
-                )));
             }
         }
         Ok(())

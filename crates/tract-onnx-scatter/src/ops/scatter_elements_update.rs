@@ -5,7 +5,7 @@
 //! turns the typed op into one as soon as the axis becomes constant; it
 //! never pools its output.
 
-use scatter_kernels::Reduction;
+use scatter_kernels::{ElementsPlan, Reduction};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -15,7 +15,7 @@ use tract_onnx::pb::NodeProto;
 use crate::nnef::{data_indices_updates, elements_site, input, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::ScatterElements;
-use crate::ops::shapes::{expect_rank, known_different};
+use crate::ops::shapes::sym_dims;
 use crate::ops::types;
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
@@ -123,26 +123,10 @@ impl ScatterElementsUpdate {
                 axis.shape
             )));
         }
-        let rank = data.rank();
-        if rank == 0 {
-            bail!(site.error(format!(
-                "rank: data has rank 0 (shape {:?}), expected rank >= 1",
-                data.shape
-            )));
-        }
-        expect_rank(site, "indices", indices, rank, "the rank of data")?;
-        expect_rank(site, "updates", updates, rank, "the rank of indices")?;
-        if updates
-            .shape
-            .iter()
-            .zip(indices.shape.iter())
-            .any(|(u, i)| known_different(u, i))
-        {
-            bail!(site.error(format!(
-                "shape: updates has shape {:?}, expected {:?} (the shape of indices)",
-                updates.shape, indices.shape
-            )));
-        }
+        // The axis waits for the run; ScatterElements' rules that do not
+        // need it apply now, in its words.
+        let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
+        ElementsPlan::check_shapes(&d, &i, &u, None).map_err(|e| site.error(e))?;
         Ok(())
     }
 }

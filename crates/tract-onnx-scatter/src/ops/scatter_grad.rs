@@ -11,7 +11,7 @@
 
 use half::f16;
 use scatter_kernels::{
-    ElementsPlan, GradCalc, GradElement, GradSpec, GradToken, NdPlan, ScatterError,
+    ElementsPlan, GradCalc, GradElement, GradSpec, GradToken, NdPlan, ScatterError, grad,
 };
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -20,7 +20,7 @@ use tract_onnx::pb::NodeProto;
 
 use crate::ops::OpHome;
 use crate::ops::fresh_buffer::fresh_uninit;
-use crate::ops::shapes::known_different;
+use crate::ops::shapes::sym_dims;
 use crate::ops::types::{self, with_index_slice};
 use crate::ops::{ScatterElements, ScatterNd};
 use crate::opset::ScatterOp;
@@ -139,12 +139,6 @@ fn check_grad_output_type(site: &NodeSite, data: DatumType, grad: DatumType) -> 
     Ok(())
 }
 
-/// `[3, n]`: a shape that may hold symbols, as messages show it.
-fn dims(shape: &ShapeFact) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    format!("[{}]", dims.join(", "))
-}
-
 impl ScatterGrad {
     /// The forward op whose checks this op repeats on (data, indices, updates).
     fn forward_facts(
@@ -177,19 +171,8 @@ impl ScatterGrad {
         check_float(site, data.datum_type)?;
         self.forward_facts(data, indices, updates)?;
         check_grad_output_type(site, data.datum_type, grad_output.datum_type)?;
-        if grad_output.rank() != data.rank()
-            || grad_output
-                .shape
-                .iter()
-                .zip(data.shape.iter())
-                .any(|(g, d)| known_different(g, d))
-        {
-            bail!(site.error(format!(
-                "shape: grad_output has shape {}, expected {} (the shape of data)",
-                dims(&grad_output.shape),
-                dims(&data.shape)
-            )));
-        }
+        grad::check_grad_output_shape(&sym_dims(data), &sym_dims(grad_output))
+            .map_err(|e| site.error(e))?;
         Ok(())
     }
 
@@ -332,14 +315,8 @@ impl ScatterGrad {
     }
 
     fn check_grad_output_shape(&self, data: &Tensor, grad_output: &Tensor) -> TractResult<()> {
-        if grad_output.shape() != data.shape() {
-            bail!(self.site.error(format!(
-                "shape: grad_output has shape {:?}, expected {:?} (the shape of data)",
-                grad_output.shape(),
-                data.shape()
-            )));
-        }
-        Ok(())
+        grad::check_grad_output_shape(data.shape(), grad_output.shape())
+            .map_err(|e| self.site.error(e))
     }
 }
 

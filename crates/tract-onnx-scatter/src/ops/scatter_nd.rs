@@ -12,7 +12,7 @@ use crate::nnef::{data_indices_updates, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::output_pool::{self, OutputPool};
-use crate::ops::shapes::{all_concrete, known_different};
+use crate::ops::shapes::{all_concrete, sym_dims};
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::opset::ScatterOp;
@@ -77,14 +77,7 @@ impl ScatterNd {
         let Some(perm) = &self.layout else {
             return Ok(data.clone());
         };
-        ensure!(
-            perm.len() == data.rank(),
-            self.site.error(format!(
-                "shape: layout {perm:?} does not permute the {} axes of data (shape {:?})",
-                data.rank(),
-                data.shape
-            ))
-        );
+        NdPlan::check_layout(&sym_dims(data), perm).map_err(|e| self.site.error(e))?;
         let shape: TVec<TDim> = perm.iter().map(|&p| data.shape[p].clone()).collect();
         Ok(data.datum_type.fact(shape))
     }
@@ -107,6 +100,10 @@ impl ScatterNd {
         types::check_indices_type(site, "indices", indices.datum_type)?;
         types::check_same_type(site, data.datum_type, updates.datum_type)?;
         types::check_reduction_for(site, data.datum_type, self.reduction)?;
+        // The plan's rules on what the facts know: the run's words for a
+        // mistake already visible.
+        let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
+        NdPlan::check_shapes(&d, &i, &u).map_err(|e| site.error(e))?;
         if let Some(shapes) = all_concrete(&[data, indices, updates]) {
             let plan = NdPlan::new(shapes[0], shapes[1], shapes[2]).map_err(|e| site.error(e))?;
             if let Some(konst) = &indices.konst
@@ -115,47 +112,6 @@ impl ScatterNd {
                 with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
                     .map_err(|e| site.error(e))?;
             }
-            return Ok(());
-        }
-        let r = data.rank();
-        if r == 0 {
-            bail!(site.error(format!(
-                "rank: data has rank 0 (shape {:?}), expected rank >= 1",
-                data.shape
-            )));
-        }
-        let q = indices.rank();
-        if q == 0 {
-            bail!(site.error("rank: indices has rank 0, expected rank >= 1 (the last dimension holds the index tuples)"));
-        }
-        // k must be known to say anything about updates.
-        let Ok(k) = indices.shape[q - 1].to_i64() else {
-            return Ok(());
-        };
-        let k = k as usize;
-        if k > r {
-            bail!(site.error(format!(
-                "rank: index tuples of length {k} (indices shape {:?}) exceed the rank {r} of data (shape {:?})",
-                indices.shape, data.shape
-            )));
-        }
-        let expected: TVec<TDim> = indices.shape[..q - 1]
-            .iter()
-            .chain(data.shape[k..].iter())
-            .cloned()
-            .collect();
-        if updates.rank() != expected.len()
-            || updates
-                .shape
-                .iter()
-                .zip(&expected)
-                .any(|(u, e)| known_different(u, e))
-        {
-            bail!(site.error(format!(
-                "shape: updates has shape {:?}, expected {expected:?} (indices.shape[:-1] ++ data.shape[{k}:], \
-                 with indices shape {:?} and data shape {:?})",
-                updates.shape, indices.shape, data.shape
-            )));
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! builder and the inference-level op, the typed op, its NNEF form, and its
 //! output pool.
 
-use scatter_kernels::{Input, ScatterError, TensorScatterMode, TensorScatterPlan};
+use scatter_kernels::{TensorScatterMode, TensorScatterPlan};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -12,7 +12,7 @@ use tract_onnx::pb::NodeProto;
 use crate::nnef::input;
 use crate::ops::OpHome;
 use crate::ops::output_pool::{self, OutputPool};
-use crate::ops::shapes::{all_concrete, known_different, known_greater};
+use crate::ops::shapes::{all_concrete, sym_dims};
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
@@ -101,14 +101,18 @@ impl TensorScatter {
             update.datum_type,
             write.map(|w| w.datum_type),
         )?;
-        if let Some(shapes) = all_concrete(&[cache, update]) {
-            let write_shape = match write {
-                Some(w) => match w.shape.as_concrete() {
-                    Some(s) => Some(s),
-                    None => return self.check_symbolic(cache, update, write),
-                },
-                None => None,
-            };
+        // The plan's rules on what the facts know: the run's words for a
+        // mistake already visible.
+        let (c, u) = (sym_dims(cache), sym_dims(update));
+        let w = write.map(sym_dims);
+        TensorScatterPlan::check_shapes(&c, &u, w.as_deref(), self.axis as i64)
+            .map_err(|e| site.error(e))?;
+        // `Some` when every given input's shape is concrete.
+        let write_shape = match write {
+            Some(w) => w.shape.as_concrete().map(Some),
+            None => Some(None),
+        };
+        if let (Some(shapes), Some(write_shape)) = (all_concrete(&[cache, update]), write_shape) {
             let plan = TensorScatterPlan::new(shapes[0], shapes[1], write_shape, self.axis as i64)
                 .map_err(|e| site.error(e))?;
             // Constant write indices are checked now: the error surfaces at load.
@@ -118,65 +122,6 @@ impl TensorScatter {
                 plan.check_write_indices(Some(types::slice::<i64>(&konst)?), self.mode)
                     .map_err(|e| site.error(e))?;
             }
-            return Ok(());
-        }
-        self.check_symbolic(cache, update, write)
-    }
-
-    /// What can be said when some dimension is symbolic.
-    fn check_symbolic(
-        &self,
-        cache: &TypedFact,
-        update: &TypedFact,
-        write: Option<&TypedFact>,
-    ) -> TractResult<()> {
-        let site = &self.site;
-        let rank = cache.rank();
-        if rank < 2 {
-            bail!(site.error(ScatterError::Rank {
-                input: Input::PastCache,
-                rank,
-                expected: "rank >= 2 (a batch axis and a sequence axis)".into(),
-            }));
-        }
-        if self.axis == 0 || self.axis >= rank {
-            bail!(site.error(ScatterError::Axis {
-                axis: self.axis as i64,
-                rank,
-                expected: format!(
-                    "a value in [-{rank}, {}] other than the batch axis 0 (i.e. not 0 or -{rank})",
-                    rank - 1
-                ),
-            }));
-        }
-        if update.rank() != rank {
-            bail!(site.error(format!(
-                "rank: update has rank {}, expected {rank} (the rank of past_cache, shape {:?})",
-                update.rank(),
-                cache.shape
-            )));
-        }
-        for i in 0..rank {
-            let bad = if i == self.axis {
-                known_greater(&update.shape[i], &cache.shape[i])
-            } else {
-                known_different(&update.shape[i], &cache.shape[i])
-            };
-            if bad {
-                bail!(site.error(format!(
-                    "shape: update has shape {:?}, expected the shape of past_cache {:?} except along axis {}, \
-                     where it may be shorter",
-                    update.shape, cache.shape, self.axis
-                )));
-            }
-        }
-        if let Some(w) = write
-            && (w.rank() != 1 || known_different(&w.shape[0], &cache.shape[0]))
-        {
-            bail!(site.error(format!(
-                "shape: write_indices has shape {:?}, expected [{}] (one start per batch entry of past_cache {:?})",
-                w.shape, cache.shape[0], cache.shape
-            )));
         }
         Ok(())
     }
