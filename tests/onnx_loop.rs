@@ -725,3 +725,111 @@ fn a_torchscript_loop_export_matches_eager_pytorch() {
     let out = plan.run(feed(0)).unwrap();
     assert!(f32s(&out[0]).iter().all(|&v| v == 0.));
 }
+
+/// `x[i]` as jax2onnx, paddle2onnx and tf2onnx write it in a loop body:
+/// `Slice(x, [i], [i + 1] or a computed end, axes [0], steps)` of the
+/// outer graph's `x` (4×3), then `Squeeze` of axis 0. With the loop index a
+/// run-time value, the slice's length on axis 0 is a run-time symbol and
+/// tract's typing of `Squeeze` refused it ("Removing non-trivial axis");
+/// the `Squeeze` override checks the axis is 1 when it runs. Sums the rows.
+fn row_sum_loop(step: i64) -> Graph {
+    let body = body(&["acc_in"], &[3])
+        .init("zero_axis", &tensor1(&[0i64]))
+        .init("one", &tensor1(&[1i64]))
+        .init("step", &tensor1(&[step]))
+        .node("Unsqueeze", &["iter", "zero_axis"], &["start"], vec![])
+        .node("Add", &["start", "one"], &["end"], vec![])
+        .node(
+            "Slice",
+            &["x", "start", "end", "zero_axis", "step"],
+            &["row_1"],
+            vec![],
+        )
+        .node("Squeeze", &["row_1", "zero_axis"], &["row"], vec![])
+        .node("Add", &["acc_in", "row"], &["acc_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .node("Identity", &["row_1"], &["row_scan"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("acc_out", DatumType::F32)
+        .output("row_scan", DatumType::F32);
+    with_loop(
+        Graph::new(OPSET)
+            .input_c("x", DatumType::F32, &[4, 3])
+            .input_c("acc", DatumType::F32, &[3])
+            .init("m", &tensor0(4i64)),
+        &["m", "", "acc"],
+        &["sum", "rows"],
+        body.graph_proto(),
+    )
+    .output("sum", DatumType::F32)
+    .output("rows", DatumType::F32)
+}
+
+fn four_rows() -> Tensor {
+    tensor2(&[
+        [1f32, 2., 3.],
+        [10., 20., 30.],
+        [100., 200., 300.],
+        [1000., 2000., 3000.],
+    ])
+}
+
+#[test]
+fn a_body_squeezing_a_slice_at_the_loop_index_types_and_runs() {
+    let out = run(&row_sum_loop(1), &[four_rows(), tensor1(&[0f32, 0., 0.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [1111., 2222., 3333.]);
+    assert_eq!(out[1].shape(), [4, 1, 3]);
+}
+
+/// tf2onnx's `x[i]`: the same slice with step 1e9. tract typed that axis as
+/// the whole of `x` and decluttered the slice away (each row scanned would
+/// be all of `x`); its length is now a run-time symbol, like step 1's.
+#[test]
+fn a_slice_with_a_huge_step_at_the_loop_index_reads_one_row() {
+    let out = run(
+        &row_sum_loop(1_000_000_000),
+        &[four_rows(), tensor1(&[0f32, 0., 0.])],
+    )
+    .unwrap();
+    assert_eq!(f32s(&out[0]), [1111., 2222., 3333.]);
+    assert_eq!(out[1].shape(), [4, 1, 3]);
+    assert_eq!(f32s(&out[1])[9..], [1000., 2000., 3000.]);
+}
+
+/// The `Squeeze` contract holds at run time: a squeezed axis of length 2
+/// (the slice reads two rows) is an error naming the node, not a reshape.
+#[test]
+fn squeezing_an_axis_that_turns_out_longer_than_one_is_an_error() {
+    let body = body(&["acc_in"], &[3])
+        .init("zero_axis", &tensor1(&[0i64]))
+        .init("two", &tensor1(&[2i64]))
+        .node("Unsqueeze", &["iter", "zero_axis"], &["start"], vec![])
+        .node("Add", &["start", "two"], &["end"], vec![])
+        .node(
+            "Slice",
+            &["x", "start", "end", "zero_axis"],
+            &["rows"],
+            vec![],
+        )
+        .node("Squeeze", &["rows", "zero_axis"], &["row"], vec![])
+        .node("Add", &["acc_in", "row"], &["acc_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("acc_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input_c("x", DatumType::F32, &[4, 3])
+            .input_c("acc", DatumType::F32, &[3])
+            .init("m", &tensor0(2i64)),
+        &["m", "", "acc"],
+        &["sum"],
+        body.graph_proto(),
+    )
+    .output("sum", DatumType::F32);
+    let err = run(&g, &[four_rows(), tensor1(&[0f32, 0., 0.])]).unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Squeeze node") && msg.contains("has length 2"),
+        "{msg}"
+    );
+}

@@ -159,15 +159,31 @@ def toml_value(v) -> str:
     return f'"{s}"'
 
 
-class Writer:
-    """Writes the cases of one exporter below `<ROOT>/<exporter>/`, after wiping that directory."""
+def idiom_of(case: str) -> str:
+    """The idiom part of a case name `<idiom>__<path><opset>`."""
+    return case.split("__")[0]
 
-    def __init__(self, exporter: str, versions: dict[str, str]):
+
+class Writer:
+    """Writes the cases of one exporter below `<ROOT>/<exporter>/`, after wiping that directory.
+
+    With `select` (an idiom-name substring), only the cases of the idioms whose name contains it are
+    rewritten: their old directories and SUMMARY.md rows are replaced, every other case is kept (new
+    idioms' rows go at the end, where a full run also writes the idioms registered last)."""
+
+    def __init__(self, exporter: str, versions: dict[str, str], select: str | None = None):
         self.exporter = exporter
         self.versions = versions
+        self.select = select
         self.dir = os.path.join(ROOT, exporter)
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
+        if select:
+            os.makedirs(self.dir, exist_ok=True)
+            for d in os.listdir(self.dir):
+                if os.path.isdir(os.path.join(self.dir, d)) and select in idiom_of(d):
+                    shutil.rmtree(os.path.join(self.dir, d))
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            os.makedirs(self.dir)
         self.rows: list[tuple[str, int | None, str, str]] = []
 
     def case(
@@ -238,7 +254,44 @@ class Writer:
         self.rows.append((name, None, path, "not exported: " + why))
         print(f"{self.exporter}/{name}: NOT EXPORTED: {why}", flush=True)
 
-    def finish(self) -> None:
+    def merged_rows(self, order: list[str] | None) -> list[tuple[str, int | None, str, str]]:
+        """With `select`: the rows of the existing SUMMARY.md, those of the selected idioms replaced
+        (in place, or appended for new idioms) by this run's, then (stably) sorted by the idioms'
+        position in `order` (every idiom of a full run, in its order), as a full run writes them."""
+        if not self.select:
+            return self.rows
+        merged = self.merged_unsorted_rows()
+        if order:
+            rank = {name: i for i, name in enumerate(order)}
+            merged.sort(key=lambda row: rank.get(idiom_of(row[0]), len(rank)))
+        return merged
+
+    def merged_unsorted_rows(self) -> list[tuple[str, int | None, str, str]]:
+        try:
+            with open(os.path.join(self.dir, "SUMMARY.md")) as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return self.rows
+        old = []
+        for line in lines[lines.index("|---|---|---|---|") + 1 :] if "|---|---|---|---|" in lines else []:
+            name, opset, path, ort = line[2:-2].split(" | ", 3)
+            old.append((name, None if opset == "–" else int(opset), path, ort))
+        new_by_idiom: dict[str, list] = {}
+        for row in self.rows:
+            new_by_idiom.setdefault(idiom_of(row[0]), []).append(row)
+        merged = []
+        for row in old:
+            idiom = idiom_of(row[0])
+            if self.select not in idiom:
+                merged.append(row)
+            elif idiom in new_by_idiom:
+                merged += new_by_idiom.pop(idiom)
+        for rows in new_by_idiom.values():
+            merged += rows
+        return merged
+
+    def finish(self, order: list[str] | None = None) -> None:
+        self.rows = self.merged_rows(order)
         versions = ", ".join(f"{k} {v}" for k, v in self.versions.items())
         written = [r for r in self.rows if r[1] is not None]
         matching = [r for r in written if r[3] == "match"]

@@ -2,9 +2,10 @@
 
 Run with the venv pinned in requirements-jax.txt:
 
-    python onnx-testdata/exporters/gen/jax_cases.py
+    python onnx-testdata/exporters/gen/jax_cases.py [idiom-substring]
 
-Writes `onnx-testdata/exporters/jax2onnx/` (wiped first). Expected outputs are JAX's eager outputs.
+Writes `onnx-testdata/exporters/jax2onnx/` (wiped first; with an idiom-name substring, only those
+idioms' cases are rewritten). Expected outputs are JAX's eager outputs.
 Indices are exercised both as run-time graph inputs and as constants baked into the function.
 JAX's default scatter mode drops out-of-bounds updates; jax2onnx lowers that to a run-time filter
 (NonZero + Gather + Reshape before ScatterND), which we keep on purpose.
@@ -24,9 +25,9 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from jax2onnx import to_onnx  # noqa: E402
 
-from common import Writer  # noqa: E402
+from common import Writer, all_nodes  # noqa: E402
 
-# Every idiom at opset 18; a representative subset also at 23 (jax2onnx 0.17.1 emits the same graph
+# Every idiom at opset 18; the loops and a representative subset also at 23 (jax2onnx 0.17.1 emits the same graph
 # for both, apart from the opset import, so repeating all of them would only add bulk).
 OPSETS = (18,)
 ALSO_OPSET_23 = {
@@ -239,6 +240,115 @@ case("apply_runtime", "x.at[idx].apply(jnp.sin), scatter_apply, idx a graph inpu
      "(rows 0 and 3 become 0 instead of sin(x)): exporter bug")(
     lambda x, idx: x.at[idx].apply(jnp.sin))
 
+# ---- loops writing into a carried array (issue 22) ----------------------------------------------
+# lax.fori_loop (constant bounds) and lax.while_loop lower to an ONNX Loop; jax2onnx 0.17.1 refuses
+# a fori_loop with a run-time bound or whose body closes over traced arrays (both kept, listed as not
+# exported; the exportable fori_loops pass every array through the carry). A case without a Loop node is
+# listed as not exported.
+LOOP_CASES = set()
+
+
+def loop_case(name: str, idiom: str, inputs, note: str = ""):
+    LOOP_CASES.add(name)
+    return case(name, idiom, inputs, note)
+
+
+def _fori_rows(n):
+    def fn(x, *runtime_n):
+        def body(i, carry):
+            h, buf, x = carry
+            h = jnp.tanh(x[i] + 0.5 * h)
+            return h, buf.at[i].set(h), x
+
+        upper = runtime_n[0] if runtime_n else n
+        return jax.lax.fori_loop(0, upper, body, (jnp.zeros_like(x[0]), jnp.zeros_like(x), x))[1]
+
+    return fn
+
+
+g = r("loop_fori")
+_x = normal(g, 7, 4)
+loop_case("loop_fori_at_set_rows", "lax.fori_loop(0, 5, ...): h = tanh(x[i] + h/2); buf = buf.at[i].set(h) (constant trip count; x passed in the carry)",
+          [("x", _x)])(_fori_rows(5))
+loop_case("loop_fori_at_set_rows_runtime_n", "lax.fori_loop(0, n, ...): h = tanh(x[i] + h/2); buf = buf.at[i].set(h), n a scalar graph input",
+          [("x", _x), ("n", np.array(5, dtype=I32))])(_fori_rows(None))
+
+
+def _fori_hist(hist, idx, v):
+    def body(i, carry):
+        hist, idx, v = carry
+        return hist.at[idx[i]].add(v[i]), idx, v
+
+    return jax.lax.fori_loop(0, 6, body, (hist, idx, v))[0]
+
+
+def _fori_hist_closure(hist, idx, v):
+    return jax.lax.fori_loop(0, 6, lambda i, hist: hist.at[idx[i]].add(v[i]), hist)
+
+
+_hist_inputs = [("hist", normal(g, 5, 2)), ("idx", np.array([3, 0, 3, 4, 3, 1], dtype=I32)), ("v", normal(g, 6, 2))]
+loop_case("loop_fori_at_add_histogram", "lax.fori_loop(0, 6, ...): hist = hist.at[idx[i]].add(v[i]) (rows hit more than once across steps; idx and v passed in the carry)",
+          _hist_inputs)(_fori_hist)
+loop_case("loop_fori_at_add_histogram_closure", "lax.fori_loop(0, 6, lambda i, hist: hist.at[idx[i]].add(v[i]), hist): the body closes over the traced idx and v",
+          _hist_inputs)(_fori_hist_closure)
+
+
+def _while_data_cond(x, limit):
+    def cond(carry):
+        i, s, _ = carry
+        return (i < x.shape[0]) & (s.sum() < limit)
+
+    def body(carry):
+        i, s, out = carry
+        s = s + jnp.abs(x[i])
+        return i + 1, s, out.at[i].set(s)
+
+    i, _, out = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.zeros_like(x[0]), jnp.zeros_like(x)))
+    return out, i
+
+
+g = r("loop_while")
+loop_case("loop_while_at_set_data_cond", "lax.while_loop with a data-dependent stop (running sum past limit): out = out.at[i].set(s); also returns the step count",
+          [("x", normal(g, 8, 3)), ("limit", np.array(9.0, dtype=F32))])(_while_data_cond)
+
+
+def _while_columns(buf, idx, src, n):
+    def body(carry):
+        i, buf = carry
+        rows = jnp.arange(buf.shape[0])
+        return i + 1, buf.at[rows, idx[:, i]].set(src[:, i] * (i + 1).astype(buf.dtype))
+
+    return jax.lax.while_loop(lambda c: c[0] < n, body, (jnp.int32(0), buf))[1]
+
+
+loop_case("loop_while_at_set_columns", "lax.while_loop(i < n): buf = buf.at[rows, idx[:, i]].set(src[:, i] * (i+1)) (one element per row per step)",
+          [("buf", normal(g, 3, 6)), ("idx", np.array([[0, 5, 2, 0, 4], [1, 1, 3, 5, 0], [4, 2, 2, 1, 3]], dtype=I32)),
+           ("src", normal(g, 3, 5)), ("n", np.array(4, dtype=I32))])(_while_columns)
+
+
+g = r("loop_greedy_decode")
+_GREEDY = {k: normal(g, *shape) * F32(0.8) for k, shape in (("embed", (12, 8)), ("cell", (16, 8)), ("proj", (8, 12)))}
+
+
+def _greedy_decode(start, h0, max_len):
+    """Embedding + recurrent cell + projection; tok = argmax; tokens.at[:, i].set(tok) for max_len
+    steps into a preallocated int32 [batch, 10] buffer."""
+    def body(i, carry):
+        tok, h, tokens = carry
+        w = {k: jnp.asarray(v) for k, v in _GREEDY.items()}
+        h = jnp.tanh(jnp.concatenate([w["embed"][tok], h], 1) @ w["cell"])
+        tok = jnp.argmax(h @ w["proj"], -1).astype(I32)
+        return tok, h, tokens.at[:, i].set(tok)
+
+    tokens = jnp.zeros((start.shape[0], 10), I32)
+    return jax.lax.while_loop(lambda c: c[0] < max_len, lambda c: (c[0] + 1, *body(c[0], c[1:])),
+                              (jnp.int32(0), start, h0, tokens))[3]
+
+
+loop_case("loop_greedy_decode_at_set", "greedy decoder: embedding + cell + linear, tok = argmax, tokens = tokens.at[:, i].set(tok) in a lax.while_loop(i < max_len), max_len a graph input",
+          [("start", np.array([2, 7, 5], dtype=I32)), ("h0", normal(g, 3, 8)), ("max_len", np.array(8, dtype=I32))])(_greedy_decode)
+
+
 
 def x64_cases():
     """Cases traced with jax_enable_x64 and exported with enable_double_precision=True: the only way
@@ -273,24 +383,31 @@ def export(w: Writer, name, idiom, fn, inputs, note, opsets, *, x64: bool) -> No
             continue
         if not isinstance(model, onnx.ModelProto):
             raise TypeError(f"{case_name}: to_onnx returned {type(model)}")
+        if name in LOOP_CASES and not any(n.op_type == "Loop" for n in all_nodes(model.graph)):
+            w.skipped(case_name, path, "jax2onnx wrote no Loop node for the loop")
+            continue
         notes = graph_flags(model) + (f"; {note}" if note else "")
         w.case(case_name, model, dict(zip(names, arrays)), eager_outs, idiom=idiom, path=path, notes=notes)
 
 
-def main() -> None:
+def main(selected: str | None = None) -> None:
     versions = {"jax": jax.__version__, "jax2onnx": importlib.metadata.version("jax2onnx")}
-    w = Writer("jax2onnx", versions)
+    w = Writer("jax2onnx", versions, select=selected)
     for name, idiom, fn, inputs, note in CASES:
-        opsets = OPSETS + ((23,) if name in ALSO_OPSET_23 else ())
+        if selected and selected not in name:
+            continue
+        opsets = OPSETS + ((23,) if name in ALSO_OPSET_23 or name in LOOP_CASES else ())
         export(w, name, idiom, fn, inputs, note, opsets, x64=False)
     jax.config.update("jax_enable_x64", True)
     try:
         for name, idiom, fn, inputs, note in x64_cases():
+            if selected and selected not in name:
+                continue
             export(w, name, idiom, fn, inputs, note, OPSETS, x64=True)
     finally:
         jax.config.update("jax_enable_x64", False)
-    w.finish()
+    w.finish(order=[c[0] for c in CASES] + [c[0] for c in x64_cases()])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -2,9 +2,10 @@
 
 Run with the venv pinned in requirements-paddle.txt:
 
-    python gen/paddle_cases.py
+    python gen/paddle_cases.py [idiom-substring]
 
-Writes `<exporters>/paddle2onnx/<idiom>__opset<N>/...` (the directory is wiped first). Expected outputs
+Writes `<exporters>/paddle2onnx/<idiom>__opset<N>/...` (the directory is wiped first; with an
+idiom-name substring, only those idioms' cases are rewritten). Expected outputs
 are Paddle's own dynamic-graph (eager) outputs (the layer called on tensors before any conversion),
 never an ONNX reference. Inputs come from a RNG seeded with the CRC32 of the idiom name, so reruns are
 identical.
@@ -52,7 +53,7 @@ import paddle  # noqa: E402
 import paddle2onnx  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Writer, deviation_notes, f32, graph_inputs, idiom_registry, unique_rows  # noqa: E402
+from common import Writer, all_nodes, deviation_notes, f32, graph_inputs, idiom_registry, unique_rows  # noqa: E402
 
 paddle.set_device("cpu")
 paddle.seed(0)
@@ -387,6 +388,92 @@ def _(rng):
     return {"x": rng.permutation(24).reshape(3, 8).astype(np.float32) * 0.25 - 3.0}
 
 
+# --- decode loops writing into a carried buffer (issue 22) ------------------------------------
+# dygraph-to-static turns a Python loop over a tensor bound into a while op, paddle2onnx writes a Loop;
+# a model without a Loop node is listed as not exported.
+LOOP_IDIOMS = set()
+
+
+def loop_idiom(name, fn, specs, notes=""):
+    LOOP_IDIOMS.add(name)
+    return idiom(name, fn, specs, notes)
+
+
+def _for_range_put_rows(x, n):
+    buf = paddle.zeros_like(x)
+    h = paddle.zeros_like(x[0])
+    for i in range(n):
+        h = paddle.tanh(x[i] + 0.5 * h)
+        index = paddle.full([1, x.shape[1]], i, dtype="int64")
+        buf = paddle.put_along_axis(buf, index, h.unsqueeze(0), 0)
+    return buf
+
+
+@loop_idiom("loop_for_range_put_along_axis_rows", _for_range_put_rows, [("x", "float32", [7, 4]), ("n", "int64", [])],
+            "to_static `for i in range(n)` (n a run-time tensor): h = tanh(x[i] + h/2); buf = put_along_axis(buf, full([1, F], i), h[None], 0)")
+def _(rng):
+    return {"x": f32(rng, 7, 4), "n": np.array(5, np.int64)}
+
+
+def _while_scatter_data_cond(x, n, limit):
+    out = paddle.zeros_like(x)
+    s = paddle.zeros_like(x[0])
+    i = paddle.zeros([1], dtype="int64")
+    while i < n and s.sum() < limit:
+        s = s + paddle.abs(paddle.gather(x, i)[0])
+        out = paddle.scatter(out, i, s.unsqueeze(0), overwrite=True)
+        i = i + 1
+    return out, i
+
+
+@loop_idiom("loop_while_scatter_data_cond", _while_scatter_data_cond,
+            [("x", "float32", [8, 3]), ("n", "int64", [1]), ("limit", "float32", [1])],
+            "to_static `while i < n and s.sum() < limit`: s += |x[i]|; out = paddle.scatter(out, i, s[None]) (data-dependent stop); also returns the step count")
+def _(rng):
+    return {"x": f32(rng, 8, 3), "n": np.array([7], np.int64), "limit": np.array([9.0], np.float32)}
+
+
+_GREEDY_RNG = np.random.default_rng(zlib.crc32(b"loop_greedy_decode_put_along_axis"))
+_GREEDY = {k: _GREEDY_RNG.standard_normal(shape).astype(np.float32) * 0.8
+           for k, shape in (("embed", (12, 8)), ("cell", (16, 8)), ("proj", (8, 12)))}
+
+
+def _greedy_decode(start, h0, max_len):
+    """Embedding + recurrent cell + projection; tok = argmax; put_along_axis writes tok at column i of
+    a preallocated int64 [batch, 10] buffer, for max_len steps (PaddleOCR-style decode loop)."""
+    w = {k: paddle.to_tensor(v) for k, v in _GREEDY.items()}
+    tokens = paddle.zeros([start.shape[0], 10], dtype="int64")
+    tok = start
+    h = h0
+    for i in range(max_len):
+        e = paddle.gather(w["embed"], tok)
+        h = paddle.tanh(paddle.matmul(paddle.concat([e, h], 1), w["cell"]))
+        tok = paddle.argmax(paddle.matmul(h, w["proj"]), -1)
+        col = paddle.full([start.shape[0], 1], i, dtype="int64")
+        tokens = paddle.put_along_axis(tokens, col, tok.unsqueeze(1), 1)
+    return tokens
+
+
+@loop_idiom("loop_greedy_decode_put_along_axis", _greedy_decode,
+            [("start", "int64", [3]), ("h0", "float32", [3, 8]), ("max_len", "int64", [])],
+            "greedy decoder: embedding + cell + linear, tok = argmax, tokens = put_along_axis(tokens, full([B, 1], i), tok[:, None], 1) for i in range(max_len), max_len a run-time tensor")
+def _(rng):
+    return {"start": np.array([2, 7, 5], np.int64), "h0": f32(rng, 3, 8), "max_len": np.array(8, np.int64)}
+
+
+def _for_range_setitem(x, n):
+    out = paddle.zeros_like(x)
+    for i in range(n):
+        out[i] = paddle.tanh(x[i]) * 2.0
+    return out
+
+
+@loop_idiom("loop_for_range_setitem_rows", _for_range_setitem, [("x", "float32", [6, 3]), ("n", "int64", [])],
+            "to_static `for i in range(n)`: out[i] = tanh(x[i]) * 2 (setitem with the loop index)")
+def _(rng):
+    return {"x": f32(rng, 6, 3), "n": np.array(4, np.int64)}
+
+
 # --- driver -------------------------------------------------------------------------------------
 
 
@@ -496,9 +583,12 @@ def export(fn, specs, opset):
         return onnx.load_model(out_file), ""
 
 
-def main():
-    w = Writer("paddle2onnx", {"paddlepaddle": paddle.__version__, "paddle2onnx": paddle2onnx.__version__})
+def main(selected=None):
+    w = Writer("paddle2onnx", {"paddlepaddle": paddle.__version__, "paddle2onnx": paddle2onnx.__version__},
+               select=selected)
     for name, fn, specs, make_inputs, notes in IDIOMS:
+        if selected and selected not in name:
+            continue
         rng = np.random.default_rng(zlib.crc32(name.encode()))
         values = make_inputs(rng)
         # Expected outputs: the layer run eagerly (dynamic graph) on the inputs.
@@ -512,10 +602,13 @@ def main():
             if model is None:
                 w.skipped(case, path, why)
                 continue
+            if name in LOOP_IDIOMS and not any(n.op_type == "Loop" for n in all_nodes(model.graph)):
+                w.skipped(case, path, "paddle2onnx wrote no Loop node for the loop")
+                continue
             case_notes = "; ".join(([notes] if notes else []) + deviation_notes(model, opset))
             w.case(case, model, graph_inputs(model, values), eager, idiom=name, path=path, notes=case_notes)
-    w.finish()
+    w.finish(order=[i[0] for i in IDIOMS])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

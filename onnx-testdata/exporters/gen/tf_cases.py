@@ -2,9 +2,10 @@
 
 Run with the venv pinned in requirements-tf.txt:
 
-    python gen/tf_cases.py
+    python gen/tf_cases.py [idiom-substring]
 
-Writes `<exporters>/tf2onnx/<idiom>__opset<N>/...` (the directory is wiped first). Expected outputs
+Writes `<exporters>/tf2onnx/<idiom>__opset<N>/...` (the directory is wiped first; with an
+idiom-name substring, only those idioms' cases are rewritten). Expected outputs
 are TensorFlow's own eager outputs (the undecorated Python function run eagerly), never an ONNX
 reference. Inputs come from a RNG seeded with the CRC32 of the idiom name, so reruns are identical.
 """
@@ -250,6 +251,127 @@ def _(rng):
     return {"data": f32(rng, 7, 3), "ids": np.array([1, 3, 0, 2, 3, 1, 0], np.int32)}
 
 
+# --- loops writing into a carried tensor (issue 22) ---------------------------------------------
+# Each must export as an ONNX `Loop` (a graph without one is listed as not exported).
+LOOP_IDIOMS = set()
+
+
+def loop_idiom(name, fn, specs, notes=""):
+    LOOP_IDIOMS.add(name)
+    return idiom(name, fn, specs, notes)
+
+
+def _while_rows(x, n):
+    def body(i, h, buf):
+        h = tf.tanh(x[i] + 0.5 * h)
+        return i + 1, h, tf.tensor_scatter_nd_update(buf, tf.reshape(i, [1, 1]), h[None])
+
+    _, _, buf = tf.while_loop(lambda i, h, buf: i < n, body, (tf.constant(0), tf.zeros_like(x[0]), tf.zeros_like(x)))
+    return buf
+
+
+@loop_idiom("loop_while_tsnu_rows", _while_rows, [("x", tf.float32, [7, 4]), ("n", tf.int32, [])],
+            "tf.while_loop(i < n): h = tanh(x[i] + h/2); buf = tensor_scatter_nd_update(buf, [[i]], [h]) (run-time n)")
+def _(rng):
+    return {"x": f32(rng, 7, 4), "n": np.array(5, np.int32)}
+
+
+def _autograph_for_range(x, idx, n):
+    buf = tf.zeros([4, 6])
+    for i in tf.range(n):
+        buf = tf.tensor_scatter_nd_update(buf, idx[i][None], x[i][None] * tf.cast(i + 1, tf.float32))
+    return buf
+
+
+@loop_idiom("loop_autograph_for_range_tsnu_elements", _autograph_for_range,
+            [("x", tf.float32, [6]), ("idx", tf.int32, [6, 2]), ("n", tf.int32, [])],
+            "AutoGraph `for i in tf.range(n)`: buf = tensor_scatter_nd_update(buf, [idx[i]], [x[i] * (i+1)]) (k=2, single elements; a repeated index overwritten by the later step)")
+def _(rng):
+    return {"x": f32(rng, 6), "idx": np.array([[0, 1], [3, 5], [2, 2], [0, 1], [1, 4], [3, 0]], np.int32),
+            "n": np.array(5, np.int32)}
+
+
+def _while_data_cond(x, limit):
+    def cond(i, s, out):
+        return tf.logical_and(i < tf.shape(x)[0], tf.reduce_sum(s) < limit)
+
+    def body(i, s, out):
+        s = s + tf.abs(x[i])
+        return i + 1, s, tf.tensor_scatter_nd_update(out, [[i]], s[None])
+
+    i, _, out = tf.while_loop(cond, body, (tf.constant(0), tf.zeros_like(x[0]), tf.zeros_like(x)))
+    return out, i
+
+
+@loop_idiom("loop_while_tsnu_data_cond", _while_data_cond, [("x", tf.float32, [8, 3]), ("limit", tf.float32, [])],
+            "tf.while_loop with a data-dependent stop (running sum past limit): out = tensor_scatter_nd_update(out, [[i]], [s]); also returns the step count")
+def _(rng):
+    return {"x": f32(rng, 8, 3), "limit": np.array(9.0, np.float32)}
+
+
+def _while_tsn_add(hist, idx, v, n):
+    def body(i, hist):
+        return i + 1, tf.tensor_scatter_nd_add(hist, idx[i][None, None], v[i][None])
+
+    _, hist = tf.while_loop(lambda i, hist: i < n, body, (tf.constant(0), hist))
+    return hist
+
+
+@loop_idiom("loop_while_tsn_add_histogram", _while_tsn_add,
+            [("hist", tf.float32, [5, 2]), ("idx", tf.int32, [6]), ("v", tf.float32, [6, 2]), ("n", tf.int32, [])],
+            "tf.while_loop(i < n): hist = tensor_scatter_nd_add(hist, [[idx[i]]], [v[i]]) (rows hit more than once across steps)")
+def _(rng):
+    return {"hist": f32(rng, 5, 2), "idx": np.array([3, 0, 3, 4, 3, 1], np.int32), "v": f32(rng, 6, 2),
+            "n": np.array(6, np.int32)}
+
+
+_GREEDY_RNG = np.random.default_rng(zlib.crc32(b"loop_greedy_decode_tsnu"))
+# numpy weights, made graph constants inside the function (captured eager tensors would become
+# extra graph inputs in tf2onnx's loop body).
+_GREEDY = {k: _GREEDY_RNG.standard_normal(shape).astype(np.float32) * 0.8
+           for k, shape in (("embed", (12, 8)), ("cell", (16, 8)), ("proj", (8, 12)))}
+
+
+def _greedy_decode(start, h0, max_len):
+    """Embedding + recurrent cell + projection; tok = argmax; tokens[:, i] = tok, for max_len steps
+    into a preallocated int32 [batch, 10] buffer."""
+    w = {k: tf.constant(v) for k, v in _GREEDY.items()}
+
+    def body(i, tok, h, tokens):
+        e = tf.gather(w["embed"], tok)
+        h = tf.tanh(tf.matmul(tf.concat([e, h], 1), w["cell"]))
+        tok = tf.argmax(tf.matmul(h, w["proj"]), -1, output_type=tf.int32)
+        rows = tf.range(tf.shape(tok)[0])
+        tokens = tf.tensor_scatter_nd_update(tokens, tf.stack([rows, tf.fill(tf.shape(rows), i)], 1), tok)
+        return i + 1, tok, h, tokens
+
+    tokens = tf.zeros([tf.shape(start)[0], 10], tf.int32)
+    _, _, _, tokens = tf.while_loop(lambda i, *_: i < max_len, body, (tf.constant(0), start, h0, tokens))
+    return tokens
+
+
+@loop_idiom("loop_greedy_decode_tsnu", _greedy_decode, [("start", tf.int32, [3]), ("h0", tf.float32, [3, 8]), ("max_len", tf.int32, [])],
+            "greedy decoder: embedding + cell + linear, tok = argmax, tokens = tensor_scatter_nd_update(tokens, [[b, i]], tok) for a run-time max_len")
+def _(rng):
+    return {"start": np.array([2, 7, 5], np.int32), "h0": f32(rng, 3, 8), "max_len": np.array(8, np.int32)}
+
+
+def _while_tensor_array(x, n):
+    def body(i, h, ta):
+        h = tf.tanh(x[i] + 0.5 * h)
+        return i + 1, h, ta.write(i, h)
+
+    ta = tf.TensorArray(tf.float32, size=n)
+    _, h, ta = tf.while_loop(lambda i, h, ta: i < n, body, (tf.constant(0), tf.zeros_like(x[0]), ta))
+    return ta.stack(), h
+
+
+@loop_idiom("loop_while_tensor_array", _while_tensor_array, [("x", tf.float32, [7, 4]), ("n", tf.int32, [])],
+            "tf.while_loop(i < n) writing each step's h with TensorArray.write(i, h), then stack() (tf2onnx: a scan output)")
+def _(rng):
+    return {"x": f32(rng, 7, 4), "n": np.array(5, np.int32)}
+
+
 # --- driver -------------------------------------------------------------------------------------
 
 
@@ -267,17 +389,29 @@ def unconverted_ops(model, opset):
 GENERATED = re.compile(r"^(.*?)__(\d+)((?::\d+)?)$")
 
 
+def subgraphs(graph):
+    """The graphs nested in `graph`'s nodes (Loop/If bodies), depth first, not `graph` itself."""
+    for node in graph.node:
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs):
+                yield g
+                yield from subgraphs(g)
+
+
 def canonicalize(model):
     """tf2onnx's constant folding and deduplication of equal constants run in a run-dependent order
     (the graphs are equivalent, the names and initializer order are not). Renumber every generated
-    `<prefix>__<N>` name (nodes, tensors, initializers) by first appearance in node order, rename
-    generated initializers `const__<N>`, and sort the initializers by first use, so that reruns
-    write byte-identical models."""
+    `<prefix>__<N>` name (nodes, tensors, initializers, and the inputs and outputs of Loop/If bodies)
+    by first appearance in node order, rename generated initializers `const__<N>`, and sort the
+    initializers of each graph by first use, so that reruns write byte-identical models."""
     graph = model.graph
+    bodies = list(subgraphs(graph))
     order = []
     for node in all_nodes(graph):
         order += [node.name, *node.input, *node.output]
     order += [o.name for o in graph.output]
+    for body in bodies:
+        order += [i.name for i in body.input] + [o.name for o in body.output]
     numbering = {}
     for name in order:
         m = GENERATED.match(name)
@@ -286,7 +420,7 @@ def canonicalize(model):
 
     # Which of several equal constants survives deduplication (`const_axes__N` or `const_starts__M`)
     # varies too, so generated initializers get a neutral prefix.
-    initializer_names = {i.name for i in graph.initializer}
+    initializer_names = {i.name for g in [graph, *bodies] for i in g.initializer}
 
     def new(name):
         m = GENERATED.match(name)
@@ -303,21 +437,28 @@ def canonicalize(model):
             node.output[i] = new(name)
     for vi in [*graph.output, *graph.value_info]:
         vi.name = new(vi.name)
-    for init in graph.initializer:
-        init.name = new(init.name)
+    for body in bodies:
+        for vi in [*body.input, *body.output, *body.value_info]:
+            vi.name = new(vi.name)
+    for g in [graph, *bodies]:
+        for init in g.initializer:
+            init.name = new(init.name)
     first_use = {}
     for node in all_nodes(graph):
         for name in node.input:
             first_use.setdefault(name, len(first_use))
-    inits = sorted(graph.initializer, key=lambda t: (first_use.get(t.name, len(first_use)), t.name))
-    del graph.initializer[:]
-    graph.initializer.extend(inits)
+    for g in [graph, *bodies]:
+        inits = sorted(g.initializer, key=lambda t: (first_use.get(t.name, len(first_use)), t.name))
+        del g.initializer[:]
+        g.initializer.extend(inits)
     return model
 
 
-def main():
-    w = Writer("tf2onnx", {"tensorflow": tf.__version__, "tf2onnx": tf2onnx.__version__})
+def main(selected=None):
+    w = Writer("tf2onnx", {"tensorflow": tf.__version__, "tf2onnx": tf2onnx.__version__}, select=selected)
     for name, fn, specs, make_inputs, notes in IDIOMS:
+        if selected and selected not in name:
+            continue
         rng = np.random.default_rng(zlib.crc32(name.encode()))
         values = make_inputs(rng)
         # Expected outputs: the plain Python function run eagerly by TensorFlow.
@@ -338,10 +479,13 @@ def main():
             if bad:
                 w.skipped(case, path, f"tf2onnx left unconverted TF op(s) {', '.join(bad)} in the graph at opset {opset}")
                 continue
+            if name in LOOP_IDIOMS and not any(n.op_type == "Loop" for n in all_nodes(model.graph)):
+                w.skipped(case, path, "tf2onnx unrolled the loop (no Loop node in the graph)")
+                continue
             case_notes = "; ".join(([notes] if notes else []) + deviation_notes(model, opset, " (tf2onnx deviation, kept on purpose)"))
             w.case(case, model, graph_inputs(model, values), eager, idiom=name, path=path, notes=case_notes)
-    w.finish()
+    w.finish(order=[i[0] for i in IDIOMS])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

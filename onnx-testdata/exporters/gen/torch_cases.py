@@ -27,7 +27,7 @@ import onnx  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from common import Writer  # noqa: E402
+from common import Writer, all_nodes  # noqa: E402
 
 TS_OPSETS = range(11, 18)
 DYNAMO_OPSETS = [None, 18]
@@ -47,15 +47,23 @@ def randint(g, lo, hi, *shape):
     return torch.randint(lo, hi, shape, generator=g)
 
 
-# Each idiom: (name, module, ordered inputs by forward-argument name, description).
-IDIOMS: list[tuple[str, nn.Module, OrderedDict, str]] = []
+# Each idiom: (name, module, ordered inputs by forward-argument name, description, options).
+IDIOMS: list[tuple[str, nn.Module, OrderedDict, str, dict]] = []
+
+# Loop idioms (issue 22): TorchScript at the opsets of torch-models/, the module `torch.jit.script`ed
+# first (tracing would unroll the loop); an export without a `Loop` node is listed as not exported.
+LOOP_TS_OPSETS = (13, 16, 17)
 
 
-def idiom(name: str, description: str):
+def idiom(name: str, description: str, *, ts_opsets=TS_OPSETS, script: bool = False, loop: bool = False):
+    """`script`: the TorchScript exporter gets `torch.jit.script(module)` (eager and dynamo get the
+    module itself); `loop`: an export whose graph has no `Loop` node is a refusal."""
+
     def register(make):
         g = rng(name)
         module, inputs = make(g)
-        IDIOMS.append((name, module.eval(), OrderedDict(inputs), description))
+        options = {"ts_opsets": ts_opsets, "script": script, "loop": loop}
+        IDIOMS.append((name, module.eval(), OrderedDict(inputs), description, options))
         return make
 
     return register
@@ -401,6 +409,179 @@ def _(g):
     }
 
 
+# ---------------------------------------------------------------- loops writing into a carried buffer (issue 22)
+
+
+class RowsLoop(nn.Module):
+    """A recurrence over the first `n` rows (run-time trip count): `buf[i] = h` (index_put_ with the
+    loop index), the rows past `n` stay zero."""
+
+    def forward(self, x, n):
+        buf = torch.zeros(x.shape[0], x.shape[1])
+        h = torch.zeros(x.shape[1])
+        for i in range(int(n)):
+            h = torch.tanh(x[i] + 0.5 * h)
+            buf[i] = h
+        return buf
+
+
+@idiom("loop_for_index_put_rows", "torch.jit.script: for i in range(n): h = tanh(x[i] + h/2); buf[i] = h (run-time n)",
+       ts_opsets=LOOP_TS_OPSETS, script=True, loop=True)
+def _(g):
+    return RowsLoop(), {"x": randn(g, 7, 4), "n": torch.tensor(5)}
+
+
+class WhileCumsum(nn.Module):
+    """A data-dependent `while`: write running sums `out[i] = s` until `n` rows or the sum passes
+    `limit`; also returns how many rows were written."""
+
+    def forward(self, x, n, limit):
+        out = torch.zeros(x.shape[0], x.shape[1])
+        s = torch.zeros(x.shape[1])
+        i = 0
+        while i < int(n) and bool(s.sum() < limit):
+            s = s + x[i].abs()
+            out[i] = s
+            i += 1
+        return out, torch.tensor(i)
+
+
+@idiom("loop_while_index_put_cond", "torch.jit.script: while i < n and s.sum() < limit: s += |x[i]|; out[i] = s (data-dependent stop)",
+       ts_opsets=LOOP_TS_OPSETS, script=True, loop=True)
+def _(g):
+    return WhileCumsum(), {"x": randn(g, 8, 3), "n": torch.tensor(7), "limit": torch.tensor(9.0)}
+
+
+class ScatterColumns(nn.Module):
+    """Per step `i`, `buf.scatter_(1, idx[:, i:i+1], src[:, i:i+1])`: each row gets one column
+    written per step (ScatterElements on a loop-carried buffer); later steps overwrite earlier ones."""
+
+    def forward(self, buf, idx, src, n):
+        buf = buf.clone()
+        for i in range(int(n)):
+            buf.scatter_(1, idx[:, i : i + 1], src[:, i : i + 1] * float(i + 1))
+        return buf
+
+
+@idiom("loop_for_scatter_columns", "torch.jit.script: for i in range(n): buf.scatter_(1, idx[:, i:i+1], src[:, i:i+1] * (i+1))",
+       ts_opsets=LOOP_TS_OPSETS, script=True, loop=True)
+def _(g):
+    return ScatterColumns(), {
+        "buf": randn(g, 3, 6),
+        "idx": torch.tensor([[0, 5, 2, 0, 4], [1, 1, 3, 5, 0], [4, 2, 2, 1, 3]]),
+        "src": randn(g, 3, 5),
+        "n": torch.tensor(4),
+    }
+
+
+class AccumulateLoop(nn.Module):
+    """Per step, `hist.index_put_((idx[i:i+1],), v[i:i+1], accumulate=True)`: a histogram built
+    one update at a time, rows hit more than once across iterations."""
+
+    def forward(self, hist, idx, v, n):
+        hist = hist.clone()
+        for i in range(int(n)):
+            hist.index_put_((idx[i : i + 1],), v[i : i + 1], accumulate=True)
+        return hist
+
+
+@idiom("loop_for_index_put_accumulate", "torch.jit.script: for i in range(n): hist.index_put_((idx[i:i+1],), v[i:i+1], accumulate=True)",
+       ts_opsets=LOOP_TS_OPSETS, script=True, loop=True)
+def _(g):
+    return AccumulateLoop(), {
+        "hist": randn(g, 5, 2),
+        "idx": torch.tensor([3, 0, 3, 4, 3, 1]),
+        "v": randn(g, 6, 2),
+        "n": torch.tensor(6),
+    }
+
+
+class GreedyDecoder(nn.Module):
+    """A tiny greedy decoder: embedding + recurrent cell + output projection; each step's argmax
+    token is written into a preallocated int64 buffer, `tokens[:, i] = tok`, for `max_len` steps
+    (a run-time input, at most `CAP`). With `eos`, a `while` stops once every row has emitted EOS
+    (finished rows keep emitting EOS, the rest of the buffer stays PAD)."""
+
+    def __init__(self, g, vocab: int, dim: int, eos: bool):
+        super().__init__()
+        self.eos = eos
+        self.CAP, self.PAD, self.EOS = 10, 0, 1
+        self.embed = nn.Embedding(vocab, dim)
+        self.cell = nn.Linear(2 * dim, dim)
+        self.proj = nn.Linear(dim, vocab)
+        with torch.no_grad():
+            for p in self.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.8)
+        # With `eos`, EOS gets likelier step by step: `i * eos_drift` is added to the logits.
+        drift = torch.zeros(vocab)
+        if eos:
+            drift[self.EOS] = 0.6
+        self.register_buffer("eos_drift", drift)
+
+    def forward(self, start, h0, max_len):
+        tokens = torch.full((start.shape[0], self.CAP), self.PAD, dtype=torch.long)
+        tok = start
+        h = h0
+        done = torch.zeros(start.shape[0], dtype=torch.bool)
+        i = 0
+        while i < int(max_len) and not (self.eos and bool(done.all())):
+            h = torch.tanh(self.cell(torch.cat([self.embed(tok), h], 1)))
+            logits = self.proj(h) + float(i) * self.eos_drift
+            tok = logits.argmax(-1)
+            if self.eos:
+                tok = torch.where(done, torch.full_like(tok, self.EOS), tok)
+                done = done | (tok == self.EOS)
+            tokens[:, i] = tok
+            i += 1
+        return tokens
+
+
+@idiom("loop_greedy_decode_for_max_len", "greedy decoder (torch.jit.script): embedding + cell + linear, tok = argmax, tokens[:, i] = tok for a run-time max_len",
+       ts_opsets=LOOP_TS_OPSETS, script=True, loop=True)
+def _(g):
+    return GreedyDecoder(g, 12, 8, eos=False), {
+        "start": torch.tensor([2, 7, 5]),
+        "h0": randn(g, 3, 8),
+        "max_len": torch.tensor(8),
+    }
+
+
+@idiom("loop_greedy_decode_while_eos", "greedy decoder (torch.jit.script): tokens[:, i] = tok while i < max_len and not all rows hit EOS (finished rows keep EOS)",
+       ts_opsets=LOOP_TS_OPSETS, script=True, loop=True)
+def _(g):
+    return GreedyDecoder(g, 12, 8, eos=True), {
+        "start": torch.tensor([2, 7, 5]),
+        "h0": randn(g, 3, 8),
+        "max_len": torch.tensor(10),
+    }
+
+
+class WhileLoopHop(nn.Module):
+    """`torch._higher_order_ops.while_loop` (the loop torch.export keeps): a carried step counter and
+    buffer, `buf.index_put((i,), tanh(x[i] + h))` per step while `i < n`."""
+
+    def forward(self, x, n):
+        from torch._higher_order_ops.while_loop import while_loop
+
+        def cond_fn(i, h, buf):
+            return i < n
+
+        def body_fn(i, h, buf):
+            row = i.reshape(1)
+            h = torch.tanh(x.index_select(0, row) + 0.5 * h)
+            return i + 1, h, buf.index_put((row,), h)
+
+        i0 = torch.zeros((), dtype=torch.int64)
+        _, _, out = while_loop(cond_fn, body_fn, (i0, torch.zeros(1, x.shape[1]), torch.zeros_like(x)))
+        return out
+
+
+@idiom("loop_while_loop_hop_index_put", "torch._higher_order_ops.while_loop (torch.export): buf.index_put((i,), h) while i < n",
+       ts_opsets=LOOP_TS_OPSETS, loop=True)
+def _(g):
+    return WhileLoopHop(), {"x": randn(g, 6, 3), "n": torch.tensor(4)}
+
+
 # ---------------------------------------------------------------- export
 
 
@@ -435,22 +616,33 @@ def eager(mod, inputs: OrderedDict) -> list[np.ndarray]:
     return [o.detach().numpy() for o in outs]
 
 
+def has_loop(model: onnx.ModelProto) -> bool:
+    return any(n.op_type == "Loop" for n in all_nodes(model.graph))
+
+
 def main(selected: str | None) -> None:
     import onnxscript
 
     torch.manual_seed(0)
-    w = Writer("torch", {"torch": torch.__version__, "onnxscript": onnxscript.__version__})
-    for name, mod, inputs, description in IDIOMS:
+    w = Writer("torch", {"torch": torch.__version__, "onnxscript": onnxscript.__version__}, select=selected)
+    for name, mod, inputs, description, options in IDIOMS:
         if selected and selected not in name:
             continue
         expected = eager(mod, inputs)
         feeds = {k: v.numpy() for k, v in inputs.items()}
-        for opset in TS_OPSETS:
+        unrolled = "the exporter unrolled the loop (no Loop node in the graph)"
+        for opset in options["ts_opsets"]:
             case = f"{name}__ts{opset}"
             try:
-                model = export_ts(mod, inputs, opset)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ts_mod = torch.jit.script(mod) if options["script"] else mod
+                model = export_ts(ts_mod, inputs, opset)
             except Exception as e:  # noqa: BLE001 - a refusal is data
                 w.skipped(case, f"torchscript opset {opset}", f"{type(e).__name__}: {e}")
+                continue
+            if options["loop"] and not has_loop(model):
+                w.skipped(case, f"torchscript opset {opset}", unrolled)
                 continue
             w.case(case, model, feeds, expected, idiom=description, path=f"torchscript opset {opset}")
         # The dynamo exporter's default opset, and 18 (the first with every scatter reduction).
@@ -459,11 +651,18 @@ def main(selected: str | None) -> None:
             try:
                 model = export_dynamo(mod, inputs, opset)
             except Exception as e:  # noqa: BLE001
+                if options["loop"]:
+                    # torch.export's own reason, not the ONNX exporter's wrapper ("Failed to export ...").
+                    while e.__cause__ is not None:
+                        e = e.__cause__
                 w.skipped(f"{name}__dynamo{label}", f"dynamo opset {label}", f"{type(e).__name__}: {e}")
                 continue
             got = next(i.version for i in model.opset_import if i.domain in ("", "ai.onnx"))
+            if options["loop"] and not has_loop(model):
+                w.skipped(f"{name}__dynamo{got}", f"dynamo opset {got}", unrolled)
+                continue
             w.case(f"{name}__dynamo{got}", model, feeds, expected, idiom=description, path=f"dynamo opset {got}")
-    w.finish()
+    w.finish(order=[i[0] for i in IDIOMS])
 
 
 if __name__ == "__main__":

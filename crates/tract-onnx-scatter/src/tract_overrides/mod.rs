@@ -16,7 +16,9 @@
 //!   data ([`data_dependent_constant_of_shape`]);
 //! - `Expand` to a shape holding a symbol only the run binds
 //!   ([`bind_run_symbols`]);
-//! - `Loop`, which tract lacks ([`onnx_loop`]).
+//! - `Loop`, which tract lacks ([`onnx_loop`]);
+//! - `Squeeze` of an axis whose length only the run knows (`x[i]` in a loop
+//!   body: a slice at the loop index) ([`run_time_squeeze`]).
 //!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
 //! switches any of them off by name, [`TractOverrides::NONE`] keeps every
@@ -30,6 +32,7 @@ pub mod onnx_loop;
 pub mod retyped;
 pub mod run_symbols;
 pub mod run_time_slice_bounds;
+pub mod run_time_squeeze;
 pub mod runtime_reshape;
 pub mod unique;
 
@@ -54,11 +57,12 @@ pub enum TractOverride {
     ConstantOfShape,
     Expand,
     Loop,
+    Squeeze,
 }
 
 impl TractOverride {
     /// Every override, in the README's order.
-    pub const ALL: [TractOverride; 9] = [
+    pub const ALL: [TractOverride; 10] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
@@ -68,6 +72,7 @@ impl TractOverride {
         TractOverride::ConstantOfShape,
         TractOverride::Expand,
         TractOverride::Loop,
+        TractOverride::Squeeze,
     ];
 
     /// The ONNX op type whose builder it replaces.
@@ -82,6 +87,7 @@ impl TractOverride {
             TractOverride::ConstantOfShape => "ConstantOfShape",
             TractOverride::Expand => "Expand",
             TractOverride::Loop => "Loop",
+            TractOverride::Squeeze => "Squeeze",
         }
     }
 
@@ -96,6 +102,7 @@ impl TractOverride {
             TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
             TractOverride::Expand => bind_run_symbols::expand,
             TractOverride::Loop => onnx_loop::onnx_loop,
+            TractOverride::Squeeze => run_time_squeeze::squeeze,
         }
     }
 
@@ -201,7 +208,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Expand, Loop"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Expand, Loop, Squeeze"
         );
     }
 

@@ -16,7 +16,11 @@
 //! typed: a `Shape` of that slice, folded to a constant, holds a symbol
 //! nothing binds ("Undetermined symbol", SLANet's decoder in its `Loop`).
 //! Such a slice is a [`RunTimeValueSlice`]: the same evaluation, its
-//! output dims symbols of the model, bound when it runs.
+//! output dims symbols of the model, bound when it runs. So is a slice
+//! with run-time bounds and a step other than 1 on some axis, which
+//! tract types as the whole axis and declutters away there (tf2onnx's
+//! `x[i]` in a `while_loop`: `Slice(x, i, i + 1, step 1e9)`, then
+//! `Squeeze`): its output is not the input.
 
 use tract_core::ops::array::StridedSlice;
 use tract_hir::internal::*;
@@ -24,6 +28,49 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use super::run_symbols::{binders, run_bound_symbols, run_values};
+
+/// The axes on which tract's `StridedSlice` neither types nor wires a
+/// slice: a step other than 1 with a begin or end known only at run time
+/// (tf2onnx's `x[i]`: step 1e9 from `i`). tract's typing leaves such an
+/// axis its input length and its declutter drops the slice there (the
+/// model would then read the whole axis); its evaluation is right.
+fn run_time_strided_axes(slice: &StridedSlice, inputs: &[&TypedFact]) -> TractResult<TVec<usize>> {
+    if inputs.len() < 3 || (inputs[1].konst.is_some() && inputs[2].konst.is_some()) {
+        return Ok(tvec!());
+    }
+    let konst = |ix: Option<usize>| -> TractResult<Option<Vec<i64>>> {
+        let Some(k) = ix
+            .and_then(|ix| inputs.get(ix))
+            .and_then(|f| f.konst.as_ref())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(
+            k.cast_to::<i64>()?
+                .try_as_plain_ram()?
+                .as_slice::<i64>()?
+                .to_vec(),
+        ))
+    };
+    // Without constant steps (or axes) tract's typing refuses the slice itself.
+    let Some(steps) = konst(slice.optional_steps_input)? else {
+        return Ok(tvec!());
+    };
+    let rank = inputs[0].rank() as i64;
+    let axes: Vec<i64> = match slice.optional_axes_input {
+        Some(_) => match konst(slice.optional_axes_input)? {
+            Some(axes) => axes,
+            None => return Ok(tvec!()),
+        },
+        None => (0..rank).collect(),
+    };
+    Ok(axes
+        .iter()
+        .zip(&steps)
+        .filter(|(_, step)| **step != 1)
+        .map(|(&axis, _)| if axis < 0 { axis + rank } else { axis } as usize)
+        .collect())
+}
 
 /// Whether a dim of `fact` holds a symbol whose scope is gone.
 fn holds_dead_symbols(fact: &TypedFact) -> bool {
@@ -141,6 +188,7 @@ impl TypedOp for RunTimeBoundSlice {
         for fact in &facts[1..n] {
             rule_if!(run_bound_symbols(model, fact)?.is_empty());
         }
+        rule_if!(run_time_strided_axes(&self.0, &facts[..n])?.is_empty());
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
             node,
@@ -179,7 +227,8 @@ impl InferenceRulesOp for RunTimeBoundSlice {
                 .collect::<TractResult<_>>()?;
             let facts: TVec<&TypedFact> = facts.iter().collect();
             let output = self.0.output_facts(&facts)?;
-            if !holds_dead_symbols(&output[0]) {
+            if !holds_dead_symbols(&output[0]) && run_time_strided_axes(&self.0, &facts)?.is_empty()
+            {
                 // Nothing only the run binds: exactly the op stock tract builds.
                 return target.wire_node(&node.name, self.0.clone(), &inputs);
             }
@@ -235,13 +284,14 @@ impl TypedOp for RunTimeValueSlice {
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
         let mut facts = self.slice.output_facts(inputs)?;
+        let strided = run_time_strided_axes(&self.slice, inputs)?;
         let fact = &mut facts[0];
         let shape: TVec<TDim> = fact
             .shape
             .iter()
             .enumerate()
             .map(|(axis, d)| {
-                if d.symbols().iter().any(|s| s.scope().is_none()) {
+                if strided.contains(&axis) || d.symbols().iter().any(|s| s.scope().is_none()) {
                     self.dims
                         .get(axis)
                         .map(|s| s.to_dim())
