@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use crate::element::combine;
-use crate::{CheckedElementsIndices, Element, ElementsPlan, IndexValue, Reduction, ScatterError};
+use crate::{
+    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Parallel, Reduction, ScatterError,
+};
 
 /// Validates everything, then scatters with OpenVINO semantics.
 /// On `Err`, `data` is untouched.
@@ -38,6 +40,25 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     /// [`scatter_elements_update`] on indices already checked: the
     /// OpenVINO semantics without validating the indices a second time.
+    /// [`Self::apply_update`] on `par` where its semantics are plain
+    /// ScatterElements ([`Self::apply_par`], bit for bit the serial
+    /// result); the OpenVINO-only cases (`mean`, `use_init_val = false`)
+    /// run serially.
+    pub fn apply_update_par<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        use_init_val: bool,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        if is_plain_apply(reduction, use_init_val) {
+            self.apply_par(data, updates, reduction, par)
+        } else {
+            self.apply_update(data, updates, reduction, use_init_val)
+        }
+    }
+
     pub fn apply_update<T: Element>(
         &self,
         data: &mut [T],
@@ -47,7 +68,7 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     ) -> Result<(), ScatterError> {
         T::check_reduction(reduction)?;
         self.check_buffers(data, updates)?;
-        if reduction == Reduction::None || (use_init_val && reduction != Reduction::Mean) {
+        if is_plain_apply(reduction, use_init_val) {
             return self.apply(data, updates, reduction);
         }
         // Values taken per written position: proportional to the updates,
@@ -69,6 +90,13 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         }
         Ok(())
     }
+}
+
+/// Whether OpenVINO's semantics are ONNX's here: no reduction (the last
+/// update wins whatever `use_init_val`), or a reduction other than `mean`
+/// that starts from the data value.
+fn is_plain_apply(reduction: Reduction, use_init_val: bool) -> bool {
+    reduction == Reduction::None || (use_init_val && reduction != Reduction::Mean)
 }
 
 #[cfg(test)]

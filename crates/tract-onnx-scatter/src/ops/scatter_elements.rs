@@ -146,12 +146,9 @@ impl ScatterElements {
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
-            let onnx = self.use_init_val && self.reduction != Reduction::Mean;
-            if onnx {
-                checked.apply_par(d, u, self.reduction, &TractThreads::current())
-            } else {
-                checked.apply_update(d, u, self.reduction, self.use_init_val)
-            }.map_err(|e| site.error(e))
+            checked
+                .apply_update_par(d, u, self.reduction, self.use_init_val, &TractThreads::current())
+                .map_err(|e| site.error(e))
         }, tdim => {
             self.check_symbolic_support(DatumType::TDim)?;
             let d = view.as_slice_mut::<TDim>()?;
