@@ -23,6 +23,7 @@ use crate::parse::Deviations;
 pub mod block_assignment;
 pub mod copy_target;
 pub mod fresh_buffer;
+pub mod indexed;
 pub mod output_pool;
 pub mod scatter_elements;
 pub mod scatter_elements_update;
