@@ -733,18 +733,37 @@ fn a_torchscript_loop_export_matches_eager_pytorch() {
 /// tract's typing of `Squeeze` refused it ("Removing non-trivial axis");
 /// the `Squeeze` override checks the axis is 1 when it runs. Sums the rows.
 fn row_sum_loop(step: i64) -> Graph {
-    let body = body(&["acc_in"], &[3])
+    row_sum_loop_slicing(step, "end", false)
+}
+
+/// [`row_sum_loop`] with the row's slice ending at `end` ("end": `i + 1`;
+/// "past_any_axis": tf2onnx's int32 1e9), and when `reslice`, sliced again
+/// on axis 0 from 0 to "past_any_axis" (tf2onnx's `x[i]` in full).
+fn row_sum_loop_slicing(step: i64, end: &str, reslice: bool) -> Graph {
+    let row = if reslice { "row_0" } else { "row_1" };
+    let mut body = body(&["acc_in"], &[3])
         .init("zero_axis", &tensor1(&[0i64]))
         .init("one", &tensor1(&[1i64]))
         .init("step", &tensor1(&[step]))
+        .init("past_any_axis", &tensor1(&[1_000_000_000i32]))
+        .init("from_0", &tensor1(&[0i32]))
         .node("Unsqueeze", &["iter", "zero_axis"], &["start"], vec![])
         .node("Add", &["start", "one"], &["end"], vec![])
         .node(
             "Slice",
-            &["x", "start", "end", "zero_axis", "step"],
+            &["x", "start", end, "zero_axis", "step"],
+            &[row],
+            vec![],
+        );
+    if reslice {
+        body = body.node(
+            "Slice",
+            &["row_0", "from_0", "past_any_axis", "zero_axis"],
             &["row_1"],
             vec![],
-        )
+        );
+    }
+    let body = body
         .node("Squeeze", &["row_1", "zero_axis"], &["row"], vec![])
         .node("Add", &["acc_in", "row"], &["acc_out"], vec![])
         .node("Identity", &["cond_in"], &["cond_out"], vec![])
@@ -794,6 +813,20 @@ fn a_slice_with_a_huge_step_at_the_loop_index_reads_one_row() {
     assert_eq!(f32s(&out[0]), [1111., 2222., 3333.]);
     assert_eq!(out[1].shape(), [4, 1, 3]);
     assert_eq!(f32s(&out[1])[9..], [1000., 2000., 3000.]);
+}
+
+/// tf2onnx's `x[i]` in full: the step-1e9 slice at the loop index (end
+/// 1e9), then a slice of that row's axis from 0 to tf2onnx's "to the end",
+/// an int32 1e9. tract clamps such an end only to an axis of known length;
+/// on the run-time length of `x[i]` it typed the re-slice 0..1e9, which
+/// failed when it ran ("Invalid range 0..1000000000"). That length is now
+/// known to be at most 1, so the end is the axis's end.
+#[test]
+fn a_slice_to_tf2onnx_s_end_of_a_run_time_row_reads_the_row() {
+    let g = row_sum_loop_slicing(1_000_000_000, "past_any_axis", true);
+    let out = run(&g, &[four_rows(), tensor1(&[0f32, 0., 0.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [1111., 2222., 3333.]);
+    assert_eq!(out[1].shape(), [4, 1, 3]);
 }
 
 /// The `Squeeze` contract holds at run time: a squeezed axis of length 2
