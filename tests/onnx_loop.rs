@@ -866,3 +866,123 @@ fn squeezing_an_axis_that_turns_out_longer_than_one_is_an_error() {
         "{msg}"
     );
 }
+
+/// paddle2onnx's loop counter: a loop-carried scalar the body gives back
+/// as `[1]` (`c + [1.]` broadcasts), beside a buffer `x` of 2 the body adds
+/// the counter to. onnxruntime runs it; the loop types its body twice, for
+/// the first iteration (c a scalar) and the later ones (c of shape [1]).
+/// `read_c` makes the final counter a graph output. (`body` declares every
+/// carried input a scalar; the loop sets their facts from its inputs.)
+fn rank_changing_counter_loop(m: Option<i64>, read_c: bool) -> Graph {
+    let body = body(&["c_in", "x_in"], &[])
+        .init("one", &tensor1(&[1f32]))
+        .node("Add", &["c_in", "one"], &["c_out"], vec![])
+        .node("Add", &["x_in", "c_out"], &["x_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("c_out", DatumType::F32)
+        .output("x_out", DatumType::F32)
+        .graph_proto();
+    let outer = match m {
+        Some(m) => Graph::new(OPSET).init("m", &scalar_i64(m)),
+        None => Graph::new(OPSET).input("m", DatumType::I64, &[]),
+    };
+    let g = with_loop(
+        outer
+            .input_c("c", DatumType::F32, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "c", "x"],
+        &["c_final", "x_final"],
+        body,
+    );
+    let g = if read_c {
+        g.output("c_final", DatumType::F32)
+    } else {
+        g
+    };
+    g.output("x_final", DatumType::F32)
+}
+
+fn output_facts(model: &TypedModel) -> Vec<String> {
+    model
+        .output_outlets()
+        .unwrap()
+        .iter()
+        .map(|o| format!("{:?}", model.outlet_fact(*o).unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_loop_carried_scalar_the_body_returns_with_rank_one_runs_as_onnxruntime_runs_it() {
+    let g = rank_changing_counter_loop(None, true);
+    let out = run(&g, &[scalar_i64(3), tensor0(0f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(out[0].shape(), [1]);
+    assert_eq!(f32s(&out[0]), [3.]);
+    // x += 1, then 2, then 3.
+    assert_eq!(f32s(&out[1]), [6., 16.]);
+    assert_eq!(output_facts(&g.optimized().unwrap()), ["1,F32", "2,F32"]);
+}
+
+/// With a run-time M, no iteration may run: the final counter would then be
+/// the scalar it entered as, a rank its fact cannot hold. The model reads
+/// it, so that run is an error naming the node and the value.
+#[test]
+fn a_read_value_whose_rank_the_body_changes_is_an_error_when_no_iteration_runs() {
+    let g = rank_changing_counter_loop(None, true);
+    let err = run(&g, &[scalar_i64(0), tensor0(5f32), tensor1(&[0f32, 10.])]).unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains(
+            "Loop node 'c_final': ran no iteration, so loop-carried value 0 would be its initial value, of shape []; the model reads it with the rank 1 the body gives it"
+        ),
+        "{msg}"
+    );
+}
+
+/// paddle2onnx names every output of its loops and reads few: a value
+/// nobody reads does not stop a run of no iteration.
+#[test]
+fn an_unread_value_whose_rank_the_body_changes_lets_a_run_of_no_iteration_through() {
+    let g = rank_changing_counter_loop(None, false);
+    let out = run(&g, &[scalar_i64(0), tensor0(5f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [0., 10.]);
+    let out = run(&g, &[scalar_i64(2), tensor0(0f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [3., 13.]);
+}
+
+/// A constant M of at least 1 with no condition: the loop runs at least
+/// once, so the counter's fact is the body's and every run gives it.
+#[test]
+fn a_loop_that_provably_runs_once_types_the_changed_rank_without_a_run_time_check() {
+    let g = rank_changing_counter_loop(Some(2), true);
+    assert_eq!(output_facts(&g.optimized().unwrap()), ["1,F32", "2,F32"]);
+    let out = run(&g, &[tensor0(0f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [2.]);
+}
+
+/// A value whose rank grows at every iteration has no typing that holds
+/// past the first: a load error naming the node and the value.
+#[test]
+fn a_loop_carried_value_whose_rank_grows_every_iteration_is_a_load_error() {
+    let body = body(&["x_in"], &[2])
+        .init("zero_axis", &tensor1(&[0i64]))
+        .node("Unsqueeze", &["x_in", "zero_axis"], &["x_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        body.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Loop node 'x_final': loop-carried value 0 does not settle: after 16 typings"),
+        "{msg}"
+    );
+}
