@@ -10,7 +10,7 @@ mod graph;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
-use graph::{D, Graph, attr_graph};
+use graph::{D, Graph, attr_graph, attr_int};
 use tract_onnx_scatter::tract_onnx::pb::{GraphProto, TypeProto};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 use tract_onnx_scatter::tract_overrides::onnx_loop::{
@@ -983,6 +983,45 @@ fn a_loop_carried_value_whose_rank_grows_every_iteration_is_a_load_error() {
     let msg = chain(&err);
     assert!(
         msg.contains("Loop node 'x_final': loop-carried value 0 does not settle: after 16 typings"),
+        "{msg}"
+    );
+}
+
+/// A value that enters as a scalar, leaves the first iteration as `[1]`
+/// and later ones as `[1, 1]` (`Reshape` to the first two dims of
+/// `Shape(x) ++ [1]`), then settles: the later plan would not take what
+/// the first gives, and two typings are all the loop makes.
+#[test]
+fn a_rank_that_changes_again_after_the_first_iteration_is_a_load_error() {
+    let body = body(&["x_in"], &[])
+        .init("one", &tensor1(&[1i64]))
+        .init("zero", &tensor1(&[0i64]))
+        .init("two", &tensor1(&[2i64]))
+        .node("Shape", &["x_in"], &["dims"], vec![])
+        .node(
+            "Concat",
+            &["dims", "one"],
+            &["dims_1"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Slice", &["dims_1", "zero", "two"], &["shape"], vec![])
+        .node("Reshape", &["x_in", "shape"], &["x_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[]),
+        &["m", "", "x"],
+        &["x_final"],
+        body.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Loop node 'x_final': loop-carried value 0 enters the body as F32 [], leaves the first iteration as F32 [1] and later ones as F32 [1, 1]; its rank changes after the first iteration"),
         "{msg}"
     );
 }

@@ -37,6 +37,12 @@ pub struct TypedBody {
 /// checked against their inputs' datum types; and those outputs' facts.
 pub type Typing<'a> = &'a dyn Fn(&[TypedFact]) -> TractResult<(TypedModel, Vec<TypedFact>)>;
 
+/// `F32 [1, n]`: a fact's datum type and shape, for errors.
+pub fn show(fact: &TypedFact) -> String {
+    let dims: Vec<String> = fact.shape.iter().map(|d| d.to_string()).collect();
+    format!("{:?} [{}]", fact.datum_type, dims.join(", "))
+}
+
 /// Whether `general` holds every value `specific` does: the same datum
 /// type and rank, each dim the same or a symbol of `minted` (its own, not
 /// bound by `specific`).
@@ -116,8 +122,10 @@ pub fn type_body(
     for (k, (out, fact)) in after_first.iter().zip(&carried).enumerate() {
         ensure!(
             covers(fact, out, minted),
-            "Loop node '{node}': loop-carried value {k} enters the body as {:?}, leaves the first iteration as {out:?} and later ones as {fact:?}; its rank changes after the first iteration, and tract_onnx_scatter types a body at most twice (the first iteration, then every later one)",
-            initial[k]
+            "Loop node '{node}': loop-carried value {k} enters the body as {}, leaves the first iteration as {} and later ones as {}; its rank changes after the first iteration, and tract_onnx_scatter types a body at most twice (the first iteration, then every later one)",
+            show(&initial[k]),
+            show(out),
+            show(fact)
         );
     }
     Ok(TypedBody {
@@ -163,6 +171,8 @@ fn settle(
     }
     let (k, before, out) = &changing[0];
     bail!(
-        "Loop node '{node}': loop-carried value {k} does not settle: after {SETTLE_ROUNDS} typings of the body it still enters as {before:?} and leaves as {out:?}"
+        "Loop node '{node}': loop-carried value {k} does not settle: after {SETTLE_ROUNDS} typings of the body it still enters as {} and leaves as {}",
+        show(before),
+        show(out)
     )
 }

@@ -50,7 +50,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::loop_body_typing::{covers, type_body, widen};
+use super::loop_body_typing::{covers, show, type_body, widen};
 use tract_hir::infer::{DimFact, ShapeFactoid};
 use tract_hir::internal::*;
 use tract_onnx::model::{ParseResult, ParsingContext};
@@ -703,7 +703,9 @@ impl InferenceOp for InferLoop {
                     let first = first.output_fact(slot)?;
                     ensure!(
                         first.datum_type == rest.datum_type && first.rank() == rest.rank(),
-                        "Loop node '{name}': scan output {k} is {first:?} in the first iteration and {rest:?} in later ones; scan outputs must keep their type and rank"
+                        "Loop node '{name}': scan output {k} is {} in the first iteration and {} in later ones; scan outputs must keep their type and rank",
+                        show(&first),
+                        show(&rest)
                     );
                     let first = first.datum_type.fact(first.shape.clone());
                     widen(&rest, &first, &target.symbols, &mut minted).unwrap_or(rest)
