@@ -1025,3 +1025,32 @@ fn a_rank_that_changes_again_after_the_first_iteration_is_a_load_error() {
         "{msg}"
     );
 }
+
+/// Scanning the counter as it enters: a scalar in the first iteration,
+/// `[1]` in the later ones, so its rows could not be stacked.
+#[test]
+fn a_scan_output_whose_rank_differs_after_the_first_iteration_is_a_load_error() {
+    let body = body(&["c_in"], &[])
+        .init("one", &tensor1(&[1f32]))
+        .node("Add", &["c_in", "one"], &["c_out"], vec![])
+        .node("Identity", &["c_in"], &["c_scan"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("c_out", DatumType::F32)
+        .output("c_scan", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("c", DatumType::F32, &[]),
+        &["m", "", "c"],
+        &["c_final", "cs"],
+        body.graph_proto(),
+    )
+    .output("cs", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Loop node 'c_final': scan output 0 is F32 [] in the first iteration and F32 [1] in later ones"),
+        "{msg}"
+    );
+}
