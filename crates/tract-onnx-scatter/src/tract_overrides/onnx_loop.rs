@@ -704,7 +704,7 @@ impl InferenceOp for InferLoop {
                     ensure!(
                         first.datum_type == rest.datum_type && first.rank() == rest.rank(),
                         "Loop node '{name}': scan output {k} is {} in the first iteration and {} in later ones; scan outputs must keep their type and rank",
-                        show(&first),
+                        show(first),
                         show(&rest)
                     );
                     let first = first.datum_type.fact(first.shape.clone());
