@@ -26,6 +26,7 @@ pub mod axis_changes;
 pub mod block_assignment;
 pub mod copy_target;
 pub mod fresh_buffer;
+pub mod indexed;
 pub mod move_chains;
 pub mod output_pool;
 pub mod scatter_elements;

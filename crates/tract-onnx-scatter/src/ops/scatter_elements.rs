@@ -3,7 +3,7 @@
 //! serves OpenVINO `ScatterElementsUpdate` with a constant axis, through
 //! `use_init_val`/`mean`), its NNEF form, and its output pool.
 
-use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction};
+use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction, ScatterError};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -14,10 +14,11 @@ use crate::nnef::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
+use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
-use crate::ops::shapes::{all_concrete, sym_dims};
+use crate::ops::shapes::SymDim;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, dispatch_element, with_index_slice};
+use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -88,76 +89,6 @@ impl ScatterElements {
         }
         Ok(())
     }
-
-    fn check_facts(
-        &self,
-        data: &TypedFact,
-        indices: &TypedFact,
-        updates: &TypedFact,
-    ) -> TractResult<()> {
-        let site = &self.site;
-        types::check_indices_type(site, "indices", indices.datum_type)?;
-        types::check_same_type(site, data.datum_type, updates.datum_type)?;
-        types::check_reduction_for(site, data.datum_type, self.reduction)?;
-        self.check_symbolic_support(data.datum_type)?;
-        // The plan's rules on what the facts know: the run's words for a
-        // mistake already visible.
-        let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
-        ElementsPlan::check_shapes(&d, &i, &u, Some(self.axis as i64))
-            .map_err(|e| site.error(e))?;
-        if let Some(shapes) = all_concrete(&[data, indices, updates]) {
-            let plan = ElementsPlan::new(shapes[0], shapes[1], shapes[2], self.axis as i64)
-                .map_err(|e| site.error(e))?;
-            // Constant indices are checked now: the error surfaces at load.
-            if let Some(konst) = &indices.konst
-                && let Some(konst) = types::known_indices(site, "indices", konst)?
-            {
-                with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
-                    .map_err(|e| site.error(e))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn scatter<I: IndexValue>(
-        &self,
-        plan: &ElementsPlan,
-        indices: &[I],
-        data: TValue,
-        updates: &Tensor,
-    ) -> TractResult<Tensor> {
-        let site = &self.site;
-        let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
-        // Validated: now take the data, without a copy when exclusive.
-        let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
-        let mut data = match copy_target::take_or_fuse(
-            site,
-            data,
-            pool,
-            &checked,
-            updates,
-            self.reduction,
-            fuse,
-        )? {
-            Taken::Done(output) => return Ok(output),
-            Taken::ScatterInto(data) => data,
-        };
-        let mut view = data.try_as_plain_ram_mut()?;
-        let done = dispatch_element!(view.datum_type(), site, "data", |T| {
-            let d = view.as_slice_mut::<T>()?;
-            let u = types::slice::<T>(updates)?;
-            checked
-                .apply_update_par(d, u, self.reduction, self.use_init_val, &TractThreads::current())
-                .map_err(|e| site.error(e))
-        }, tdim => {
-            self.check_symbolic_support(DatumType::TDim)?;
-            let d = view.as_slice_mut::<TDim>()?;
-            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
-        });
-        done?;
-        Ok(data)
-    }
 }
 
 impl ScatterElements {
@@ -201,31 +132,87 @@ impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output = output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| {
-            self.eval_scatter(i, ctx.symbols)
-        })?;
-        Ok(tvec!(output))
+        indexed::eval(self, ctx, inputs)
     }
 }
 
-impl ScatterElements {
-    /// The op on `inputs`, its output taken as [`copy_target::take_output`] says.
-    fn eval_scatter(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TValue> {
+impl IndexedScatter for ScatterElements {
+    type Plan = ElementsPlan;
+
+    fn site(&self) -> &NodeSite {
+        &self.site
+    }
+
+    fn reduction(&self) -> Reduction {
+        self.reduction
+    }
+
+    fn check_op_type(&self, dt: DatumType) -> TractResult<()> {
+        self.check_symbolic_support(dt)
+    }
+
+    fn check_fact_shapes(
+        &self,
+        data: &[SymDim],
+        indices: &[SymDim],
+        updates: &[SymDim],
+    ) -> Result<(), ScatterError> {
+        ElementsPlan::check_shapes(data, indices, updates, Some(self.axis as i64)).map(drop)
+    }
+
+    fn plan(
+        &self,
+        data: &[usize],
+        indices: &[usize],
+        updates: &[usize],
+    ) -> TractResult<ElementsPlan> {
+        ElementsPlan::new(data, indices, updates, self.axis as i64).map_err(|e| self.site.error(e))
+    }
+
+    fn check_index_values<I: IndexValue>(
+        plan: &ElementsPlan,
+        indices: &[I],
+    ) -> Result<(), ScatterError> {
+        plan.check_indices(indices).map(drop)
+    }
+
+    fn scatter<I: IndexValue>(
+        &self,
+        plan: &ElementsPlan,
+        indices: &[I],
+        data: TValue,
+        updates: &Tensor,
+    ) -> TractResult<Tensor> {
         let site = &self.site;
-        types::expect_three_inputs(site, inputs.len())?;
-        let (data, indices, updates) = args_3!(inputs);
-        types::check_same_type(site, data.datum_type(), updates.datum_type())?;
-        types::check_reduction_for(site, data.datum_type(), self.reduction)?;
-        let plan = ElementsPlan::new(
-            data.shape(),
-            indices.shape(),
-            updates.shape(),
-            self.axis as i64,
-        )
-        .map_err(|e| site.error(e))?;
-        let indices = types::plain_indices(site, "indices", &indices, symbols)?;
-        let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
-        Ok(output.into_tvalue())
+        let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
+        // Validated: now take the data, without a copy when exclusive.
+        let pool = self.output_pool.as_ref();
+        let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
+        let mut data = match copy_target::take_or_fuse(
+            site,
+            data,
+            pool,
+            &checked,
+            updates,
+            self.reduction,
+            fuse,
+        )? {
+            Taken::Done(output) => return Ok(output),
+            Taken::ScatterInto(data) => data,
+        };
+        let mut view = data.try_as_plain_ram_mut()?;
+        let done = dispatch_element!(view.datum_type(), site, "data", |T| {
+            let d = view.as_slice_mut::<T>()?;
+            let u = types::slice::<T>(updates)?;
+            checked
+                .apply_update_par(d, u, self.reduction, self.use_init_val, &TractThreads::current())
+                .map_err(|e| site.error(e))
+        }, tdim => {
+            let d = view.as_slice_mut::<TDim>()?;
+            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
+        });
+        done?;
+        Ok(data)
     }
 }
 
@@ -246,9 +233,7 @@ impl TypedOp for ScatterElements {
     as_op!();
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        types::expect_three_inputs(&self.site, inputs.len())?;
-        self.check_facts(inputs[0], inputs[1], inputs[2])?;
-        Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+        indexed::output_facts(self, inputs)
     }
 
     /// Empty indices write nothing: the op is the identity on data.
@@ -355,11 +340,11 @@ fn build(
     let axis = node.int("axis")?.unwrap_or(0);
     let reduction = node.onnx_reduction()?;
     Ok((
-        expand(InferScatterElements {
+        expand(typing::DataLike(InferScatterElements {
             site: node.site,
             axis,
             reduction,
-        }),
+        })),
         vec![],
     ))
 }
@@ -372,41 +357,27 @@ pub struct InferScatterElements {
     pub reduction: Reduction,
 }
 
-impl Expansion for InferScatterElements {
-    fn name(&self) -> StaticName {
-        self.site.op.onnx_name().into()
+impl typing::DataLikeScatter for InferScatterElements {
+    const INPUTS: usize = 3;
+
+    fn site(&self) -> &NodeSite {
+        &self.site
     }
 
-    fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!(
-            "axis: {} reduction: {}",
-            self.axis, self.reduction
-        )])
+    fn info(&self) -> String {
+        format!("axis: {} reduction: {}", self.axis, self.reduction)
     }
 
-    fn rules<'r, 'p: 'r, 's: 'r>(
-        &'s self,
-        s: &mut Solver<'r>,
-        inputs: &'p [TensorProxy],
-        outputs: &'p [TensorProxy],
-    ) -> InferenceResult {
-        check_input_arity(inputs, 3)?;
-        check_output_arity(outputs, 1)?;
-        typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
-    }
-
-    fn wire(
+    fn wire_typed(
         &self,
         prefix: &str,
         model: &mut TypedModel,
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let rank = model.outlet_fact(inputs[0])?.rank();
-        let axis = crate::ops::scatter_elements::axis_position(&self.site, self.axis, rank)?;
-        let (data, updates) =
-            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
-        let op = crate::ops::ScatterElements::onnx(self.site.clone(), axis, self.reduction);
-        model.wire_node(prefix, op, &[data, inputs[1], updates])
+        let axis = axis_position(&self.site, self.axis, rank)?;
+        let op = ScatterElements::onnx(self.site.clone(), axis, self.reduction);
+        model.wire_node(prefix, op, inputs)
     }
 }
 
@@ -518,15 +489,17 @@ mod tests {
     }
 
     fn eval(op: &ScatterElements, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
-        op.eval_scatter(
+        indexed::eval(
+            op,
+            &EvalContext::out_of_plan(),
             tvec!(
                 data,
                 indices.clone().into_tvalue(),
                 updates.clone().into_tvalue()
             ),
-            &SymbolValues::default(),
         )
         .unwrap()
+        .remove(0)
         .into_tensor()
     }
 

@@ -249,11 +249,11 @@ pub fn scatter_elements_update(
         ),
     };
     Ok((
-        expand(InferScatterElementsUpdate {
+        expand(typing::DataLike(InferScatterElementsUpdate {
             site: node.site,
             reduction,
             use_init_val,
-        }),
+        })),
         vec![],
     ))
 }
@@ -266,37 +266,27 @@ pub struct InferScatterElementsUpdate {
     pub use_init_val: bool,
 }
 
-impl Expansion for InferScatterElementsUpdate {
-    fn name(&self) -> StaticName {
-        "ScatterElementsUpdate".into()
+impl typing::DataLikeScatter for InferScatterElementsUpdate {
+    const INPUTS: usize = 4;
+
+    fn site(&self) -> &NodeSite {
+        &self.site
     }
 
-    fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!(
+    fn info(&self) -> String {
+        format!(
             "reduction: {} use_init_val: {}",
             self.reduction, self.use_init_val
-        )])
+        )
     }
 
-    fn rules<'r, 'p: 'r, 's: 'r>(
-        &'s self,
-        s: &mut Solver<'r>,
-        inputs: &'p [TensorProxy],
-        outputs: &'p [TensorProxy],
-    ) -> InferenceResult {
-        check_input_arity(inputs, 4)?;
-        check_output_arity(outputs, 1)?;
-        typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
-    }
-
-    fn wire(
+    fn wire_typed(
         &self,
         prefix: &str,
         model: &mut TypedModel,
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
-        let (data, updates) =
-            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
+        let (data, updates) = (inputs[0], inputs[2]);
         let op = crate::ops::ScatterElementsUpdate {
             site: self.site.clone(),
             reduction: self.reduction,
@@ -524,8 +514,9 @@ mod builder_tests {
             .expect("an expansion");
         let op = tract_core::downcast_rs::Downcast::as_any(&**op);
         Ok(op
-            .downcast_ref::<InferScatterElementsUpdate>()
+            .downcast_ref::<typing::DataLike<InferScatterElementsUpdate>>()
             .expect("this expansion")
+            .0
             .clone())
     }
 

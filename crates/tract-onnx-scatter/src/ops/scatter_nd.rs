@@ -1,7 +1,7 @@
 //! The home of ONNX `ScatterND` (11, 13, 16, 18): the builder and the
 //! inference-level op, the typed op, its NNEF form, and its output pool.
 
-use scatter_kernels::{IndexValue, NdPlan, Reduction, Schedule, SortedNdIndices};
+use scatter_kernels::{IndexValue, NdPlan, Reduction, ScatterError, Schedule, SortedNdIndices};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -12,10 +12,11 @@ use crate::nnef::{data_indices_updates, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
+use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
-use crate::ops::shapes::{all_concrete, sym_dims};
+use crate::ops::shapes::SymDim;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, dispatch_element, with_index_slice};
+use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -73,14 +74,76 @@ impl ScatterNd {
         }
     }
 
-    /// The data fact as the scatter sees it: transposed by `layout`.
-    fn view_fact(&self, data: &TypedFact) -> TractResult<TypedFact> {
+    /// Whether shared `data` is copied as the scatter writes
+    /// ([`SortedNdIndices::apply_copying_par`]) rather than first: for a
+    /// type it covers, when the updates were sorted by destination block
+    /// (each block is copied just before its updates land), or, with no
+    /// reduction, around large row-major slices the updates overwrite
+    /// whole.
+    fn fuses_the_copy<I: IndexValue>(
+        &self,
+        plan: &NdPlan,
+        sorted: &SortedNdIndices<I>,
+        data: &Tensor,
+    ) -> bool {
+        let size = data.datum_type().size_of();
+        let around_slices = self.reduction == Reduction::None
+            && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
+            && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
+            && sorted.checked().copies_around_slices();
+        copy_target::COPYING_TYPES.contains(&data.datum_type())
+            && (sorted.is_sorted() || around_slices)
+    }
+}
+
+impl Op for ScatterNd {
+    fn name(&self) -> StaticName {
+        "ScatterND".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        let mut info = vec![format!("reduction: {}", self.reduction)];
+        if let Some(perm) = &self.layout {
+            info.push(format!("on data transposed by {perm:?}, in place"));
+        }
+        Ok(info)
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for ScatterNd {
+    op_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        indexed::eval(self, ctx, inputs)
+    }
+}
+
+impl IndexedScatter for ScatterNd {
+    type Plan = NdPlan;
+
+    fn site(&self) -> &NodeSite {
+        &self.site
+    }
+
+    fn reduction(&self) -> Reduction {
+        self.reduction
+    }
+
+    fn check_fact_shapes(
+        &self,
+        data: &[SymDim],
+        indices: &[SymDim],
+        updates: &[SymDim],
+    ) -> Result<(), ScatterError> {
+        // With a `layout` the plan sees the data transposed by it.
         let Some(perm) = &self.layout else {
-            return Ok(data.clone());
+            return NdPlan::check_shapes(data, indices, updates).map(drop);
         };
-        NdPlan::check_layout(&sym_dims(data), perm).map_err(|e| self.site.error(e))?;
-        let shape: TVec<TDim> = perm.iter().map(|&p| data.shape[p].clone()).collect();
-        Ok(data.datum_type.fact(shape))
+        NdPlan::check_layout(data, perm)?;
+        let view: TVec<SymDim> = perm.iter().map(|&p| data[p]).collect();
+        NdPlan::check_shapes(&view, indices, updates).map(drop)
     }
 
     fn plan(&self, data: &[usize], indices: &[usize], updates: &[usize]) -> TractResult<NdPlan> {
@@ -91,30 +154,8 @@ impl ScatterNd {
         .map_err(|e| self.site.error(e))
     }
 
-    fn check_facts(
-        &self,
-        data: &TypedFact,
-        indices: &TypedFact,
-        updates: &TypedFact,
-    ) -> TractResult<()> {
-        let site = &self.site;
-        types::check_indices_type(site, "indices", indices.datum_type)?;
-        types::check_same_type(site, data.datum_type, updates.datum_type)?;
-        types::check_reduction_for(site, data.datum_type, self.reduction)?;
-        // The plan's rules on what the facts know: the run's words for a
-        // mistake already visible.
-        let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
-        NdPlan::check_shapes(&d, &i, &u).map_err(|e| site.error(e))?;
-        if let Some(shapes) = all_concrete(&[data, indices, updates]) {
-            let plan = NdPlan::new(shapes[0], shapes[1], shapes[2]).map_err(|e| site.error(e))?;
-            if let Some(konst) = &indices.konst
-                && let Some(konst) = types::known_indices(site, "indices", konst)?
-            {
-                with_index_slice!(konst, |idx| plan.check_indices(idx).map(drop))
-                    .map_err(|e| site.error(e))?;
-            }
-        }
-        Ok(())
+    fn check_index_values<I: IndexValue>(plan: &NdPlan, indices: &[I]) -> Result<(), ScatterError> {
+        plan.check_indices(indices).map(drop)
     }
 
     fn scatter<I: IndexValue>(
@@ -159,71 +200,6 @@ impl ScatterNd {
     }
 }
 
-impl ScatterNd {
-    /// Whether shared `data` is copied as the scatter writes
-    /// ([`SortedNdIndices::apply_copying_par`]) rather than first: for a
-    /// type it covers, when the updates were sorted by destination block
-    /// (each block is copied just before its updates land), or, with no
-    /// reduction, around large row-major slices the updates overwrite
-    /// whole.
-    fn fuses_the_copy<I: IndexValue>(
-        &self,
-        plan: &NdPlan,
-        sorted: &SortedNdIndices<I>,
-        data: &Tensor,
-    ) -> bool {
-        let size = data.datum_type().size_of();
-        let around_slices = self.reduction == Reduction::None
-            && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
-            && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
-            && sorted.checked().copies_around_slices();
-        copy_target::COPYING_TYPES.contains(&data.datum_type())
-            && (sorted.is_sorted() || around_slices)
-    }
-}
-
-impl Op for ScatterNd {
-    fn name(&self) -> StaticName {
-        "ScatterND".into()
-    }
-
-    fn info(&self) -> TractResult<Vec<String>> {
-        let mut info = vec![format!("reduction: {}", self.reduction)];
-        if let Some(perm) = &self.layout {
-            info.push(format!("on data transposed by {perm:?}, in place"));
-        }
-        Ok(info)
-    }
-
-    op_as_typed_op!();
-}
-
-impl EvalOp for ScatterNd {
-    op_out_of_plan!();
-
-    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output = output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| {
-            self.eval_scatter(i, ctx.symbols)
-        })?;
-        Ok(tvec!(output))
-    }
-}
-
-impl ScatterNd {
-    /// The op on `inputs`, its output taken as [`copy_target::take_output`] says.
-    fn eval_scatter(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TValue> {
-        let site = &self.site;
-        types::expect_three_inputs(site, inputs.len())?;
-        let (data, indices, updates) = args_3!(inputs);
-        types::check_same_type(site, data.datum_type(), updates.datum_type())?;
-        types::check_reduction_for(site, data.datum_type(), self.reduction)?;
-        let plan = self.plan(data.shape(), indices.shape(), updates.shape())?;
-        let indices = types::plain_indices(site, "indices", &indices, symbols)?;
-        let output = with_index_slice!(indices, |idx| self.scatter(&plan, idx, data, &updates)?);
-        Ok(output.into_tvalue())
-    }
-}
-
 impl output_pool::PooledOp for ScatterNd {
     fn output_pool(&self) -> Option<&OutputPool> {
         self.output_pool.as_ref()
@@ -234,9 +210,7 @@ impl TypedOp for ScatterNd {
     as_op!();
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        types::expect_three_inputs(&self.site, inputs.len())?;
-        self.check_facts(&self.view_fact(inputs[0])?, inputs[1], inputs[2])?;
-        Ok(tvec!(inputs[0].datum_type.fact(inputs[0].shape.clone())))
+        indexed::output_facts(self, inputs)
     }
 
     /// A transpose and its inverse around the op fold into `layout`
@@ -333,10 +307,10 @@ pub fn scatter_nd<const STRICT: bool>(
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let reduction = node.onnx_reduction()?;
     Ok((
-        expand(InferScatterNd {
+        expand(typing::DataLike(InferScatterNd {
             site: node.site,
             reduction,
-        }),
+        })),
         vec![],
     ))
 }
@@ -348,36 +322,25 @@ pub struct InferScatterNd {
     pub reduction: Reduction,
 }
 
-impl Expansion for InferScatterNd {
-    fn name(&self) -> StaticName {
-        "ScatterND".into()
+impl typing::DataLikeScatter for InferScatterNd {
+    const INPUTS: usize = 3;
+
+    fn site(&self) -> &NodeSite {
+        &self.site
     }
 
-    fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!("reduction: {}", self.reduction)])
+    fn info(&self) -> String {
+        format!("reduction: {}", self.reduction)
     }
 
-    fn rules<'r, 'p: 'r, 's: 'r>(
-        &'s self,
-        s: &mut Solver<'r>,
-        inputs: &'p [TensorProxy],
-        outputs: &'p [TensorProxy],
-    ) -> InferenceResult {
-        check_input_arity(inputs, 3)?;
-        check_output_arity(outputs, 1)?;
-        typing::data_like_output(s, &self.site, &inputs[0], &inputs[2], &outputs[0])
-    }
-
-    fn wire(
+    fn wire_typed(
         &self,
         prefix: &str,
         model: &mut TypedModel,
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
-        let (data, updates) =
-            typing::wire_unified(prefix, &self.site, model, inputs[0], inputs[2])?;
-        let op = crate::ops::ScatterNd::onnx(self.site.clone(), self.reduction);
-        model.wire_node(prefix, op, &[data, inputs[1], updates])
+        let op = ScatterNd::onnx(self.site.clone(), self.reduction);
+        model.wire_node(prefix, op, inputs)
     }
 }
 
@@ -470,15 +433,17 @@ mod tests {
     }
 
     fn eval(op: &ScatterNd, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
-        op.eval_scatter(
+        indexed::eval(
+            op,
+            &EvalContext::out_of_plan(),
             tvec!(
                 data,
                 indices.clone().into_tvalue(),
                 updates.clone().into_tvalue()
             ),
-            &SymbolValues::default(),
         )
         .unwrap()
+        .remove(0)
         .into_tensor()
     }
 

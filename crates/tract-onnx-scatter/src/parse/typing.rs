@@ -57,3 +57,65 @@ pub fn wire_unified(
     };
     Ok((to(data, dt, "data")?, to(updates, ut, "updates")?))
 }
+
+/// A scatter whose output is typed like its data, read from inputs
+/// `(data, indices, updates, ..)`: what differs between them before
+/// typing. [`DataLike`] is the one inference form they share.
+pub trait DataLikeScatter: std::fmt::Debug + Clone + Send + Sync + 'static {
+    /// How many inputs the node takes.
+    const INPUTS: usize;
+
+    fn site(&self) -> &NodeSite;
+
+    /// The attributes as `info` shows them.
+    fn info(&self) -> String;
+
+    /// Wires the typed op; `inputs` has data and updates already of one
+    /// type ([`wire_unified`]).
+    fn wire_typed(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>>;
+}
+
+/// The inference op of a [`DataLikeScatter`]: checks the arity, types the
+/// output like data ([`data_like_output`]) and unifies data and updates
+/// before the typed op is wired.
+#[derive(Debug, Clone)]
+pub struct DataLike<S>(pub S);
+
+impl<S: DataLikeScatter> Expansion for DataLike<S> {
+    fn name(&self) -> StaticName {
+        self.0.site().op.onnx_name().into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![self.0.info()])
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_input_arity(inputs, S::INPUTS)?;
+        check_output_arity(outputs, 1)?;
+        data_like_output(s, self.0.site(), &inputs[0], &inputs[2], &outputs[0])
+    }
+
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        let (data, updates) = wire_unified(prefix, self.0.site(), model, inputs[0], inputs[2])?;
+        let mut wires: TVec<OutletId> = inputs.into();
+        wires[0] = data;
+        wires[2] = updates;
+        self.0.wire_typed(prefix, model, &wires)
+    }
+}

@@ -5,29 +5,16 @@
 //! `Range` or `NonZero` output, say) as a TDim constant holding the
 //! symbol. Ops that turn such a value into numbers themselves (`Cast` to
 //! float) evaluate it without the session's symbol values and fail: "Undetermined symbol in expression:
-//! range" (Piper's `/Cast_3`). For the ops listed in [`register`], every
+//! range" (Piper's `/Cast_3`). For the ops listed in [`crate::tract_overrides`], every
 //! such constant input goes through [`BindRunSymbols`] first, which
 //! substitutes the run's values, ordered after the nodes binding them. Ops
 //! whose inputs hold no such symbol are built exactly as tract builds them.
 
 use tract_hir::internal::*;
-use tract_onnx::model::{OnnxOpRegister, ParsingContext};
+use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use super::retyped::{Retyped, Typing};
-
-type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
-
-/// tract's own builder for `op`, read once from a stock register.
-pub fn stock(op: &str) -> TractResult<Builder> {
-    static STOCK: std::sync::OnceLock<OnnxOpRegister> = std::sync::OnceLock::new();
-    STOCK
-        .get_or_init(|| tract_onnx::onnx().op_register)
-        .0
-        .get(op)
-        .copied()
-        .with_context(|| format!("tract's ONNX register has no {op} builder"))
-}
 
 /// The builder registered for `Cast`: tract's, whose typing binds first
 /// the TDim constant inputs holding run-bound symbols. Only ops that read a
@@ -38,12 +25,7 @@ pub fn cast(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let (inner, extra_inputs) = stock("Cast")?(ctx, node)?;
-    let op = Retyped {
-        stock: inner,
-        typing: BindingInputs,
-    };
-    Ok((Box::new(op), extra_inputs))
+    Retyped::stock_built("Cast", ctx, node, BindingInputs)
 }
 
 /// Typing that binds, first, the TDim constant inputs holding run-bound
@@ -62,21 +44,32 @@ impl Typing for BindingInputs {
     ) -> TractResult<TVec<OutletId>> {
         let mut mapping = mapping.clone();
         for (ix, input) in node.inputs.iter().enumerate() {
-            let mut outlet = mapping[input];
+            let outlet = mapping[input];
             let binders = super::run_symbols::binders(target, &[outlet])?;
-            if !binders.is_empty() {
-                let mut wires = tvec![outlet];
-                wires.extend(binders);
-                outlet = target.wire_node(
-                    format!("{}.bind_symbols.{ix}", node.name),
-                    BindRunSymbols,
-                    &wires,
-                )?[0];
-            }
-            mapping.insert(*input, outlet);
+            let name = format!("{}.bind_symbols.{ix}", node.name);
+            let bound = wire_after(target, name, BindRunSymbols, outlet, binders)?;
+            mapping.insert(*input, bound);
         }
         stock.to_typed(source, node, target, &mapping)
     }
+}
+
+/// `value` through `op` (its first input; the others, `binders`, only
+/// order it after the nodes binding symbols), or `value` itself when
+/// nothing binds.
+fn wire_after(
+    target: &mut TypedModel,
+    name: String,
+    op: impl TypedOp,
+    value: OutletId,
+    binders: TVec<OutletId>,
+) -> TractResult<OutletId> {
+    if binders.is_empty() {
+        return Ok(value);
+    }
+    let mut wires = tvec![value];
+    wires.extend(binders);
+    Ok(target.wire_node(name, op, &wires)?[0])
 }
 
 /// A TDim value with the run's symbol values substituted. Input 0 is the
@@ -135,12 +128,7 @@ pub fn expand(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let (inner, extra_inputs) = stock("Expand")?(ctx, node)?;
-    let op = Retyped {
-        stock: inner,
-        typing: DataAfterBinders,
-    };
-    Ok((Box::new(op), extra_inputs))
+    Retyped::stock_built("Expand", ctx, node, DataAfterBinders)
 }
 
 /// Typing that orders input 0 after the nodes binding the run-bound
@@ -165,10 +153,8 @@ impl Typing for DataAfterBinders {
         if binders.is_empty() {
             return stock.to_typed(source, node, target, mapping);
         }
-        let mut wires = tvec![outlets[0]];
-        wires.extend(binders);
-        let data =
-            target.wire_node(format!("{}.after_binders", node.name), AfterBinders, &wires)?[0];
+        let name = format!("{}.after_binders", node.name);
+        let data = wire_after(target, name, AfterBinders, outlets[0], binders)?;
         let mut mapping = mapping.clone();
         mapping.insert(node.inputs[0], data);
         stock.to_typed(source, node, target, &mapping)

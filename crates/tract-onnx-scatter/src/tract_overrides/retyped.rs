@@ -8,6 +8,8 @@
 use std::fmt::Debug;
 
 use tract_hir::internal::*;
+use tract_onnx::model::{OnnxOpRegister, ParsingContext};
+use tract_onnx::pb::NodeProto;
 
 /// What a [`Retyped`] op becomes in the typed model.
 pub trait Typing: Debug + Clone + Send + Sync + 'static {
@@ -29,6 +31,32 @@ pub trait Typing: Debug + Clone + Send + Sync + 'static {
 pub struct Retyped<T> {
     pub stock: Box<dyn InferenceOp>,
     pub typing: T,
+}
+
+type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
+
+/// tract's own builder for `op`, read once from a stock register.
+pub fn stock(op: &str) -> TractResult<Builder> {
+    static STOCK: std::sync::OnceLock<OnnxOpRegister> = std::sync::OnceLock::new();
+    STOCK
+        .get_or_init(|| tract_onnx::onnx().op_register)
+        .0
+        .get(op)
+        .copied()
+        .with_context(|| format!("tract's ONNX register has no {op} builder"))
+}
+
+impl<T: Typing> Retyped<T> {
+    /// What tract's builder for `op` makes of `node`, typed with `typing`.
+    pub fn stock_built(
+        op: &str,
+        ctx: &ParsingContext,
+        node: &NodeProto,
+        typing: T,
+    ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+        let (stock, extra_inputs) = self::stock(op)?(ctx, node)?;
+        Ok((Box::new(Retyped { stock, typing }), extra_inputs))
+    }
 }
 
 impl<T> PartialEq for Retyped<T> {

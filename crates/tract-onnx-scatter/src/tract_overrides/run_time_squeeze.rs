@@ -18,7 +18,6 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use super::bind_run_symbols::stock;
 use super::retyped::{Retyped, Typing};
 
 /// The builder registered for `Squeeze`: tract's, typed through
@@ -27,18 +26,13 @@ pub fn squeeze(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let (inner, extra_inputs) = stock("Squeeze")?(ctx, node)?;
     // Below opset 13 the axes are an attribute; from 13 on, input 1.
     let attribute_axes = if ctx.onnx_operator_set_version < 13 {
         node.get_attr_opt_vec::<i64>("axes")?
     } else {
         None
     };
-    let op = Retyped {
-        stock: inner,
-        typing: SymbolicAxes { attribute_axes },
-    };
-    Ok((Box::new(op), extra_inputs))
+    Retyped::stock_built("Squeeze", ctx, node, SymbolicAxes { attribute_axes })
 }
 
 /// Typing that pins, first, every squeezed axis of symbolic length to 1
