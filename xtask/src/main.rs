@@ -35,12 +35,12 @@ commands:
       Run every official node test of the newest pinned release that ships
       data (or VERSION) with the plugin and stock tract, counted per
       operator. Informational: exits 0 whatever the counts.
-  bench [--filter SUBSTRING] [--budget-ms N] [--output FILE]
+  bench [--filter SUBSTRING[,SUBSTRING...]] [--budget-ms N] [--output FILE]
         [--python PATH] [--torch-python PATH] [--pool-capacity N]
         [--no-ort true] [--no-torch true] [--no-stock true]
         [--huge-page-inputs true]
       Build scatter-bench in release mode and time every row (or those
-      whose name contains SUBSTRING) with the plugin and stock tract in each
+      whose name contains any SUBSTRING) with the plugin and stock tract in each
       calling mode, next to copies of the data and onnxruntime (a Python
       with onnxruntime: --python, ORT_PYTHON, or found); print the tables
       and the target lines (each exported pair: dynamo within its target of

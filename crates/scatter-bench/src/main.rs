@@ -9,7 +9,7 @@
 //! (fetched by `cargo xtask conformance --filter piper`). Run through
 //! `cargo xtask bench` (release).
 //!
-//! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
+//! Options: `--filter SUBSTRING[,SUBSTRING...]`, `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
 //! `--no-stock`, `--output FILE`,
 //! `--pool-capacity N` (every output pool's capacity, default 1),
@@ -75,7 +75,7 @@ fn options() -> Result<Options> {
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
-                "unknown option {other:?} (--filter S, --budget-ms N, --python PATH, --no-ort, \
+                "unknown option {other:?} (--filter S[,S...], --budget-ms N, --python PATH, --no-ort, \
                  --torch-python PATH, --no-torch, --no-stock, --output FILE, --pool-capacity N, \
                  --huge-page-inputs)"
             ),
