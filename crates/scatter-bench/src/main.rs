@@ -98,7 +98,14 @@ fn machine() -> String {
     let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
-    format!("{cores} cores, {cpu}, transparent huge pages {thp}")
+    // glibc's malloc thresholds decide whether a call's large tensors are
+    // reused heap or fresh pages (README, Exported models); a run that
+    // pinned them says so. Every child and onnxruntime inherit it.
+    let malloc = match std::env::var("GLIBC_TUNABLES") {
+        Ok(tunables) => format!(", GLIBC_TUNABLES={tunables}"),
+        Err(_) => String::new(),
+    };
+    format!("{cores} cores, {cpu}, transparent huge pages {thp}{malloc}")
 }
 
 fn load() -> String {
