@@ -538,3 +538,46 @@ fn a_scatter_nd_folded_between_transposes_round_trips_with_its_layout() {
     let (_, op) = only_node::<ScatterNd>(&back);
     assert_eq!(op.layout.as_deref(), Some(&[2usize, 0, 1, 3][..]));
 }
+
+#[test]
+fn a_scatter_nd_folded_into_scatter_elements_round_trips_still_naming_the_scatter_nd() {
+    // index_copy along axis 2 as the dynamo exporter writes it: cache and
+    // k through the same transpose.
+    let dt = DatumType::F32;
+    let p = [2i64, 0, 1, 3];
+    let g = Graph::new(18)
+        .input_c("cache", dt, &[1, 2, 5, 3])
+        .input_c("rows", DatumType::I64, &[2, 1])
+        .input_c("k", dt, &[1, 2, 2, 3])
+        .node(
+            "Transpose",
+            &["cache"],
+            &["view"],
+            vec![graph::attr_ints("perm", &p)],
+        )
+        .node(
+            "Transpose",
+            &["k"],
+            &["u"],
+            vec![graph::attr_ints("perm", &p)],
+        )
+        .node("ScatterND", &["view", "rows", "u"], &["scattered"], vec![])
+        .node(
+            "Transpose",
+            &["scattered"],
+            &["out"],
+            vec![graph::attr_ints("perm", &[1, 2, 0, 3])],
+        )
+        .output("out", dt);
+    let model = g.decluttered().unwrap();
+    let (_, op) = only_node::<ScatterElements>(&model);
+    assert_eq!((op.axis, op.site.op), (2, ScatterOp::ScatterNd));
+    let inputs = [
+        graph::tensor(dt, &[1, 2, 5, 3], &(0..30).collect::<Vec<_>>()),
+        graph::tensor(DatumType::I64, &[2, 1], &[-1, 1]),
+        graph::tensor(dt, &[1, 2, 2, 3], &(100..112).collect::<Vec<_>>()),
+    ];
+    let back = round_trip(&model, &inputs, "folded index_copy");
+    let (_, op) = only_node::<ScatterElements>(&back);
+    assert_eq!((op.axis, op.site.op), (2, ScatterOp::ScatterNd));
+}

@@ -5,8 +5,9 @@ use anyhow::{Result, bail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Options that take no value (`--all-ops`); read them with [`Args::switch`].
-const SWITCHES: &[&str] = &["all-ops"];
+/// Options that take no value (`--all-ops`, `--help`); read them with
+/// [`Args::switch`].
+const SWITCHES: &[&str] = &["all-ops", "help"];
 
 pub struct Args {
     values: BTreeMap<String, String>,

@@ -35,6 +35,16 @@ commands:
       Run every official node test of the newest pinned release that ships
       data (or VERSION) with the plugin and stock tract, counted per
       operator. Informational: exits 0 whatever the counts.
+  bench [--filter SUBSTRING[,SUBSTRING...]] [--budget-ms N] [--output FILE]
+        [--python PATH] [--torch-python PATH] [--pool-capacity N]
+        [--no-ort true] [--no-torch true] [--no-stock true]
+        [--huge-page-inputs true]
+      Build scatter-bench in release mode and time every row (or those
+      whose name contains any SUBSTRING) with the plugin and stock tract in each
+      calling mode, next to copies of the data and onnxruntime (a Python
+      with onnxruntime: --python, ORT_PYTHON, or found); print the tables
+      and the target lines (each exported pair: dynamo within its target of
+      TorchScript). See README.md, Performance.
   fuzz [--seconds N] [--target kernels|one_node_model|model_bytes]
       Run each cargo-fuzz target of fuzz/ (or the one named) for N seconds
       (default 60) on stable; non-zero exit on a crash. Needs
@@ -67,6 +77,10 @@ fn run() -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     };
     let mut args = args::Args::parse(argv)?;
+    if args.switch("--help") {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let layout = Layout::new(root_above(env!("CARGO_MANIFEST_DIR")));
     match command.as_str() {
         "fetch-testdata" => {

@@ -38,17 +38,27 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The rows `filter` selects, in table order: the one-node workloads,
-/// their gradients, GTCRN, the exported models, the Loop rows; Piper (a 63 MB model fetched on demand)
-/// only when the filter names it.
+/// The rows `filter` selects (a name containing any of its comma-separated
+/// substrings, so that `kv_step,yolo_head` times every exported pair in one
+/// report), in table order: the one-node workloads, their gradients, GTCRN,
+/// the exported models, the Loop rows; Piper (a 63 MB model fetched on
+/// demand) only when the filter names it.
 pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
-    let selected = |n: &str| filter.is_none_or(|f| n.contains(f));
+    let parts: Option<Vec<&str>> = filter.map(|f| f.split(',').filter(|p| !p.is_empty()).collect());
+    let selected = |n: &str| {
+        parts
+            .as_ref()
+            .is_none_or(|ps| ps.iter().any(|p| n.contains(p)))
+    };
     let mut names: Vec<&str> = NAMES.into_iter().filter(|n| selected(n)).collect();
     names.extend(grads::NAMES.into_iter().filter(|n| selected(n)));
     names.extend([gtcrn::NAME].into_iter().filter(|n| selected(n)));
     names.extend(exported::NAMES.into_iter().filter(|n| selected(n)));
     names.extend(loops::NAMES.into_iter().filter(|n| selected(n)));
-    if filter.is_some_and(|f| piper::NAME.contains(f)) {
+    if parts
+        .as_ref()
+        .is_some_and(|ps| ps.iter().any(|p| piper::NAME.contains(p)))
+    {
         names.push(piper::NAME);
     }
     names
@@ -74,4 +84,26 @@ pub fn case(name: &str) -> Result<case::Case> {
 #[inline(never)]
 pub fn memcpy(dst: &mut [f32], src: &[f32]) {
     dst.copy_from_slice(src);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comma_separated_filter_selects_the_rows_of_any_of_its_parts() {
+        let names = case_names(Some("kv_step,yolo_head3"));
+        assert_eq!(
+            names,
+            [
+                "kv_step_torchscript",
+                "kv_step_dynamo",
+                "yolo_head3_torchscript",
+                "yolo_head3_dynamo"
+            ]
+        );
+        assert_eq!(case_names(Some("yolo_head3")).len(), 2);
+        assert!(!case_names(Some("kv_step,")).contains(&piper::NAME));
+        assert!(case_names(Some("kv_step,piper")).contains(&piper::NAME));
+    }
 }

@@ -9,7 +9,7 @@
 //! (fetched by `cargo xtask conformance --filter piper`). Run through
 //! `cargo xtask bench` (release).
 //!
-//! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
+//! Options: `--filter SUBSTRING[,SUBSTRING...]`, `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
 //! `--no-stock`, `--output FILE`,
 //! `--pool-capacity N` (every output pool's capacity, default 1),
@@ -75,7 +75,7 @@ fn options() -> Result<Options> {
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
-                "unknown option {other:?} (--filter S, --budget-ms N, --python PATH, --no-ort, \
+                "unknown option {other:?} (--filter S[,S...], --budget-ms N, --python PATH, --no-ort, \
                  --torch-python PATH, --no-torch, --no-stock, --output FILE, --pool-capacity N, \
                  --huge-page-inputs)"
             ),
@@ -98,7 +98,14 @@ fn machine() -> String {
     let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
-    format!("{cores} cores, {cpu}, transparent huge pages {thp}")
+    // glibc's malloc thresholds decide whether a call's large tensors are
+    // reused heap or fresh pages (README, Exported models); a run that
+    // pinned them says so. Every child and onnxruntime inherit it.
+    let malloc = match std::env::var("GLIBC_TUNABLES") {
+        Ok(tunables) => format!(", GLIBC_TUNABLES={tunables}"),
+        Err(_) => String::new(),
+    };
+    format!("{cores} cores, {cpu}, transparent huge pages {thp}{malloc}")
 }
 
 fn load() -> String {
@@ -137,70 +144,85 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
 /// each round ([`scatter_bench::report::Rounds::paired`]), where the drift is shared.
 const ROUNDS: u32 = 5;
 
-/// What one round asks of: an (engine, mode) child, or onnxruntime.
+/// What one round asks of: an (engine, mode) child, or onnxruntime on the
+/// case written to this directory.
 enum Series {
     Child {
         engine: &'static str,
         mode: Mode,
         rounds: ChildRounds,
     },
-    Ort,
+    Ort(PathBuf),
 }
 
-/// Every (engine, mode) of `case` and, with `ort` (the server and the
-/// directory [`ort::write_case`] wrote the case to), onnxruntime, in
-/// [`ROUNDS`] paired rounds.
-fn measure_case(
-    case: &Case,
+/// Every (engine, mode) of each case and, for a case with an onnxruntime
+/// directory ([`ort::write_case`]) and `ort` the server, onnxruntime, in
+/// [`ROUNDS`] paired rounds. Several cases (an exported pair,
+/// [`exported::twin`]) share their rounds: round `i` of each of their
+/// series is timed within seconds of the others', so ratios between the
+/// cases are paired too.
+fn measure_cases(
+    cases: &[(&Case, Option<PathBuf>)],
     o: &Options,
     exe: &std::path::Path,
-    mut ort: Option<(&mut OrtRounds, PathBuf)>,
-) -> Result<Row> {
-    let mut row = Row {
-        name: case.name.clone(),
-        data_bytes: case.data_bytes(),
-        copy_bound: case.copy_bound,
-        summarized: case.summarized,
-        gradient: case.gradient.is_some(),
-        ..Row::default()
-    };
-    if let Some(data) = case.copy_floor_data()? {
-        measure_copies(&mut row, data, o.budget)?;
-    }
+    mut ort: Option<&mut OrtRounds>,
+) -> Result<Vec<Row>> {
+    let mut rows = vec![];
     let budget = Budget {
         time: o.budget.time / ROUNDS,
         ..o.budget
     };
-    let mut series = vec![];
-    for engine in ENGINES.into_iter().filter(|e| *e != "stock" || o.stock) {
-        for mode in Mode::ALL {
-            if mode == Mode::Owned && case.ownership == Ownership::None {
-                row.not_measured.push((
-                    format!("{engine} owned"),
-                    "no owned mode: the case moves no input in".into(),
-                ));
-                continue;
-            }
-            let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.settings)?;
-            series.push(Some(Series::Child {
-                engine,
-                mode,
-                rounds,
-            }));
+    // (case index, series)
+    let mut series: Vec<(usize, Option<Series>)> = vec![];
+    for (c, (case, ort_dir)) in cases.iter().enumerate() {
+        let mut row = Row {
+            name: case.name.clone(),
+            data_bytes: case.data_bytes(),
+            copy_bound: case.copy_bound,
+            summarized: case.summarized,
+            gradient: case.gradient.is_some(),
+            ..Row::default()
+        };
+        if let Some(data) = case.copy_floor_data()? {
+            measure_copies(&mut row, data, o.budget)?;
         }
-    }
-    if ort.is_some() {
-        series.push(Some(Series::Ort));
+        for engine in ENGINES.into_iter().filter(|e| *e != "stock" || o.stock) {
+            for mode in Mode::ALL {
+                if mode == Mode::Owned && case.ownership == Ownership::None {
+                    row.not_measured.push((
+                        format!("{engine} owned"),
+                        "no owned mode: the case moves no input in".into(),
+                    ));
+                    continue;
+                }
+                let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.settings)?;
+                series.push((
+                    c,
+                    Some(Series::Child {
+                        engine,
+                        mode,
+                        rounds,
+                    }),
+                ));
+            }
+        }
+        if ort.is_some()
+            && let Some(dir) = ort_dir
+        {
+            series.push((c, Some(Series::Ort(dir.clone()))));
+        }
+        rows.push(row);
     }
     let mut measured: Vec<Vec<Measured>> = vec![vec![]; series.len()];
     for round in 0..ROUNDS as usize {
         for k in 0..series.len() {
             let i = (k + round) % series.len();
-            let result = match series[i].as_mut() {
+            let (c, entry) = &mut series[i];
+            let result = match entry.as_mut() {
                 None => continue,
                 Some(Series::Child { rounds, .. }) => rounds.round(budget.time),
-                Some(Series::Ort) => {
-                    let (server, dir) = ort.as_mut().expect("an Ort series has a server");
+                Some(Series::Ort(dir)) => {
+                    let server = ort.as_mut().expect("an Ort series has a server");
                     server.round(dir, budget).map(|median| Measured {
                         median,
                         ..Measured::default()
@@ -210,30 +232,32 @@ fn measure_case(
             match result {
                 Ok(m) => measured[i].push(m),
                 Err(err) => {
-                    let what = match &series[i] {
+                    let what = match entry {
                         Some(Series::Child { engine, mode, .. }) => {
                             format!("{engine} {}", mode.name())
                         }
                         _ => "onnxruntime".into(),
                     };
-                    eprintln!("  {what}: n/a ({err:#})");
-                    row.not_measured.push((what, format!("{err:#}")));
+                    eprintln!("  {}: {what}: n/a ({err:#})", rows[*c].name);
+                    rows[*c].not_measured.push((what, format!("{err:#}")));
                     // Dropping a child waits for it: its memory is freed.
-                    series[i] = None;
+                    *entry = None;
                     measured[i].clear();
                 }
             }
         }
     }
-    for (s, rounds) in series.iter().zip(&measured) {
+    for ((c, s), rounds) in series.iter().zip(&measured) {
         let Some(combined) = Measured::combine(rounds) else {
             continue;
         };
+        let row = &mut rows[*c];
         let medians: Vec<Duration> = rounds.iter().map(|m| m.median).collect();
         match s {
             Some(Series::Child { engine, mode, .. }) => {
                 eprintln!(
-                    "  {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                    "  {}: {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                    row.name,
                     mode.name(),
                     human(combined.median),
                     combined.calls,
@@ -252,15 +276,15 @@ fn measure_case(
                     row.rounds.stock[m] = medians;
                 }
             }
-            Some(Series::Ort) => {
-                eprintln!("  onnxruntime: {}", human(combined.median));
+            Some(Series::Ort(_)) => {
+                eprintln!("  {}: onnxruntime: {}", row.name, human(combined.median));
                 row.ort = Some(combined.median);
                 row.rounds.ort = medians;
             }
             None => {}
         }
     }
-    Ok(row)
+    Ok(rows)
 }
 
 fn main() -> Result<()> {
@@ -326,23 +350,40 @@ fn main() -> Result<()> {
     };
 
     let mut rows = vec![];
-    for name in names {
-        eprintln!("{name}:");
-        let case = scatter_bench::case(name).with_context(|| format!("loading {name}"))?;
-        // onnxruntime cannot load the plugin's training domain: gradient
-        // rows go to PyTorch instead (a directory bench_ort.py never reads).
-        let ort = if case.gradient.is_some() {
-            if torch_python.is_some() {
-                ort::write_case(&torch_dir, &case)?;
-            }
-            None
-        } else if let Some(server) = ort_rounds.as_mut() {
-            ort::write_case(&ort_dir, &case)?;
-            Some((server, ort_dir.join(&case.name)))
-        } else {
-            None
-        };
-        rows.push(measure_case(&case, &o, &exe, ort).context(name)?);
+    let mut done: Vec<&str> = vec![];
+    for &name in &names {
+        if done.contains(&name) {
+            continue;
+        }
+        // An exported pair is timed in shared rounds when both are asked for.
+        let group: Vec<&str> = std::iter::once(name)
+            .chain(exported::twin(name).filter(|twin| names.contains(twin)))
+            .collect();
+        done.extend(&group);
+        eprintln!("{}:", group.join(" + "));
+        let mut cases = vec![];
+        for &name in &group {
+            let case = scatter_bench::case(name).with_context(|| format!("loading {name}"))?;
+            // onnxruntime cannot load the plugin's training domain: gradient
+            // rows go to PyTorch instead (a directory bench_ort.py never reads).
+            let ort_dir = if case.gradient.is_some() {
+                if torch_python.is_some() {
+                    ort::write_case(&torch_dir, &case)?;
+                }
+                None
+            } else if ort_rounds.is_some() {
+                ort::write_case(&ort_dir, &case)?;
+                Some(ort_dir.join(&case.name))
+            } else {
+                None
+            };
+            cases.push((case, ort_dir));
+        }
+        let cases: Vec<(&Case, Option<PathBuf>)> =
+            cases.iter().map(|(c, d)| (c, d.clone())).collect();
+        rows.extend(
+            measure_cases(&cases, &o, &exe, ort_rounds.as_mut()).context(group.join(" + "))?,
+        );
     }
     let ort_version = match (&python, &ort_rounds) {
         (Some(python), Some(_)) => ort::version(python).ok(),
@@ -384,8 +425,8 @@ fn main() -> Result<()> {
             "Modes: *one-shot* `plan.run(inputs)` per call (a fresh state each time), the caller \
          keeping its tensors; *persistent* `state.run(inputs)` on a state spawned once, tensors \
          kept; *owned* the data moved in (the output fed back as the next data, or a copy made \
-         before the timed call for yolo_head_* and the loop_decode_* buffers). Fed-back caches (gtcrn_frame, kv_step_*) are fed \
-         back in every mode. ort: onnxruntime, 1 thread, inputs and outputs bound with io \
+         before the timed call for yolo_head*_* and the loop_decode_* buffers). Fed-back caches \
+         (gtcrn_frame, kv_step_*) are fed back in every mode. ort: onnxruntime, 1 thread, inputs and outputs bound with io \
          binding; numpy's arrays, which it backs with huge pages from 4 MiB, as inputs. warm copy: \
          data into a reused buffer, timed between the plugin's one-shot calls in their process; \
          fresh copy: into a new one (`to_vec`). Times are medians of 5 rounds; a round times \
@@ -394,10 +435,11 @@ fn main() -> Result<()> {
          over minutes cancels out. \
          `*` copy-bound (the geomean of one-shot/warm copy is over these). Geomeans over the \
          one-node workloads and gtcrn_frame. kv_step_*: PyTorch's `cache[:, :, pos] = k` with \
-         `pos` advancing every call; yolo_head_*: YOLOv5's head decode; ts_kv_decode: \
-         TensorScatter, which stock tract lacks; loop_*: ONNX `Loop` models (issue 22): 256 \
-         decode steps writing one 1×512 row each into a 256×512 or a 4096×512 buffer, and an \
-         empty body's 1000 iterations.\n\n",
+         `pos` advancing every call; yolo_head_*: YOLOv5's head decode (two slices assigned), \
+         yolo_head3_*: the same with a third; each exported pair is timed in shared rounds; \
+         ts_kv_decode: TensorScatter, which stock tract lacks; loop_*: ONNX `Loop` models \
+         (issue 22): 256 decode steps writing one 1×512 row each into a 256×512 or a 4096×512 \
+         buffer, and an empty body's 1000 iterations.\n\n",
         );
     }
     if o.settings.huge_page_inputs {

@@ -102,11 +102,15 @@ pub(crate) fn reduction(site: &NodeSite, name: &str) -> TractResult<Reduction> {
     })
 }
 
+/// The op a ScatterElements primitive was built from: its messages name
+/// that op. A ScatterND folded into a ScatterElements
+/// ([`crate::ops::transpose_fold`]) keeps naming the user's ScatterND.
 fn scatter_elements_op(name: &str) -> Option<ScatterOp> {
     [
         ScatterOp::ScatterElements,
         ScatterOp::Scatter,
         ScatterOp::ScatterElementsUpdate,
+        ScatterOp::ScatterNd,
     ]
     .into_iter()
     .find(|op| op.onnx_name() == name)
@@ -135,7 +139,7 @@ pub(crate) fn elements_site(
     let onnx_op: String = invocation.named_arg_as(builder, "onnx_op")?;
     let node = builder.generate_node_name();
     let op_kind = scatter_elements_op(&onnx_op).with_context(|| {
-        format!("{primitive} '{node}': onnx_op '{onnx_op}' is not one of ScatterElements, Scatter, ScatterElementsUpdate")
+        format!("{primitive} '{node}': onnx_op '{onnx_op}' is not one of ScatterElements, Scatter, ScatterElementsUpdate, ScatterND")
     })?;
     Ok(NodeSite::new(op_kind, node, None))
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Full-size exports for `cargo xtask bench` (generation only): the static KV-cache update
-`cache.index_copy_(2, pos, k)` on a 1x32x2048x128 f32 cache, and the YOLOv5 Detect head on
-1x3x80x80x85, each through the TorchScript exporter (opset 17) and the dynamo exporter (its
-default opset). The models hold no cache: only the YOLO grids are constants.
+`cache.index_copy_(2, pos, k)` on a 1x32x2048x128 f32 cache, the YOLOv5 Detect head on
+1x3x80x80x85 (two slices of the last axis assigned in sequence) and the same head with a third
+slice (`y[..., 4:6]`, keypoint-style offsets), each through the TorchScript exporter (opset 17)
+and the dynamo exporter (its default opset). The models hold no cache: only the YOLO grids are
+constants.
 
 Writes crates/scatter-bench/models/<name>.onnx. Same venv as torch_cases.py.
 """
@@ -28,8 +30,9 @@ class KvIndexCopy(nn.Module):
 
 
 class YoloDetect(nn.Module):
-    def __init__(self, na=3, ny=80, nx=80, no=85, stride=8.0):
+    def __init__(self, na=3, ny=80, nx=80, no=85, stride=8.0, third_slice=False):
         super().__init__()
+        self.third_slice = third_slice
         yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing="ij")
         grid = torch.stack((xv, yv), 2).expand(1, na, ny, nx, 2).float() - 0.5
         anchors = torch.tensor([[10.0, 13], [16, 30], [33, 23]]).view(1, na, 1, 1, 2)
@@ -41,6 +44,8 @@ class YoloDetect(nn.Module):
         y = x.sigmoid()
         y[..., 0:2] = (y[..., 0:2] * 2 + self.grid) * self.stride
         y[..., 2:4] = (y[..., 2:4] * 2) ** 2 * self.anchor_grid
+        if self.third_slice:
+            y[..., 4:6] = (y[..., 4:6] * 2 - 0.5) * self.stride
         return y.view(1, -1, self.no)
 
 
@@ -66,6 +71,7 @@ def main():
     for dynamo, tag in [(False, "torchscript"), (True, "dynamo")]:
         export(f"kv_index_copy_{tag}", KvIndexCopy().eval(), kv, ["cache", "pos", "k"], dynamo)
         export(f"yolov5_head_{tag}", YoloDetect().eval(), yolo, ["x"], dynamo)
+        export(f"yolov5_head3_{tag}", YoloDetect(third_slice=True).eval(), yolo, ["x"], dynamo)
 
 
 if __name__ == "__main__":

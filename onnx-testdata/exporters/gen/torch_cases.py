@@ -323,6 +323,39 @@ def _(g):
     return module(f, ["x"], grid=grid.contiguous(), anchor_grid=anchor_grid), {"x": randn(g, 1, na, ny, nx, no)}
 
 
+def chained_slices_idiom(count: int, shape: tuple[int, ...], read: bool):
+    """`count` slices of the last axis assigned in sequence (`y[..., 0:2]`, `y[..., 2:4]`,
+    `y[..., 4:6]`), the dynamo exporter's chained `Transpose -> ScatterND -> Transpose` blocks (issue
+    24). With `read`, every assignment after the first reads the first one's result (`y[..., 0:2]`),
+    so a `Slice` of an earlier block's output feeds a later block."""
+    rank = len(shape)
+    name = f"chained_slices{count}_{rank}d" + ("_read" if read else "")
+    steps = "; ".join(
+        f"y[..., {2 * i}:{2 * i + 2}] = " + (f"y[..., 0:2] * v{i}" if read and i > 0 else f"v{i} * {i + 2}")
+        for i in range(count)
+    )
+
+    @idiom(name, f"y = x.clone(); {steps} ({rank}-D)")
+    def _(g):
+        def f(self, x, *values):
+            y = x.clone()
+            for i, v in enumerate(values):
+                y[..., 2 * i : 2 * i + 2] = y[..., 0:2] * v if read and i > 0 else v * float(i + 2)
+            return y
+
+        names = ["x"] + [f"v{i}" for i in range(count)]
+        inputs = {"x": randn(g, *shape)}
+        for i in range(count):
+            inputs[f"v{i}"] = randn(g, *shape[:-1], 2)
+        return module(f, names), inputs
+
+
+for _count in (2, 3):
+    for _shape in ((2, 3, 4, 8), (1, 3, 4, 4, 9)):
+        for _read in (False, True):
+            chained_slices_idiom(_count, _shape, _read)
+
+
 @idiom("strided_keypoints", "kpt[..., 0::3] = kpt[..., 0::3] * 2 + grid_x (YOLO pose keypoints)")
 def _(g):
     def f(self, kpt, grid_x):

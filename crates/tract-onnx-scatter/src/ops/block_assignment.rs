@@ -157,35 +157,56 @@ pub fn rewrite(
             &[block_wire],
         )?[0];
     }
-    let axis_len = dims[block.axis];
-    let mut parts = tvec!();
-    if block.start > 0 {
-        parts.push(
-            patch.wire_node(
-                format!("{}.head", node.name),
-                Slice::new(block.axis, 0, block.start),
-                &[data_tap],
-            )?[0],
-        );
-    }
-    parts.push(block_wire);
-    let end = block.start + block.len;
-    if end < axis_len {
-        parts.push(
-            patch.wire_node(
-                format!("{}.tail", node.name),
-                Slice::new(block.axis, end, axis_len),
-                &[data_tap],
-            )?[0],
-        );
-    }
-    let wire = if parts.len() == 1 {
-        parts[0]
-    } else {
-        patch.wire_node(&node.name, TypedConcat::new(block.axis), &parts)?[0]
-    };
+    let wire = wire_concat(
+        &mut patch,
+        &node.name,
+        data_tap,
+        block_wire,
+        block.axis,
+        block.start..block.start + block.len,
+        dims[block.axis],
+    )?;
     patch.shunt_outside(model, node.id.into(), wire)?;
     Ok(Some(patch))
+}
+
+/// `data` (of length `axis_len` along `axis`) with `rows` along `axis`
+/// replaced by `block` (data's shape but `rows.len()` along `axis`), as
+/// `Concat(axis, [data[..rows.start], block, data[rows.end..]])`, an empty
+/// head or tail dropped.
+pub fn wire_concat(
+    patch: &mut TypedModelPatch,
+    name: &str,
+    data: OutletId,
+    block: OutletId,
+    axis: usize,
+    rows: std::ops::Range<usize>,
+    axis_len: usize,
+) -> TractResult<OutletId> {
+    let mut parts = tvec!();
+    if rows.start > 0 {
+        parts.push(
+            patch.wire_node(
+                format!("{name}.head"),
+                Slice::new(axis, 0, rows.start),
+                &[data],
+            )?[0],
+        );
+    }
+    parts.push(block);
+    if rows.end < axis_len {
+        parts.push(
+            patch.wire_node(
+                format!("{name}.tail"),
+                Slice::new(axis, rows.end, axis_len),
+                &[data],
+            )?[0],
+        );
+    }
+    if parts.len() == 1 {
+        return Ok(parts[0]);
+    }
+    Ok(patch.wire_node(name, TypedConcat::new(axis), &parts)?[0])
 }
 
 /// The patch making `node`'s output its data input (input 0), for a scatter

@@ -12,6 +12,7 @@ use tract_onnx::pb::NodeProto;
 
 use crate::nnef::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::OpHome;
+use crate::ops::axis_changes;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
@@ -269,6 +270,39 @@ impl TypedOp for ScatterElements {
             Cost::Buffer(inputs[0].datum_type),
             inputs[2].shape.volume()
         )))
+    }
+    /// Which axes of data, indices, updates and output are one axis
+    /// ([`axis_changes::elements_axes_mapping`]).
+    fn axes_mapping(
+        &self,
+        inputs: &[&TypedFact],
+        _outputs: &[&TypedFact],
+    ) -> TractResult<AxesMapping> {
+        axis_changes::elements_axes_mapping(self.axis, inputs)
+    }
+
+    /// A move of any wire moves all four, `axis` following it
+    /// ([`axis_changes::elements_change`]).
+    fn change_axes(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+        _io: InOut,
+        change: &AxisOp,
+    ) -> TractResult<Option<AxisChangeConsequence>> {
+        rule_if!(node.inputs.len() == 3);
+        let rank = model.outlet_fact(node.inputs[0])?.rank();
+        rule_if_some!(moved = axis_changes::elements_change(self.axis, rank, change));
+        let substitute_op = (moved.attribute != self.axis).then(|| {
+            Box::new(ScatterElements {
+                axis: moved.attribute,
+                ..self.clone()
+            }) as Box<dyn TypedOp>
+        });
+        Ok(Some(AxisChangeConsequence {
+            substitute_op,
+            wire_changes: moved.wires,
+        }))
     }
 }
 

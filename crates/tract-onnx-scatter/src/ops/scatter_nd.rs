@@ -10,6 +10,7 @@ use tract_onnx::pb::NodeProto;
 
 use crate::nnef::{data_indices_updates, inputs3, reduction};
 use crate::ops::OpHome;
+use crate::ops::axis_changes;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
@@ -251,6 +252,42 @@ impl TypedOp for ScatterNd {
             Cost::Buffer(inputs[0].datum_type),
             inputs[2].shape.volume()
         )))
+    }
+    /// Which axes of data, indices, updates and output are one axis
+    /// ([`axis_changes::nd_axes_mapping`]).
+    fn axes_mapping(
+        &self,
+        inputs: &[&TypedFact],
+        _outputs: &[&TypedFact],
+    ) -> TractResult<AxesMapping> {
+        axis_changes::nd_axes_mapping(self.layout.as_deref(), inputs)
+    }
+
+    /// The moves tract's `ChangeAxes` pass may bring through the op
+    /// ([`axis_changes::nd_change`]): slice axes with the updates, the rest
+    /// into `layout`.
+    fn change_axes(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+        io: InOut,
+        change: &AxisOp,
+    ) -> TractResult<Option<AxisChangeConsequence>> {
+        let facts = model.node_input_facts(node.id)?;
+        rule_if_some!(geometry = axis_changes::NdAxes::of(&facts));
+        rule_if_some!(
+            moved = axis_changes::nd_change(self.layout.as_deref(), geometry, io, change)
+        );
+        let substitute_op = (moved.attribute != self.layout).then(|| {
+            Box::new(ScatterNd {
+                layout: moved.attribute,
+                ..self.clone()
+            }) as Box<dyn TypedOp>
+        });
+        Ok(Some(AxisChangeConsequence {
+            substitute_op,
+            wire_changes: moved.wires,
+        }))
     }
 }
 

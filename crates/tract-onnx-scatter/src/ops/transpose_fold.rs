@@ -1,153 +1,307 @@
-//! Declutter of a scatter between a transpose and its inverse.
+//! Declutter of scatters that work on a transposed view of their data.
 //!
-//! PyTorch's dynamo exporter writes `cache.index_copy_(2, pos, k)` (every
-//! static KV-cache update) and slice assignments such as `y[..., 0:2] = v`
-//! as
+//! PyTorch's dynamo exporter writes `cache.index_copy_(2, pos, k)` and
+//! slice assignments such as `y[..., 0:2] = v` as
 //!
 //! ```text
-//! view = Transpose(data, perm); out = ScatterND(view, indices, updates); result = Transpose(out, inverse)
+//! view = Transpose(data, perm); u = Transpose(v, perm)
+//! out = ScatterND(view, indices, u)          (more scatters may follow on `out`)
+//! result = Transpose(out, inverse(perm))
 //! ```
 //!
-//! In tract, each transpose is a chain of `AxisOp::Move`s that moves the
-//! whole tensor. When the chain after the scatter undoes the chain before
-//! it, the scatter is rewired on `data` itself:
-//! - ScatterND: the same op with `layout = perm` ([`ScatterNd::layout`]),
-//!   which writes the update slices straight into `data`'s layout;
-//! - ScatterElements: the inverse chain is applied to `indices` and
-//!   `updates` (the size of the update, not of the data) and the axis
-//!   becomes `perm[axis]`.
+//! tract types each transpose as a chain of `Move`s
+//! ([`crate::ops::move_chains`]). A *run* is a scatter whose data comes
+//! through such a chain, followed by scatters each reading the previous
+//! one's output, and only that, as data, up to a chain that brings the
+//! layout back to the data's. The run is rewired on the untransposed data,
+//! scatter by scatter, each into its form in the data's layout:
 //!
-//! `data` then stays exclusive and the scatter runs in place: the decode
-//! step is O(update) again. Anything else (another `AxisOp` than `Move`, a
-//! chain that does not return to `data`'s layout, the scatter's output read
+//! - ScatterElements: the axis becomes `perm[axis]`; indices and updates
+//!   are taken from before their own transpose when they went through
+//!   `perm`, else transposed back (the size of the update, not of the data).
+//! - ScatterND, by how its updates arrive ([`nd_in_data_layout`]):
+//!   - with their batch axes (`indices.shape[:-1]`) still leading, only
+//!     their slice axes permuted: one ScatterND with a `layout`
+//!     ([`ScatterNd::layout`]) whose trailing axes follow the updates'
+//!     order, so the updates' transpose goes too;
+//!   - for one-component tuples (`indices` `[n, 1]`), through `perm`
+//!     itself, i.e. in the data's own layout with the `n` updates along
+//!     axis `a = perm[0]`: `index_copy` along `a`. Constant indices
+//!     enumerating a range with no reduction are a block: Slice/Concat
+//!     along `a`, as TorchScript's export of the same module optimizes to;
+//!     otherwise a ScatterElements along `a` with the indices broadcast to
+//!     the updates' shape (TorchScript's `index_copy_`);
+//!   - otherwise: ScatterND with `layout = perm` and its updates as they
+//!     come.
+//!
+//! A ScatterND that already has a layout (tract's `ChangeAxes` pass moved a
+//! transpose into it, through [`ScatterNd`]'s `change_axes`) gets the same
+//! treatment of its updates ([`fold_scatter_nd`]).
+//!
+//! Every form computes the unfolded graph's result bit for bit: each
+//! destination element receives the same updates in the same order
+//! (ScatterND walks its tuples in row-major order, ScatterElements its
+//! updates; permuting the axes of a slice, or moving the data's axes,
+//! changes neither order for a given destination). Moving the batch axes
+//! of a ScatterND would reorder its tuples, so no rewrite here does.
+//!
+//! Anything else (another `AxisOp` than `Move`, a chain that does not come
+//! back to the data's layout, a scatter whose transposed output is read
 //! elsewhere) leaves the graph as it is.
 
+use scatter_kernels::Reduction;
 use tract_core::internal::*;
+use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
 
+use crate::ops::block_assignment::{find_block, wire_concat};
+use crate::ops::move_chains::{
+    back_to_identity, chain_back, identity, inverse, is_identity, only_reader_at, source_through,
+    wire_transpose,
+};
 use crate::ops::{ScatterElements, ScatterNd};
+use crate::opset::ScatterOp;
+use crate::site::NodeSite;
 
-/// How the axes of a tensor are arranged relative to `data`:
-/// `axes[i]` is the axis of `data` found at position `i`.
-fn apply_move(axes: &mut TVec<usize>, op: &AxisOp) -> bool {
-    match op {
-        AxisOp::Move(from, to) if *from < axes.len() && *to < axes.len() => {
-            let axis = axes.remove(*from);
-            axes.insert(*to, axis);
-            true
-        }
-        _ => false,
-    }
-}
-
-fn as_move(node: &TypedNode) -> Option<&AxisOp> {
-    node.op_as::<AxisOp>()
-        .filter(|op| matches!(op, AxisOp::Move(..)))
-}
-
-/// The transpose chain feeding `node`'s data input: the outlet it starts
-/// from and the permutation it applies (`view.shape[i] ==
-/// data.shape[perm[i]]`), if it is made of `Move`s only and is not the
-/// identity.
-fn chain_before(model: &TypedModel, node: &TypedNode) -> Option<(OutletId, TVec<usize>)> {
-    let rank = model.outlet_fact(node.inputs[0]).ok()?.rank();
-    let mut moves = vec![];
-    let mut outlet = node.inputs[0];
-    while let Some(op) = as_move(model.node(outlet.node)) {
-        moves.push(op.clone());
-        outlet = model.node(outlet.node).inputs[0];
-    }
-    let mut perm: TVec<usize> = (0..rank).collect();
-    for op in moves.iter().rev() {
-        if !apply_move(&mut perm, op) {
-            return None;
-        }
-    }
-    (perm.iter().enumerate().any(|(i, &a)| i != a)).then_some((outlet, perm))
-}
-
-/// The `Move` chain reading `node`'s output, up to the node whose output
-/// is back in `data`'s layout, if `perm` (the layout of `node`'s output)
-/// comes back to the identity along a chain that nothing else reads.
-fn chain_after(model: &TypedModel, node: &TypedNode, perm: &[usize]) -> Option<Vec<usize>> {
-    let mut axes: TVec<usize> = perm.into();
-    let mut chain = vec![];
-    let mut current = node;
-    loop {
-        let [successor] = &*current.outputs[0].successors else {
-            return None;
-        };
-        if model.outputs.contains(&OutletId::new(current.id, 0)) {
-            return None;
-        }
-        let next = model.node(successor.node);
-        if !apply_move(&mut axes, as_move(next)?) {
-            return None;
-        }
-        chain.push(next.id);
-        if axes.iter().enumerate().all(|(i, &a)| i == a) {
-            return Some(chain);
-        }
-        current = next;
-    }
-}
-
-/// `Transpose → ScatterND → inverse Transpose` as one ScatterND with a
-/// layout, on the untransposed data.
+/// A run of scatters in a transposed view, or a ScatterND on a layout
+/// whose updates come transposed, rewired on the data's own layout.
 pub fn fold_scatter_nd(
     op: &ScatterNd,
     model: &TypedModel,
     node: &TypedNode,
 ) -> TractResult<Option<TypedModelPatch>> {
-    rule_if!(op.layout.is_none());
-    rule_if_some!((data, perm) = chain_before(model, node));
-    rule_if_some!(after = chain_after(model, node, &perm));
-    let mut patch = TypedModelPatch::default();
-    let data = patch.tap_model(model, data)?;
-    let indices = patch.tap_model(model, node.inputs[1])?;
-    let updates = patch.tap_model(model, node.inputs[2])?;
-    let folded = ScatterNd {
-        layout: Some(perm),
-        ..op.clone()
-    };
-    let out = patch.wire_node(&node.name, folded, &[data, indices, updates])?;
-    let last = *after.last().expect("a chain that returns has a node");
-    patch.shunt_outside(model, OutletId::new(last, 0), out[0])?;
-    Ok(Some(patch))
+    if let Some(layout) = &op.layout {
+        return fold_updates(op, layout, model, node);
+    }
+    fold_run(model, node)
 }
 
-/// `Transpose → ScatterElements → inverse Transpose` as one
-/// ScatterElements on the untransposed data, its indices and updates moved
-/// by the inverse chain.
+/// A run of scatters starting at this ScatterElements, rewired on the
+/// data's own layout.
 pub fn fold_scatter_elements(
-    op: &ScatterElements,
+    _op: &ScatterElements,
+    model: &TypedModel,
+    node: &TypedNode,
+) -> TractResult<Option<TypedModelPatch>> {
+    fold_run(model, node)
+}
+
+/// A scatter that can take part in a run: a plain ScatterND or a
+/// ScatterElements, with its three inputs.
+fn foldable(node: &TypedNode) -> bool {
+    node.inputs.len() == 3
+        && (node
+            .op_as::<ScatterNd>()
+            .is_some_and(|op| op.layout.is_none())
+            || node.op_is::<ScatterElements>())
+}
+
+fn fold_run(model: &TypedModel, node: &TypedNode) -> TractResult<Option<TypedModelPatch>> {
+    rule_if!(foldable(node));
+    let mut run = vec![node];
+    while let Some(next) = only_reader_at(model, OutletId::new(run[run.len() - 1].id, 0), 0)
+        .filter(|next| foldable(next))
+    {
+        run.push(next);
+    }
+    let last = OutletId::new(run[run.len() - 1].id, 0);
+    // The nearest transpose whose inverse closes the run.
+    for (source, perm) in chain_back(model, node.inputs[0])?.into_iter().skip(1) {
+        if is_identity(&perm) {
+            continue;
+        }
+        let Some(end) = back_to_identity(model, last, &perm) else {
+            continue;
+        };
+        let mut patch = TypedModelPatch::new(format!(
+            "{}: scatters on transpose({perm:?}) folded into the data's layout",
+            node.name
+        ));
+        let mut wire = patch.tap_model(model, source)?;
+        for scatter in &run {
+            wire = if let Some(op) = scatter.op_as::<ScatterNd>() {
+                wire_nd(&mut patch, model, scatter, op, wire, &perm)?
+            } else {
+                let op = scatter
+                    .op_as::<ScatterElements>()
+                    .context("a run holds ScatterND and ScatterElements only")?;
+                wire_elements(&mut patch, model, scatter, op, wire, &perm)?
+            };
+        }
+        patch.shunt_outside(model, end, wire)?;
+        return Ok(Some(patch));
+    }
+    Ok(None)
+}
+
+/// A ScatterND with `layout` whose updates come through a transpose it can
+/// take over ([`nd_in_data_layout`]).
+fn fold_updates(
+    op: &ScatterNd,
+    layout: &[usize],
     model: &TypedModel,
     node: &TypedNode,
 ) -> TractResult<Option<TypedModelPatch>> {
     rule_if!(node.inputs.len() == 3);
-    rule_if_some!((data, perm) = chain_before(model, node));
-    rule_if_some!(after = chain_after(model, node, &perm));
-    let mut patch = TypedModelPatch::default();
-    let data = patch.tap_model(model, data)?;
-    let mut moved = tvec![];
-    for input in [node.inputs[1], node.inputs[2]] {
-        let mut wire = patch.tap_model(model, input)?;
-        for (i, &id) in after.iter().enumerate() {
-            let step = model.node(id);
-            wire = patch.wire_node(
-                format!("{}.{}.{i}", node.name, step.name),
-                step.op.clone(),
-                &[wire],
-            )?[0];
-        }
-        moved.push(wire);
+    let mut patch = TypedModelPatch::new(format!(
+        "{}: updates' transpose folded into the layout",
+        node.name
+    ));
+    let data = patch.tap_model(model, node.inputs[0])?;
+    rule_if_some!(wire = nd_in_data_layout(&mut patch, model, node, op, data, layout)?);
+    patch.shunt_outside(model, node.id.into(), wire)?;
+    Ok(Some(patch))
+}
+
+/// `node` (a ScatterND on `transpose(data, view)`) on `data` itself.
+fn wire_nd(
+    patch: &mut TypedModelPatch,
+    model: &TypedModel,
+    node: &TypedNode,
+    op: &ScatterNd,
+    data: OutletId,
+    view: &[usize],
+) -> TractResult<OutletId> {
+    if let Some(wire) = nd_in_data_layout(patch, model, node, op, data, view)? {
+        return Ok(wire);
     }
-    let folded = ScatterElements {
-        axis: perm[op.axis],
+    let indices = patch.tap_model(model, node.inputs[1])?;
+    let updates = patch.tap_model(model, node.inputs[2])?;
+    let op = ScatterNd {
+        layout: Some(view.into()),
         ..op.clone()
     };
-    let out = patch.wire_node(&node.name, folded, &[data, moved[0], moved[1]])?;
-    let last = *after.last().expect("a chain that returns has a node");
-    patch.shunt_outside(model, OutletId::new(last, 0), out[0])?;
-    Ok(Some(patch))
+    Ok(patch.wire_node(&node.name, op, &[data, indices, updates])?[0])
+}
+
+/// `node` (a ScatterND on `transpose(data, view)`) on `data` without its
+/// updates' transpose, when the updates come through one that keeps their
+/// batch axes leading or, for `[n, 1]` indices, through `view` itself.
+/// The farthest such source wins: it leaves the fewest moves.
+fn nd_in_data_layout(
+    patch: &mut TypedModelPatch,
+    model: &TypedModel,
+    node: &TypedNode,
+    op: &ScatterNd,
+    data: OutletId,
+    view: &[usize],
+) -> TractResult<Option<OutletId>> {
+    let indices = model.outlet_fact(node.inputs[1])?;
+    let q = indices.rank();
+    rule_if!(q >= 1);
+    rule_if_some!(k = indices.shape[q - 1].to_usize().ok());
+    let r = view.len();
+    rule_if!(k <= r);
+    let batch = q - 1;
+    rule_if!(model.outlet_fact(node.inputs[2])?.rank() == batch + r - k);
+    for (updates, perm) in chain_back(model, node.inputs[2])?.into_iter().skip(1).rev() {
+        if perm[..batch] == identity(batch)[..] {
+            // The slice axes' order moves into the layout: view position
+            // k + s held the data axis the updates' slice axis s matched.
+            let inv = inverse(&perm);
+            let mut layout: TVec<usize> = view[..k].into();
+            layout.extend((batch..perm.len()).map(|j| view[k + inv[j] - batch]));
+            let indices = patch.tap_model(model, node.inputs[1])?;
+            let updates = patch.tap_model(model, updates)?;
+            let op = ScatterNd {
+                layout: (!is_identity(&layout)).then_some(layout),
+                ..op.clone()
+            };
+            return Ok(Some(
+                patch.wire_node(&node.name, op, &[data, indices, updates])?[0],
+            ));
+        }
+        if k == 1 && batch == 1 && &*perm == view {
+            return wire_along_axis(patch, model, node, op, data, updates, view[0]).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+/// ScatterND with `[n, 1]` indices on `transpose(data, view)`, its updates
+/// `transpose(updates, view)`: `updates` written along `axis = view[0]` of
+/// `data` at the rows the indices give.
+fn wire_along_axis(
+    patch: &mut TypedModelPatch,
+    model: &TypedModel,
+    node: &TypedNode,
+    op: &ScatterNd,
+    data: OutletId,
+    updates: OutletId,
+    axis: usize,
+) -> TractResult<OutletId> {
+    let data_fact = patch.outlet_fact(data)?.clone();
+    let updates_fact = model.outlet_fact(updates)?.clone();
+    let indices_fact = model.outlet_fact(node.inputs[1])?;
+    let updates_wire = patch.tap_model(model, updates)?;
+    if let Some(rows) = constant_rows(op, indices_fact, &data_fact, axis)? {
+        let axis_len = data_fact.shape[axis].to_usize()?;
+        return wire_concat(patch, &node.name, data, updates_wire, axis, rows, axis_len);
+    }
+    // indices [n, 1] -> [1, .., n (at axis), .., 1] -> the updates' shape.
+    let rank = data_fact.rank();
+    let mut indices = patch.tap_model(model, node.inputs[1])?;
+    let mut reshape = vec![AxisOp::Rm(1)];
+    reshape.extend((0..axis).map(|_| AxisOp::Add(0)));
+    reshape.extend((axis + 1..rank).map(AxisOp::Add));
+    for (i, step) in reshape.into_iter().enumerate() {
+        indices = patch.wire_node(format!("{}.indices.{i}", node.name), step, &[indices])?[0];
+    }
+    indices = patch.wire_node(
+        format!("{}.indices.broadcast", node.name),
+        MultiBroadcastTo::new(updates_fact.shape.clone()),
+        &[indices],
+    )?[0];
+    // Errors keep naming the user's ScatterND node.
+    let site = NodeSite::new(ScatterOp::ScatterNd, op.site.node.clone(), op.site.opset);
+    let elements = ScatterElements::onnx(site, axis, op.reduction);
+    Ok(patch.wire_node(&node.name, elements, &[data, indices, updates_wire])?[0])
+}
+
+/// The rows a constant `[n, 1]` indices tensor writes along `axis`, when
+/// they are one range in order (a block, [`find_block`]) and the op
+/// overwrites; out-of-bounds indices never qualify (they fail at load).
+fn constant_rows(
+    op: &ScatterNd,
+    indices: &TypedFact,
+    data: &TypedFact,
+    axis: usize,
+) -> TractResult<Option<std::ops::Range<usize>>> {
+    rule_if!(op.reduction == Reduction::None);
+    rule_if_some!(konst = &indices.konst);
+    rule_if!(konst.is_plain_ram());
+    rule_if_some!(axis_len = data.shape[axis].to_usize().ok());
+    rule_if_some!(tuples = konst.cast_to::<i64>().ok());
+    let tuples = tuples.try_as_plain_ram()?;
+    rule_if_some!(block = find_block(tuples.as_slice::<i64>()?, &[axis_len]));
+    Ok(Some(block.start..block.start + block.len))
+}
+
+/// `node` (a ScatterElements on `transpose(data, view)`) on `data` itself:
+/// the axis moves, indices and updates come back to the data's layout.
+fn wire_elements(
+    patch: &mut TypedModelPatch,
+    model: &TypedModel,
+    node: &TypedNode,
+    op: &ScatterElements,
+    data: OutletId,
+    view: &[usize],
+) -> TractResult<OutletId> {
+    let back = inverse(view);
+    let mut moved = tvec![];
+    for (slot, name) in [(1, "indices"), (2, "updates")] {
+        let wire = match source_through(model, node.inputs[slot], view)? {
+            Some(source) => patch.tap_model(model, source)?,
+            None => {
+                let tap = patch.tap_model(model, node.inputs[slot])?;
+                wire_transpose(patch, &format!("{}.{name}", node.name), tap, &back)?
+            }
+        };
+        moved.push(wire);
+    }
+    let op = ScatterElements {
+        axis: view[op.axis],
+        ..op.clone()
+    };
+    Ok(patch.wire_node(&node.name, op, &[data, moved[0], moved[1]])?[0])
 }
