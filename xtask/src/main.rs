@@ -38,13 +38,16 @@ commands:
   bench [--filter SUBSTRING[,SUBSTRING...]] [--budget-ms N] [--output FILE]
         [--python PATH] [--torch-python PATH] [--pool-capacity N]
         [--no-ort true] [--no-torch true] [--no-stock true]
-        [--huge-page-inputs true]
+        [--huge-page-inputs true] [--malloc pinned|dynamic]
       Build scatter-bench in release mode and time every row (or those
       whose name contains any SUBSTRING) with the plugin and stock tract in each
       calling mode, next to copies of the data and onnxruntime (a Python
       with onnxruntime: --python, ORT_PYTHON, or found); print the tables
       and the target lines (each exported pair: dynamo within its target of
-      TorchScript). See README.md, Performance.
+      TorchScript). glibc's malloc thresholds are pinned at their dynamic
+      maximum for every engine's process (GLIBC_TUNABLES, named in the
+      report) unless GLIBC_TUNABLES is set or --malloc dynamic is given.
+      See README.md, Performance.
   fuzz [--seconds N] [--target kernels|one_node_model|model_bytes]
       Run each cargo-fuzz target of fuzz/ (or the one named) for N seconds
       (default 60) on stable; non-zero exit on a crash. Needs
