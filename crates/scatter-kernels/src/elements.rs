@@ -259,15 +259,7 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         &self,
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        if reduction == Reduction::Mean {
-            return Err(ScatterError::Reduction {
-                reduction,
-                element: T::NAME,
-                supported: "none, add, mul, max, min (mean needs scatter_elements_update)".into(),
-            });
-        }
-        Ok(())
+        reduction.check_onnx::<T>(" (mean needs scatter_elements_update)")
     }
 
     /// Writes `updates` into `data` with `reduction`, in row-major order of

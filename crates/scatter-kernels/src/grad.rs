@@ -249,14 +249,9 @@ impl<I: IndexValue> Pairs for CheckedNdIndices<'_, I> {
         self.visit_elements(f)
     }
     fn check_grad_reduction<T: Element>(&self, reduction: Reduction) -> Result<(), ScatterError> {
-        if reduction == Reduction::Mean {
-            return Err(ScatterError::Reduction {
-                reduction,
-                element: T::NAME,
-                supported: "none, add, mul, max, min (mean is ScatterElements only)".into(),
-            });
-        }
-        Ok(())
+        // Grad elements are floats, which take every reduction: only Mean
+        // is refused.
+        reduction.check_onnx::<T>(" (mean is ScatterElements only)")
     }
 }
 

@@ -339,15 +339,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         &self,
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        if reduction == Reduction::Mean {
-            return Err(ScatterError::Reduction {
-                reduction,
-                element: T::NAME,
-                supported: "none, add, mul, max, min".into(),
-            });
-        }
-        Ok(())
+        reduction.check_onnx::<T>("")
     }
 
     /// Writes every update slice with `reduction`, in row-major order of

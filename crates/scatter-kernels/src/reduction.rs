@@ -1,5 +1,7 @@
 use std::fmt;
 
+use crate::{Element, ScatterError};
+
 /// How an update combines with the value already at its destination.
 ///
 /// ONNX defines `None`, `Add`, `Mul`, `Max`, `Min`; `Mean` exists only for
@@ -41,6 +43,21 @@ impl Reduction {
     /// Parses the ONNX spelling; `None` for anything else.
     pub fn from_onnx(s: &str) -> Option<Reduction> {
         Reduction::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// What the ONNX scatters' `apply` takes: `T`'s own reductions, `Mean`
+    /// refused (it is OpenVINO's); `mean_hint` follows the list of the
+    /// supported ones in the error, to say where `Mean` lives instead.
+    pub(crate) fn check_onnx<T: Element>(self, mean_hint: &str) -> Result<(), ScatterError> {
+        T::check_reduction(self)?;
+        if self == Reduction::Mean {
+            return Err(ScatterError::Reduction {
+                reduction: self,
+                element: T::NAME,
+                supported: format!("none, add, mul, max, min{mean_hint}"),
+            });
+        }
+        Ok(())
     }
 }
 
