@@ -88,6 +88,9 @@ pub struct Settings {
     /// The caller's inputs of 4 MiB and more on huge pages, as numpy
     /// allocates them for onnxruntime ([`Runner::advise_huge_page_inputs`]).
     pub huge_page_inputs: bool,
+    /// tract's executor with this many threads installed in the child
+    /// (`set_default_executor`); 0 or 1: tract's default single thread.
+    pub threads: usize,
 }
 
 impl Settings {
@@ -99,6 +102,9 @@ impl Settings {
         }
         if self.huge_page_inputs {
             args.push("--huge-page-inputs".into());
+        }
+        if self.threads > 1 {
+            args.extend(["--threads".to_string(), self.threads.to_string()]);
         }
         args
     }
@@ -114,10 +120,20 @@ pub fn serve(
     settings: Settings,
 ) -> Result<()> {
     let mode = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
+    if settings.threads > 1 {
+        // As a tract user turning on threads does: the matmuls and the
+        // plugin's scatters then split over this pool.
+        tract_linalg::multithread::set_default_executor(
+            tract_linalg::multithread::Executor::multithread(settings.threads),
+        );
+    }
     let case = crate::case(name)?;
     let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
     // The warm copy reads the data input's memory, whatever pages it is on.
     let mut floor_input = case.copy_floor_data()?.map(|_| runner.input(0).clone());
+    // The runner holds its own copy of the inputs: the case's would double
+    // the process's memory (1.6 GB for gnn_large).
+    drop(case);
     if settings.huge_page_inputs {
         runner.advise_huge_page_inputs()?;
         floor_input = floor_input.map(|_| runner.input(0).clone());

@@ -69,6 +69,24 @@ pub fn case(name: &str) -> Result<case::Case> {
     }
 }
 
+/// The thread count a threaded row ([`workloads::Extras::threaded`]) is
+/// measured at besides 1: the bench machine's cores.
+pub const THREADS: usize = 2;
+
+/// The floor of a random-index scatter with shared data, no scatter in it:
+/// the output written once (`data` into the warm `dst`) and `indices` and
+/// `updates` each read once, in order. Integer sums, so the reads
+/// vectorize and run at memory speed (a float sum would wait on each add).
+#[inline(never)]
+pub fn floor(dst: &mut [f32], data: &[f32], indices: &[i64], updates: &[f32]) -> u64 {
+    dst.copy_from_slice(data);
+    let indices = indices.iter().fold(0u64, |a, &x| a.wrapping_add(x as u64));
+    let updates = updates
+        .iter()
+        .fold(0u32, |a, x| a.wrapping_add(x.to_bits()));
+    indices.wrapping_add(updates as u64)
+}
+
 /// Copies `src` into the warm `dst`: the floor of any op that must copy
 /// its data input.
 #[inline(never)]

@@ -25,10 +25,13 @@ use scatter_bench::case::Case;
 use scatter_bench::case::Ownership;
 use scatter_bench::child::{self, ChildRounds, ENGINES, Measured};
 use scatter_bench::ort::OrtRounds;
-use scatter_bench::report::{Row, export_ratios, gradient_table, rss_table, targets, time_table};
+use scatter_bench::report::{
+    Row, export_ratios, gnn_table, gradient_table, rss_table, targets, thread_targets,
+    threads_table, time_table,
+};
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
-use scatter_bench::{case_names, exported, grads, memcpy, ort};
+use scatter_bench::{THREADS, case_names, exported, floor, grads, memcpy, ort, workloads};
 
 struct Options {
     filter: Option<String>,
@@ -72,6 +75,7 @@ fn options() -> Result<Options> {
             "--child" => o.child = Some([value()?, value()?, value()?]),
             "--pool-capacity" => o.settings.pool_capacity = Some(value()?.parse()?),
             "--huge-page-inputs" => o.settings.huge_page_inputs = true,
+            "--threads" => o.settings.threads = value()?.parse()?,
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
@@ -129,6 +133,20 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
     Ok(())
 }
 
+/// The row's floor ([`scatter_bench::floor`]) into a warm buffer.
+fn measure_floor(row: &mut Row, case: &Case, budget: Budget) -> Result<()> {
+    let (data, indices, updates) = case.floor_inputs()?;
+    let mut dst = vec![0f32; data.len()];
+    row.floor = Some(
+        measure(budget, || {
+            std::hint::black_box(floor(&mut dst, data, indices, updates));
+            Ok::<_, anyhow::Error>(())
+        })?
+        .median(),
+    );
+    Ok(())
+}
+
 /// Rounds per row. A round times every (engine, mode) and onnxruntime
 /// once, one after the other (the order rotating from round to round), in
 /// processes kept alive across rounds; each gets a fifth of the budget.
@@ -137,14 +155,25 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
 /// each round ([`scatter_bench::report::Rounds::paired`]), where the drift is shared.
 const ROUNDS: u32 = 5;
 
-/// What one round asks of: an (engine, mode) child, or onnxruntime.
+/// What one round asks of: an (engine, mode) child, or onnxruntime, at a
+/// thread count.
 enum Series {
     Child {
         engine: &'static str,
         mode: Mode,
+        threads: usize,
         rounds: ChildRounds,
     },
-    Ort,
+    Ort {
+        threads: usize,
+    },
+}
+
+/// The onnxruntime servers: 1 thread, and [`THREADS`] for the threaded
+/// rows.
+struct OrtServers {
+    one: OrtRounds,
+    threads: Option<OrtRounds>,
 }
 
 /// Every (engine, mode) of `case` and, with `ort` (the server and the
@@ -154,7 +183,7 @@ fn measure_case(
     case: &Case,
     o: &Options,
     exe: &std::path::Path,
-    mut ort: Option<(&mut OrtRounds, PathBuf)>,
+    mut ort: Option<(&mut OrtServers, PathBuf)>,
 ) -> Result<Row> {
     let mut row = Row {
         name: case.name.clone(),
@@ -162,10 +191,16 @@ fn measure_case(
         copy_bound: case.copy_bound,
         summarized: case.summarized,
         gradient: case.gradient.is_some(),
+        threaded: case.extras.threaded,
+        gnn: case.extras.gnn,
+        fresh_each_call: case.extras.fresh_each_call,
         ..Row::default()
     };
     if let Some(data) = case.copy_floor_data()? {
         measure_copies(&mut row, data, o.budget)?;
+    }
+    if case.extras.floor {
+        measure_floor(&mut row, case, o.budget)?;
     }
     let budget = Budget {
         time: o.budget.time / ROUNDS,
@@ -181,16 +216,40 @@ fn measure_case(
                 ));
                 continue;
             }
+            if mode != Mode::Owned && case.extras.fresh_each_call {
+                row.not_measured.push((
+                    format!("{engine} {}", mode.name()),
+                    "owned mode only: the other modes are snd_kv_cache's".into(),
+                ));
+                continue;
+            }
             let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.settings)?;
             series.push(Some(Series::Child {
                 engine,
                 mode,
+                threads: 1,
                 rounds,
             }));
         }
     }
-    if ort.is_some() {
-        series.push(Some(Series::Ort));
+    if case.extras.threaded {
+        let settings = child::Settings {
+            threads: THREADS,
+            ..o.settings
+        };
+        let rounds = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, settings)?;
+        series.push(Some(Series::Child {
+            engine: "plugin",
+            mode: Mode::OneShot,
+            threads: THREADS,
+            rounds,
+        }));
+    }
+    if let Some((servers, _)) = &ort {
+        series.push(Some(Series::Ort { threads: 1 }));
+        if case.extras.threaded && servers.threads.is_some() {
+            series.push(Some(Series::Ort { threads: THREADS }));
+        }
     }
     let mut measured: Vec<Vec<Measured>> = vec![vec![]; series.len()];
     for round in 0..ROUNDS as usize {
@@ -199,21 +258,31 @@ fn measure_case(
             let result = match series[i].as_mut() {
                 None => continue,
                 Some(Series::Child { rounds, .. }) => rounds.round(budget.time),
-                Some(Series::Ort) => {
-                    let (server, dir) = ort.as_mut().expect("an Ort series has a server");
-                    server.round(dir, budget).map(|median| Measured {
-                        median,
-                        ..Measured::default()
-                    })
+                Some(Series::Ort { threads }) => {
+                    let (servers, dir) = ort.as_mut().expect("an Ort series has a server");
+                    let server = match threads {
+                        1 => Some(&mut servers.one),
+                        _ => servers.threads.as_mut(),
+                    };
+                    server
+                        .context("no onnxruntime server at this thread count")
+                        .and_then(|server| server.round(dir, budget))
+                        .map(|median| Measured {
+                            median,
+                            ..Measured::default()
+                        })
                 }
             };
             match result {
                 Ok(m) => measured[i].push(m),
                 Err(err) => {
                     let what = match &series[i] {
-                        Some(Series::Child { engine, mode, .. }) => {
-                            format!("{engine} {}", mode.name())
-                        }
+                        Some(Series::Child {
+                            engine,
+                            mode,
+                            threads,
+                            ..
+                        }) => format!("{engine} {} {threads} thread(s)", mode.name()),
                         _ => "onnxruntime".into(),
                     };
                     eprintln!("  {what}: n/a ({err:#})");
@@ -231,14 +300,25 @@ fn measure_case(
         };
         let medians: Vec<Duration> = rounds.iter().map(|m| m.median).collect();
         match s {
-            Some(Series::Child { engine, mode, .. }) => {
+            Some(Series::Child {
+                engine,
+                mode,
+                threads,
+                ..
+            }) => {
                 eprintln!(
-                    "  {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                    "  {engine} {} {threads} thread(s): {} ({} calls in {ROUNDS} rounds, peak \
+                     RSS {:.1} MB)",
                     mode.name(),
                     human(combined.median),
                     combined.calls,
                     combined.peak_rss.unwrap_or(0) as f64 / 1e6
                 );
+                if *threads > 1 {
+                    row.plugin_threads = Some(combined);
+                    row.rounds.plugin_threads = medians;
+                    continue;
+                }
                 let m = Mode::ALL.iter().position(|x| x == mode).expect("in ALL");
                 if *engine == "plugin" {
                     if *mode == Mode::OneShot && combined.warm_copy.is_some() {
@@ -252,10 +332,18 @@ fn measure_case(
                     row.rounds.stock[m] = medians;
                 }
             }
-            Some(Series::Ort) => {
-                eprintln!("  onnxruntime: {}", human(combined.median));
-                row.ort = Some(combined.median);
-                row.rounds.ort = medians;
+            Some(Series::Ort { threads }) => {
+                eprintln!(
+                    "  onnxruntime {threads} thread(s): {}",
+                    human(combined.median)
+                );
+                if *threads > 1 {
+                    row.ort_threads = Some(combined.median);
+                    row.rounds.ort_threads = medians;
+                } else {
+                    row.ort = Some(combined.median);
+                    row.rounds.ort = medians;
+                }
             }
             None => {}
         }
@@ -300,7 +388,8 @@ fn main() -> Result<()> {
     } else {
         None
     };
-    let torch_python = if o.torch && names.iter().any(|n| grads::NAMES.contains(n)) {
+    let torch_rows = |n: &&str| grads::NAMES.contains(n) || workloads::GNN.contains(n);
+    let torch_python = if o.torch && names.iter().any(torch_rows) {
         match ort::find_torch_python(o.torch_python.as_deref(), o.python.as_deref()) {
             Ok(p) => Some(p),
             Err(e) => {
@@ -314,9 +403,23 @@ fn main() -> Result<()> {
     let ort_dir = std::env::temp_dir().join(format!("scatter-bench-{}", std::process::id()));
     let torch_dir = ort_dir.join("torch");
 
+    let threaded = names.iter().any(|n| workloads::THREADED.contains(n));
     let mut ort_rounds = match &python {
-        Some(python) => match OrtRounds::start(python) {
-            Ok(server) => Some(server),
+        Some(python) => match OrtRounds::start(python, 1) {
+            Ok(one) => Some(OrtServers {
+                one,
+                threads: if threaded {
+                    match OrtRounds::start(python, THREADS) {
+                        Ok(server) => Some(server),
+                        Err(e) => {
+                            eprintln!("onnxruntime {THREADS}-thread column skipped: {e:#}");
+                            None
+                        }
+                    }
+                } else {
+                    None
+                },
+            }),
             Err(e) => {
                 eprintln!("onnxruntime column skipped: {e:#}");
                 None
@@ -340,6 +443,9 @@ fn main() -> Result<()> {
             ort::write_case(&ort_dir, &case)?;
             Some((server, ort_dir.join(&case.name)))
         } else {
+            if case.extras.gnn && torch_python.is_some() {
+                ort::write_case(&ort_dir, &case)?;
+            }
             None
         };
         rows.push(measure_case(&case, &o, &exe, ort).context(name)?);
@@ -351,7 +457,23 @@ fn main() -> Result<()> {
     drop(ort_rounds);
 
     let mut torch_version = None;
-    if let Some((python, version)) = &torch_python {
+    if let Some((python, version)) = torch_python.as_ref().filter(|_| rows.iter().any(|r| r.gnn)) {
+        eprintln!("PyTorch: timing index_add_ and scatter_add_ on the GNN rows...");
+        // bench_torch_gnn.py reads only the directories marked gnn.txt.
+        match ort::run_torch_gnn(python, &ort_dir, o.budget) {
+            Ok(times) => {
+                for row in &mut rows {
+                    row.torch_gnn = times.get(&row.name).copied();
+                }
+                torch_version = Some(version.clone());
+            }
+            Err(e) => eprintln!("PyTorch GNN columns skipped: {e:#}"),
+        }
+    }
+    if let Some((python, version)) = torch_python
+        .as_ref()
+        .filter(|_| rows.iter().any(|r| r.gradient))
+    {
         eprintln!("PyTorch: timing the gradient rows' backward...");
         match ort::run_torch(python, &torch_dir, o.budget) {
             Ok(times) => {
@@ -409,6 +531,31 @@ fn main() -> Result<()> {
             "Output pools set to capacity {capacity} (`--pool-capacity`; the default is 1).\n\n"
         ));
     }
+    if let Some(table) = threads_table(&rows) {
+        out.push_str(&format!(
+            "Threads: the plugin's one-shot with tract's executor of {THREADS} threads installed \
+             (`tract_linalg::multithread::set_default_executor(Executor::multithread({THREADS}))`, \
+             in a process of its own) and onnxruntime with `intra_op_num_threads={THREADS}`, \
+             against 1 thread, in the same paired rounds. floor: the random-index rows' data \
+             copied into a warm output and their indices and updates read once, in order, no \
+             scatter (`scatter_bench::floor`); one-shot/floor is a ratio of medians.\n\n"
+        ));
+        out.push_str(&table);
+        out.push('\n');
+    }
+    if let Some(table) = gnn_table(&rows) {
+        out.push_str(&format!(
+            "GNN message passing (`ScatterElements` add along axis 0, each edge's destination \
+             broadcast along its features, uniform random destinations): the plugin's one-shot \
+             and onnxruntime as above; PyTorch {} `data.clone().index_add_(0, dst, msg)` and \
+             `data.clone().scatter_add_(0, dst.view(-1, 1).expand_as(msg), msg)` with \
+             `torch.set_num_threads(n)`, timed after every row (ratios of medians, over its \
+             faster op).\n\n",
+            torch_version.as_deref().unwrap_or("(not run)")
+        ));
+        out.push_str(&table);
+        out.push('\n');
+    }
     if let Some(table) = gradient_table(&rows) {
         out.push_str(&format!(
             "Gradients (`ScatterElementsGrad`/`ScatterNDGrad` of the plugin's training domain on \
@@ -427,7 +574,7 @@ fn main() -> Result<()> {
     out.push_str("Peak RSS (MB, each engine and mode in a process of its own):\n\n");
     out.push_str(&rss_table(&rows));
     out.push('\n');
-    for line in targets(&rows) {
+    for line in targets(&rows).into_iter().chain(thread_targets(&rows)) {
         out.push_str(&format!("- {line}.\n"));
     }
     for (stem, target) in exported::PAIRS {

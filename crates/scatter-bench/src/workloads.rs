@@ -49,10 +49,30 @@ pub struct Workload {
     pub reduction: &'static str,
     /// Time dominated by the copy of data when data is shared.
     pub copy_bound: bool,
+    /// What the row is measured for beyond the engines' calling modes.
+    pub extras: Extras,
+}
+
+/// What a row is measured for beyond every engine's calling modes (all
+/// off for most rows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// Also at [`crate::THREADS`] threads: the plugin's one-shot with
+    /// tract's executor installed, onnxruntime with `intra_op_num_threads`.
+    pub threaded: bool,
+    /// A random-index row: its floor (read indices and updates once, write
+    /// the output once; [`crate::floor`]) is timed beside it.
+    pub floor: bool,
+    /// A GNN message-passing row: also timed against PyTorch's
+    /// `index_add_` and `scatter_add_` at 1 and [`crate::THREADS`] threads.
+    pub gnn: bool,
+    /// Only the owned mode, a fresh copy of data moved into every call
+    /// (the other modes are another row's).
+    pub fresh_each_call: bool,
 }
 
 /// The names of [`workloads`], in order.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 12] = [
     "se_ov_example6",
     "se_add_axis1",
     "se_max_dense_axis0",
@@ -62,6 +82,36 @@ pub const NAMES: [&str; 9] = [
     "snd_add_hist",
     "se_tiny",
     "ts_kv_decode",
+    "snd_kv_fresh",
+    "gnn_painn",
+    "gnn_large",
+];
+
+/// The large copy-bound, random-index and GNN rows: measured at 1 and
+/// [`crate::THREADS`] threads.
+pub const THREADED: [&str; 10] = [
+    "se_ov_example6",
+    "se_add_axis1",
+    "se_max_dense_axis0",
+    "snd_rows",
+    "snd_elems",
+    "snd_kv_cache",
+    "snd_add_hist",
+    "ts_kv_decode",
+    "gnn_painn",
+    "gnn_large",
+];
+
+/// The GNN message-passing rows, timed against PyTorch too.
+pub const GNN: [&str; 2] = ["gnn_painn", "gnn_large"];
+
+/// The random-index rows, timed beside their floor.
+const FLOORED: [&str; 5] = [
+    "se_max_dense_axis0",
+    "snd_elems",
+    "snd_add_hist",
+    "gnn_painn",
+    "gnn_large",
 ];
 
 /// The workloads stock tract can run (it has no `TensorScatter`).
@@ -141,6 +191,7 @@ fn elements(
         axis: axis as i64,
         reduction,
         copy_bound,
+        extras: Extras::default(),
     }
 }
 
@@ -171,6 +222,7 @@ fn nd(
         axis: 0,
         reduction,
         copy_bound,
+        extras: Extras::default(),
     }
 }
 
@@ -197,7 +249,7 @@ fn distinct(n: usize, total: usize, rng: &mut Rng) -> Vec<usize> {
 
 /// Builds the workload called `name` (one of [`NAMES`]).
 pub fn workload(name: &str) -> Option<Workload> {
-    Some(match name {
+    let mut w = match name {
         "se_ov_example6" => elements(
             "se_ov_example6",
             &[1000, 256, 7, 7],
@@ -296,6 +348,7 @@ pub fn workload(name: &str) -> Option<Workload> {
             axis: 0,
             reduction: "none",
             copy_bound: false,
+            extras: Extras::default(),
         },
         // One decode step of a KV cache: a single token written at a
         // position of a [batch 1, 32 heads, 2048 positions, 128] f32 cache.
@@ -317,10 +370,64 @@ pub fn workload(name: &str) -> Option<Workload> {
                 axis: -2,
                 reduction: "none",
                 copy_bound: true,
+                extras: Extras::default(),
             }
         }
+        // A fresh cache moved into every call (the caller keeps none
+        // across calls): what the output pool must not make slower than
+        // stock tract.
+        "snd_kv_fresh" => {
+            let mut w = workload("snd_kv_cache")?;
+            w.name = "snd_kv_fresh";
+            w.extras = Extras {
+                fresh_each_call: true,
+                ..Extras::default()
+            };
+            w
+        }
+        // PaiNN's message passing: 17k edge messages of 128 features into
+        // 659 atoms (the shipped model's sizes).
+        "gnn_painn" => gnn("gnn_painn", 17_000, 128, 659, 10),
+        "gnn_large" => gnn("gnn_large", 1_000_000, 64, 100_000, 11),
         _ => return None,
-    })
+    };
+    w.extras.threaded |= THREADED.contains(&name);
+    w.extras.floor |= FLOORED.contains(&name);
+    Some(w)
+}
+
+/// GNN message passing as exporters write `index_add_`/`scatter_add` along
+/// axis 0: `ScatterElements(reduction=add)` of `edges` messages of
+/// `features` into `nodes` rows, the destination of each edge broadcast
+/// along its features (indices `[edges, features]`). Destinations uniform
+/// at random (seeded): a graph's edge list sorted by source scatters to
+/// destinations in no particular order.
+fn gnn(name: &'static str, edges: usize, features: usize, nodes: usize, seed: u64) -> Workload {
+    let mut rng = Rng::new(seed);
+    let data = rng.f32s(nodes * features);
+    let destinations = rng.indices(edges, nodes);
+    let indices = destinations
+        .iter()
+        .flat_map(|&d| std::iter::repeat_n(d, features))
+        .collect();
+    let updates = rng.f32s(edges * features);
+    Workload {
+        name,
+        op: ScatterOp::ScatterElements,
+        data_shape: vec![nodes, features],
+        data,
+        indices_shape: vec![edges, features],
+        indices,
+        updates_shape: vec![edges, features],
+        updates,
+        axis: 0,
+        reduction: "add",
+        copy_bound: false,
+        extras: Extras {
+            gnn: true,
+            ..Extras::default()
+        },
+    }
 }
 
 /// Every workload whose name contains `filter`.
