@@ -4,18 +4,25 @@
 //! of its own for its peak RSS; then a warm and a fresh copy of data, and
 //! onnxruntime (1 thread, io binding); the gradient rows against PyTorch
 //! autograd's backward (1 thread) when a Python with torch is found.
-//! Prints the time table, the gradient table, the peak-RSS table, one line
-//! per target and a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
+//! Threaded rows (large copy-bound, random-index and GNN) also time the
+//! plugin's one-shot with tract's executor of [`THREADS`] threads and
+//! onnxruntime at [`THREADS`] intra-op threads; random-index rows their
+//! floor; GNN rows PyTorch's `index_add_`/`scatter_add_` at 1 and
+//! [`THREADS`] threads. Prints the time table, the threads table, the GNN
+//! table, the gradient table, the peak-RSS table, one line per target and
+//! a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
 //! (fetched by `cargo xtask conformance --filter piper`). Run through
 //! `cargo xtask bench` (release).
 //!
-//! Options: `--filter SUBSTRING`, `--budget-ms N` (per measurement),
+//! Options: `--filter S[,S...]` (substrings; `name$` matches the end),
+//! `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
 //! `--no-stock`, `--output FILE`,
 //! `--pool-capacity N` (every output pool's capacity, default 1),
 //! `--huge-page-inputs` (the caller's large inputs on huge pages, as
 //! numpy's for onnxruntime); `--child
-//! NAME ENGINE MODE` is the per-measurement process ([`scatter_bench::child`]).
+//! NAME ENGINE MODE [--threads N]` is the per-measurement process
+//! ([`scatter_bench::child`]).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -176,6 +183,31 @@ struct OrtServers {
     threads: Option<OrtRounds>,
 }
 
+/// A started child as a series, or why it is n/a (it failed to plan:
+/// stock tract lacks an op).
+fn push_child(
+    series: &mut Vec<Option<Series>>,
+    row: &mut Row,
+    engine: &'static str,
+    mode: Mode,
+    threads: usize,
+    started: Result<ChildRounds>,
+) {
+    match started {
+        Ok(rounds) => series.push(Some(Series::Child {
+            engine,
+            mode,
+            threads,
+            rounds,
+        })),
+        Err(err) => {
+            let what = format!("{engine} {} {threads} thread(s)", mode.name());
+            eprintln!("  {what}: n/a ({err:#})");
+            row.not_measured.push((what, format!("{err:#}")));
+        }
+    }
+}
+
 /// Every (engine, mode) of `case` and, with `ort` (the server and the
 /// directory [`ort::write_case`] wrote the case to), onnxruntime, in
 /// [`ROUNDS`] paired rounds.
@@ -223,13 +255,8 @@ fn measure_case(
                 ));
                 continue;
             }
-            let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.settings)?;
-            series.push(Some(Series::Child {
-                engine,
-                mode,
-                threads: 1,
-                rounds,
-            }));
+            let started = ChildRounds::start(exe, &case.name, engine, mode, o.settings);
+            push_child(&mut series, &mut row, engine, mode, 1, started);
         }
     }
     if case.extras.threaded {
@@ -237,13 +264,15 @@ fn measure_case(
             threads: THREADS,
             ..o.settings
         };
-        let rounds = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, settings)?;
-        series.push(Some(Series::Child {
-            engine: "plugin",
-            mode: Mode::OneShot,
-            threads: THREADS,
-            rounds,
-        }));
+        let started = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, settings);
+        push_child(
+            &mut series,
+            &mut row,
+            "plugin",
+            Mode::OneShot,
+            THREADS,
+            started,
+        );
     }
     if let Some((servers, _)) = &ort {
         series.push(Some(Series::Ort { threads: 1 }));
