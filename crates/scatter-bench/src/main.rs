@@ -183,6 +183,15 @@ struct OrtServers {
     threads: Option<OrtRounds>,
 }
 
+/// `plugin one-shot`, `plugin one-shot 2 threads`: what the notes and
+/// progress lines call a child's series.
+fn series_name(engine: &str, mode: Mode, threads: usize) -> String {
+    match threads {
+        1 => format!("{engine} {}", mode.name()),
+        _ => format!("{engine} {} {threads} threads", mode.name()),
+    }
+}
+
 /// A started child as a series, or why it is n/a (it failed to plan:
 /// stock tract lacks an op).
 fn push_child(
@@ -201,7 +210,7 @@ fn push_child(
             rounds,
         })),
         Err(err) => {
-            let what = format!("{engine} {} {threads} thread(s)", mode.name());
+            let what = series_name(engine, mode, threads);
             eprintln!("  {what}: n/a ({err:#})");
             row.not_measured.push((what, format!("{err:#}")));
         }
@@ -274,7 +283,8 @@ fn measure_case(
             started,
         );
     }
-    if let Some((servers, _)) = &ort {
+    // onnxruntime has no owned mode to compare a fresh cache's with.
+    if let Some((servers, _)) = ort.as_ref().filter(|_| !case.extras.fresh_each_call) {
         series.push(Some(Series::Ort { threads: 1 }));
         if case.extras.threaded && servers.threads.is_some() {
             series.push(Some(Series::Ort { threads: THREADS }));
@@ -311,7 +321,7 @@ fn measure_case(
                             mode,
                             threads,
                             ..
-                        }) => format!("{engine} {} {threads} thread(s)", mode.name()),
+                        }) => series_name(engine, *mode, *threads),
                         _ => "onnxruntime".into(),
                     };
                     eprintln!("  {what}: n/a ({err:#})");
@@ -336,9 +346,8 @@ fn measure_case(
                 ..
             }) => {
                 eprintln!(
-                    "  {engine} {} {threads} thread(s): {} ({} calls in {ROUNDS} rounds, peak \
-                     RSS {:.1} MB)",
-                    mode.name(),
+                    "  {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                    series_name(engine, *mode, *threads),
                     human(combined.median),
                     combined.calls,
                     combined.peak_rss.unwrap_or(0) as f64 / 1e6
