@@ -10,7 +10,7 @@ mod graph;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
-use graph::{D, Graph, attr_graph};
+use graph::{D, Graph, attr_graph, attr_int};
 use tract_onnx_scatter::tract_onnx::pb::{GraphProto, TypeProto};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 use tract_onnx_scatter::tract_overrides::onnx_loop::{
@@ -733,18 +733,37 @@ fn a_torchscript_loop_export_matches_eager_pytorch() {
 /// tract's typing of `Squeeze` refused it ("Removing non-trivial axis");
 /// the `Squeeze` override checks the axis is 1 when it runs. Sums the rows.
 fn row_sum_loop(step: i64) -> Graph {
-    let body = body(&["acc_in"], &[3])
+    row_sum_loop_slicing(step, "end", false)
+}
+
+/// [`row_sum_loop`] with the row's slice ending at `end` ("end": `i + 1`;
+/// "past_any_axis": tf2onnx's int32 1e9), and when `reslice`, sliced again
+/// on axis 0 from 0 to "past_any_axis" (tf2onnx's `x[i]` in full).
+fn row_sum_loop_slicing(step: i64, end: &str, reslice: bool) -> Graph {
+    let row = if reslice { "row_0" } else { "row_1" };
+    let mut body = body(&["acc_in"], &[3])
         .init("zero_axis", &tensor1(&[0i64]))
         .init("one", &tensor1(&[1i64]))
         .init("step", &tensor1(&[step]))
+        .init("past_any_axis", &tensor1(&[1_000_000_000i32]))
+        .init("from_0", &tensor1(&[0i32]))
         .node("Unsqueeze", &["iter", "zero_axis"], &["start"], vec![])
         .node("Add", &["start", "one"], &["end"], vec![])
         .node(
             "Slice",
-            &["x", "start", "end", "zero_axis", "step"],
+            &["x", "start", end, "zero_axis", "step"],
+            &[row],
+            vec![],
+        );
+    if reslice {
+        body = body.node(
+            "Slice",
+            &["row_0", "from_0", "past_any_axis", "zero_axis"],
             &["row_1"],
             vec![],
-        )
+        );
+    }
+    let body = body
         .node("Squeeze", &["row_1", "zero_axis"], &["row"], vec![])
         .node("Add", &["acc_in", "row"], &["acc_out"], vec![])
         .node("Identity", &["cond_in"], &["cond_out"], vec![])
@@ -796,6 +815,20 @@ fn a_slice_with_a_huge_step_at_the_loop_index_reads_one_row() {
     assert_eq!(f32s(&out[1])[9..], [1000., 2000., 3000.]);
 }
 
+/// tf2onnx's `x[i]` in full: the step-1e9 slice at the loop index (end
+/// 1e9), then a slice of that row's axis from 0 to tf2onnx's "to the end",
+/// an int32 1e9. tract clamps such an end only to an axis of known length;
+/// on the run-time length of `x[i]` it typed the re-slice 0..1e9, which
+/// failed when it ran ("Invalid range 0..1000000000"). That length is now
+/// known to be at most 1, so the end is the axis's end.
+#[test]
+fn a_slice_to_tf2onnx_s_end_of_a_run_time_row_reads_the_row() {
+    let g = row_sum_loop_slicing(1_000_000_000, "past_any_axis", true);
+    let out = run(&g, &[four_rows(), tensor1(&[0f32, 0., 0.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [1111., 2222., 3333.]);
+    assert_eq!(out[1].shape(), [4, 1, 3]);
+}
+
 /// The `Squeeze` contract holds at run time: a squeezed axis of length 2
 /// (the slice reads two rows) is an error naming the node, not a reshape.
 #[test]
@@ -830,6 +863,194 @@ fn squeezing_an_axis_that_turns_out_longer_than_one_is_an_error() {
     let msg = chain(&err);
     assert!(
         msg.contains("Squeeze node") && msg.contains("has length 2"),
+        "{msg}"
+    );
+}
+
+/// paddle2onnx's loop counter: a loop-carried scalar the body gives back
+/// as `[1]` (`c + [1.]` broadcasts), beside a buffer `x` of 2 the body adds
+/// the counter to. onnxruntime runs it; the loop types its body twice, for
+/// the first iteration (c a scalar) and the later ones (c of shape [1]).
+/// `read_c` makes the final counter a graph output. (`body` declares every
+/// carried input a scalar; the loop sets their facts from its inputs.)
+fn rank_changing_counter_loop(m: Option<i64>, read_c: bool) -> Graph {
+    let body = body(&["c_in", "x_in"], &[])
+        .init("one", &tensor1(&[1f32]))
+        .node("Add", &["c_in", "one"], &["c_out"], vec![])
+        .node("Add", &["x_in", "c_out"], &["x_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("c_out", DatumType::F32)
+        .output("x_out", DatumType::F32)
+        .graph_proto();
+    let outer = match m {
+        Some(m) => Graph::new(OPSET).init("m", &scalar_i64(m)),
+        None => Graph::new(OPSET).input("m", DatumType::I64, &[]),
+    };
+    let g = with_loop(
+        outer
+            .input_c("c", DatumType::F32, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "c", "x"],
+        &["c_final", "x_final"],
+        body,
+    );
+    let g = if read_c {
+        g.output("c_final", DatumType::F32)
+    } else {
+        g
+    };
+    g.output("x_final", DatumType::F32)
+}
+
+fn output_facts(model: &TypedModel) -> Vec<String> {
+    model
+        .output_outlets()
+        .unwrap()
+        .iter()
+        .map(|o| format!("{:?}", model.outlet_fact(*o).unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_loop_carried_scalar_the_body_returns_with_rank_one_runs_as_onnxruntime_runs_it() {
+    let g = rank_changing_counter_loop(None, true);
+    let out = run(&g, &[scalar_i64(3), tensor0(0f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(out[0].shape(), [1]);
+    assert_eq!(f32s(&out[0]), [3.]);
+    // x += 1, then 2, then 3.
+    assert_eq!(f32s(&out[1]), [6., 16.]);
+    assert_eq!(output_facts(&g.optimized().unwrap()), ["1,F32", "2,F32"]);
+}
+
+/// With a run-time M, no iteration may run: the final counter would then be
+/// the scalar it entered as, a rank its fact cannot hold. The model reads
+/// it, so that run is an error naming the node and the value.
+#[test]
+fn a_read_value_whose_rank_the_body_changes_is_an_error_when_no_iteration_runs() {
+    let g = rank_changing_counter_loop(None, true);
+    let err = run(&g, &[scalar_i64(0), tensor0(5f32), tensor1(&[0f32, 10.])]).unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains(
+            "Loop node 'c_final': ran no iteration, so loop-carried value 0 would be its initial value, of shape []; the model reads it with the rank 1 the body gives it"
+        ),
+        "{msg}"
+    );
+}
+
+/// paddle2onnx names every output of its loops and reads few: a value
+/// nobody reads does not stop a run of no iteration.
+#[test]
+fn an_unread_value_whose_rank_the_body_changes_lets_a_run_of_no_iteration_through() {
+    let g = rank_changing_counter_loop(None, false);
+    let out = run(&g, &[scalar_i64(0), tensor0(5f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [0., 10.]);
+    let out = run(&g, &[scalar_i64(2), tensor0(0f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [3., 13.]);
+}
+
+/// A constant M of at least 1 with no condition: the loop runs at least
+/// once, so the counter's fact is the body's and every run gives it.
+#[test]
+fn a_loop_that_provably_runs_once_types_the_changed_rank_without_a_run_time_check() {
+    let g = rank_changing_counter_loop(Some(2), true);
+    assert_eq!(output_facts(&g.optimized().unwrap()), ["1,F32", "2,F32"]);
+    let out = run(&g, &[tensor0(0f32), tensor1(&[0f32, 10.])]).unwrap();
+    assert_eq!(f32s(&out[0]), [2.]);
+}
+
+/// A value whose rank grows at every iteration has no typing that holds
+/// past the first: a load error naming the node and the value.
+#[test]
+fn a_loop_carried_value_whose_rank_grows_every_iteration_is_a_load_error() {
+    let body = body(&["x_in"], &[2])
+        .init("zero_axis", &tensor1(&[0i64]))
+        .node("Unsqueeze", &["x_in", "zero_axis"], &["x_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[2]),
+        &["m", "", "x"],
+        &["x_final"],
+        body.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Loop node 'x_final': loop-carried value 0 does not settle: after 16 typings"),
+        "{msg}"
+    );
+}
+
+/// A value that enters as a scalar, leaves the first iteration as `[1]`
+/// and later ones as `[1, 1]` (`Reshape` to the first two dims of
+/// `Shape(x) ++ [1]`), then settles: the later plan would not take what
+/// the first gives, and two typings are all the loop makes.
+#[test]
+fn a_rank_that_changes_again_after_the_first_iteration_is_a_load_error() {
+    let body = body(&["x_in"], &[])
+        .init("one", &tensor1(&[1i64]))
+        .init("zero", &tensor1(&[0i64]))
+        .init("two", &tensor1(&[2i64]))
+        .node("Shape", &["x_in"], &["dims"], vec![])
+        .node(
+            "Concat",
+            &["dims", "one"],
+            &["dims_1"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Slice", &["dims_1", "zero", "two"], &["shape"], vec![])
+        .node("Reshape", &["x_in", "shape"], &["x_out"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("x_out", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("x", DatumType::F32, &[]),
+        &["m", "", "x"],
+        &["x_final"],
+        body.graph_proto(),
+    )
+    .output("x_final", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Loop node 'x_final': loop-carried value 0 enters the body as F32 [], leaves the first iteration as F32 [1] and later ones as F32 [1, 1]; its rank changes after the first iteration"),
+        "{msg}"
+    );
+}
+
+/// Scanning the counter as it enters: a scalar in the first iteration,
+/// `[1]` in the later ones, so its rows could not be stacked.
+#[test]
+fn a_scan_output_whose_rank_differs_after_the_first_iteration_is_a_load_error() {
+    let body = body(&["c_in"], &[])
+        .init("one", &tensor1(&[1f32]))
+        .node("Add", &["c_in", "one"], &["c_out"], vec![])
+        .node("Identity", &["c_in"], &["c_scan"], vec![])
+        .node("Identity", &["cond_in"], &["cond_out"], vec![])
+        .output("cond_out", DatumType::Bool)
+        .output("c_out", DatumType::F32)
+        .output("c_scan", DatumType::F32);
+    let g = with_loop(
+        Graph::new(OPSET)
+            .input("m", DatumType::I64, &[])
+            .input_c("c", DatumType::F32, &[]),
+        &["m", "", "c"],
+        &["c_final", "cs"],
+        body.graph_proto(),
+    )
+    .output("cs", DatumType::F32);
+    let err = g.typed().unwrap_err();
+    let msg = chain(&err);
+    assert!(
+        msg.contains("Loop node 'c_final': scan output 0 is F32 [] in the first iteration and F32 [1] in later ones"),
         "{msg}"
     );
 }

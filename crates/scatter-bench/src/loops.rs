@@ -1,12 +1,21 @@
 //! The `Loop` rows (issue 22), models built in memory:
 //!
-//! - `loop_decode_256`: a decode loop of 256 steps, step `i` writing the
-//!   row `row * i` (1×512) into row `i` of a 256×512 buffer with ScatterND
-//!   (inputs `M` int64 scalar, `buf0` f32 [256, 512], `row` f32 [1, 512]).
-//!   The buffer is loop-carried: the plugin moves it through the body, so
-//!   each step costs the row, not the buffer.
-//! - `loop_empty_body`: 1000 iterations of a body that passes its carried
-//!   value through (`Identity`): the per-iteration overhead.
+//! - [`DECODE`] `loop_decode_256_steps_256x512_buf`: a decode loop of 256
+//!   steps, step `i` writing the row `row * i` (1×512) into row `i` of a
+//!   256×512 buffer with ScatterND (inputs `buf0` f32 [256, 512], `M`
+//!   int64 scalar, `row` f32 [1, 512]). The buffer is loop-carried: the
+//!   plugin moves it through the body, so each step costs the row, not the
+//!   buffer.
+//! - [`DECODE_16X`] `loop_decode_256_steps_4096x512_buf`: the same 256
+//!   steps into a buffer 16× larger (4096×512; rows 256.. stay as given).
+//!   Written in place, its time is the 256×512 row's; copied per step, 16×
+//!   it (the target line compares the two).
+//! - [`EMPTY`] `loop_empty_body_1000_iters`: 1000 iterations of a body that
+//!   passes its carried value through (`Identity`): the per-iteration
+//!   overhead.
+//!
+//! The buffer is input 0: the owned mode moves a copy of it made before
+//! the call, so the loop owns it from its first step.
 
 use anyhow::{Result, bail};
 use prost::Message;
@@ -20,12 +29,22 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 use crate::case::{Case, Ownership, Source};
 use crate::workloads::value_info;
 
+/// The decode loop into a buffer of as many rows as steps.
+pub const DECODE: &str = "loop_decode_256_steps_256x512_buf";
+/// The same steps into a buffer [`BIG_BUFFER_FACTOR`]× larger.
+pub const DECODE_16X: &str = "loop_decode_256_steps_4096x512_buf";
+/// The per-iteration overhead.
+pub const EMPTY: &str = "loop_empty_body_1000_iters";
+
 /// The rows' names, in table order.
-pub const NAMES: [&str; 2] = ["loop_decode_256", "loop_empty_body"];
+pub const NAMES: [&str; 3] = [DECODE, DECODE_16X, EMPTY];
 
 /// Steps of the decode loop, and its row width.
 pub const DECODE_STEPS: usize = 256;
 pub const ROW: usize = 512;
+
+/// How many times [`DECODE_16X`]'s buffer is [`DECODE`]'s.
+pub const BIG_BUFFER_FACTOR: usize = 16;
 
 /// Iterations of the empty-body loop.
 pub const EMPTY_ITERATIONS: i64 = 1000;
@@ -50,10 +69,10 @@ fn int_attr(name: &str, i: i64) -> AttributeProto {
     }
 }
 
-/// `Loop(M, "", carried)` around `body`; the loop's output is `out`.
+/// `Loop(M, "", carried)` around `body`, where the carried value is the
+/// graph's input 0; the loop's output is `out`.
 fn loop_model(body: GraphProto, inputs: Vec<(&str, &[usize], DataType)>, out: &[usize]) -> Vec<u8> {
-    let mut loop_inputs = vec!["M".to_string(), String::new()];
-    loop_inputs.push(inputs[1].0.to_string());
+    let loop_inputs = vec!["M".to_string(), String::new(), inputs[0].0.to_string()];
     let lp = NodeProto {
         name: "loop".into(),
         op_type: "Loop".into(),
@@ -88,8 +107,9 @@ fn loop_model(body: GraphProto, inputs: Vec<(&str, &[usize], DataType)>, out: &[
     model.encode_to_vec()
 }
 
-/// The body of `loop_decode_256`: `buf[i] = row * i`, cond passed through.
-fn decode_body() -> GraphProto {
+/// The body of the decode rows: `buf[i] = row * i` into a buffer of
+/// `rows` rows, cond passed through.
+fn decode_body(rows: usize) -> GraphProto {
     let axes = TensorProto {
         name: "axes".into(),
         dims: vec![1],
@@ -116,11 +136,11 @@ fn decode_body() -> GraphProto {
         input: vec![
             value_info("i", &[], DataType::Int64),
             value_info("cond_in", &[], DataType::Bool),
-            value_info("buf_in", &[DECODE_STEPS, ROW], DataType::Float),
+            value_info("buf_in", &[rows, ROW], DataType::Float),
         ],
         output: vec![
             value_info("cond_out", &[], DataType::Bool),
-            value_info("buf_out", &[DECODE_STEPS, ROW], DataType::Float),
+            value_info("buf_out", &[rows, ROW], DataType::Float),
         ],
         ..Default::default()
     }
@@ -149,30 +169,34 @@ fn empty_body() -> GraphProto {
 
 /// The case of row `name` (one of [`NAMES`]).
 pub fn case(name: &str) -> Result<Case> {
-    let (bytes, inputs) = match name {
-        "loop_decode_256" => (
+    let decode = |rows: usize| -> Result<(Vec<u8>, Vec<Tensor>)> {
+        Ok((
             loop_model(
-                decode_body(),
+                decode_body(rows),
                 vec![
+                    ("buf0", &[rows, ROW], DataType::Float),
                     ("M", &[], DataType::Int64),
-                    ("buf0", &[DECODE_STEPS, ROW], DataType::Float),
                     ("row", &[1, ROW], DataType::Float),
                 ],
-                &[DECODE_STEPS, ROW],
+                &[rows, ROW],
             ),
             vec![
+                Tensor::zero::<f32>(&[rows, ROW])?,
                 tensor0(DECODE_STEPS as i64),
-                Tensor::zero::<f32>(&[DECODE_STEPS, ROW])?,
                 Tensor::from_shape(&[1, ROW], &vec![1f32; ROW])?,
             ],
-        ),
-        "loop_empty_body" => (
+        ))
+    };
+    let (bytes, inputs) = match name {
+        DECODE => decode(DECODE_STEPS)?,
+        DECODE_16X => decode(DECODE_STEPS * BIG_BUFFER_FACTOR)?,
+        EMPTY => (
             loop_model(
                 empty_body(),
-                vec![("M", &[], DataType::Int64), ("x0", &[1], DataType::Float)],
+                vec![("x0", &[1], DataType::Float), ("M", &[], DataType::Int64)],
                 &[1],
             ),
-            vec![tensor0(EMPTY_ITERATIONS), tensor1(&[0f32])],
+            vec![tensor1(&[0f32]), tensor0(EMPTY_ITERATIONS)],
         ),
         _ => bail!("unknown loop row {name:?} (known: {NAMES:?})"),
     };
@@ -185,7 +209,7 @@ pub fn case(name: &str) -> Result<Case> {
         inputs,
         feedback: vec![],
         // The owned mode moves a copy of the buffer made before the call.
-        ownership: if name == "loop_decode_256" {
+        ownership: if name != EMPTY {
             Ownership::CopiedBeforeEachCall
         } else {
             Ownership::None
@@ -206,21 +230,47 @@ mod tests {
     use crate::runner::{Mode, Runner};
 
     #[test]
-    fn the_decode_loop_writes_row_times_step_into_every_row() {
-        let case = case("loop_decode_256").unwrap();
-        let runner = Runner::new(&case, &tract_onnx_scatter::onnx()).unwrap();
-        let inputs = (0..case.inputs.len())
-            .map(|i| runner.input(i).clone())
-            .collect();
-        let out = runner.plan().run(inputs).unwrap().remove(0);
-        let out = out.to_plain_array_view::<f32>().unwrap();
-        for ((step, _), &v) in out.indexed_iter().map(|(i, v)| ((i[0], i[1]), v)) {
-            assert_eq!(v, step as f32);
+    fn the_decode_loops_write_row_times_step_into_the_first_256_rows() {
+        for (name, rows) in [
+            (DECODE, DECODE_STEPS),
+            (DECODE_16X, DECODE_STEPS * BIG_BUFFER_FACTOR),
+        ] {
+            let case = case(name).unwrap();
+            let runner = Runner::new(&case, &tract_onnx_scatter::onnx()).unwrap();
+            let inputs = (0..case.inputs.len())
+                .map(|i| runner.input(i).clone())
+                .collect();
+            let out = runner.plan().run(inputs).unwrap().remove(0);
+            assert_eq!(out.shape(), [rows, ROW]);
+            let out = out.to_plain_array_view::<f32>().unwrap();
+            for ((row, _), &v) in out.indexed_iter().map(|(i, v)| ((i[0], i[1]), v)) {
+                let expected = if row < DECODE_STEPS { row as f32 } else { 0. };
+                assert_eq!(v, expected, "{name} row {row}");
+            }
         }
     }
 
+    /// The owned mode moves the buffer in: the loop writes into the very
+    /// allocation the caller staged, with no copy of it.
     #[test]
-    fn both_rows_run_in_every_mode_they_support() {
+    fn a_buffer_moved_in_as_the_owned_mode_does_is_written_in_place() {
+        let case = case(DECODE_16X).unwrap();
+        assert_eq!(case.ownership, Ownership::CopiedBeforeEachCall);
+        let runner = Runner::new(&case, &tract_onnx_scatter::onnx()).unwrap();
+        // The owned mode's staged copy: input 0, exclusively owned.
+        let buf = runner.input(0).clone().into_tensor();
+        let before = buf.as_ptr::<f32>().unwrap() as usize;
+        let inputs = tvec![
+            buf.into_tvalue(),
+            runner.input(1).clone(),
+            runner.input(2).clone()
+        ];
+        let out = runner.plan().run(inputs).unwrap().remove(0);
+        assert_eq!(out.as_ptr::<f32>().unwrap() as usize, before);
+    }
+
+    #[test]
+    fn every_row_runs_in_every_mode_it_supports() {
         for name in NAMES {
             let case = case(name).unwrap();
             let mut runner = Runner::new(&case, &tract_onnx_scatter::onnx()).unwrap();

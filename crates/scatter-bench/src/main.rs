@@ -544,7 +544,7 @@ fn main() -> Result<()> {
             "Modes: *one-shot* `plan.run(inputs)` per call (a fresh state each time), the caller \
          keeping its tensors; *persistent* `state.run(inputs)` on a state spawned once, tensors \
          kept; *owned* the data moved in (the output fed back as the next data, or a copy made \
-         before the timed call for yolo_head_*). Fed-back caches (gtcrn_frame, kv_step_*) are fed \
+         before the timed call for yolo_head_* and the loop_decode_* buffers). Fed-back caches (gtcrn_frame, kv_step_*) are fed \
          back in every mode. ort: onnxruntime, 1 thread, inputs and outputs bound with io \
          binding; numpy's arrays, which it backs with huge pages from 4 MiB, as inputs. warm copy: \
          data into a reused buffer, timed between the plugin's one-shot calls in their process; \
@@ -555,7 +555,9 @@ fn main() -> Result<()> {
          `*` copy-bound (the geomean of one-shot/warm copy is over these). Geomeans over the \
          one-node workloads and gtcrn_frame. kv_step_*: PyTorch's `cache[:, :, pos] = k` with \
          `pos` advancing every call; yolo_head_*: YOLOv5's head decode; ts_kv_decode: \
-         TensorScatter, which stock tract lacks.\n\n",
+         TensorScatter, which stock tract lacks; loop_*: ONNX `Loop` models (issue 22): 256 \
+         decode steps writing one 1×512 row each into a 256×512 or a 4096×512 buffer, and an \
+         empty body's 1000 iterations.\n\n",
         );
     }
     if o.settings.huge_page_inputs {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::THREADS;
 use crate::child::Measured;
+use crate::loops;
 use crate::ort::{TorchGnn, TorchGrad};
 use crate::runner::Mode;
 use crate::timing::human;
@@ -646,6 +647,7 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
             }
         ));
     }
+    lines.extend(loop_targets(rows));
     let over: Vec<String> = rows
         .iter()
         .flat_map(|r| {
@@ -691,6 +693,68 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
         }
     ));
     lines
+}
+
+/// Ratio at most which the [`loops::DECODE_16X`] row's owned time over
+/// [`loops::DECODE`]'s shows the loop writing in place: each step costs
+/// the row, so both take the same time; copied per step, the larger
+/// buffer would take [`loops::BIG_BUFFER_FACTOR`]× as long.
+pub const IN_PLACE_RATIO: f64 = 1.5;
+
+/// The `Loop` rows' targets (issue 22), when any `Loop` row was run.
+fn loop_targets(rows: &[Row]) -> Vec<String> {
+    let of = |names: &[&str]| -> Vec<&Row> {
+        rows.iter()
+            .filter(|r| names.contains(&r.name.as_str()))
+            .collect()
+    };
+    if of(&loops::NAMES).is_empty() {
+        return vec![];
+    }
+    let decode = listed(&of(&[loops::DECODE, loops::DECODE_16X]), |r| {
+        r.vs_ort(Mode::OneShot)
+    });
+    let empty = listed(&of(&[loops::EMPTY]), |r| r.vs_ort(Mode::OneShot));
+    let owned = |name: &str| {
+        rows.iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.plugin(Mode::Owned))
+    };
+    let in_place = match (owned(loops::DECODE_16X), owned(loops::DECODE)) {
+        (Some(big), Some(small)) => {
+            let x = ratio(Some(big), Some(small));
+            format!(
+                "{} ({} vs {}; copied at each step it would be about {}×): {}",
+                rcell(x),
+                human(big),
+                human(small),
+                loops::BIG_BUFFER_FACTOR,
+                if x.is_some_and(|x| x <= IN_PLACE_RATIO) {
+                    "met"
+                } else {
+                    "missed"
+                }
+            )
+        }
+        _ => "n/a (both decode rows' owned mode not measured)".into(),
+    };
+    vec![
+        format!(
+            "Loop decode one-shot within 2× of onnxruntime per run: {}",
+            verdict(&decode, 2.0)
+        ),
+        format!(
+            "Loop per-iteration overhead of an empty body (one-shot, {} iterations) within 5× of onnxruntime's: {}",
+            loops::EMPTY_ITERATIONS,
+            verdict(&empty, 5.0)
+        ),
+        format!(
+            "in-place Loop: owned time of the {}× buffer row ({}) over the 1× buffer row ({}) ≤ {IN_PLACE_RATIO}: {in_place}",
+            loops::BIG_BUFFER_FACTOR,
+            loops::DECODE_16X,
+            loops::DECODE
+        ),
+    ]
 }
 
 /// `kv_step dynamo/TorchScript: one-shot 1.02×, persistent 0.98×, owned
@@ -778,6 +842,61 @@ mod tests {
             stock: [measured(20, 66, 0), measured(20, 66, 0), None],
             ..Row::default()
         }
+    }
+
+    fn loop_row(name: &str, ort_ms: u64, one_shot_ms: u64, owned_ms: Option<u64>) -> Row {
+        Row {
+            name: name.into(),
+            ort: Some(Duration::from_millis(ort_ms)),
+            plugin: [
+                measured(one_shot_ms, 10, 0),
+                measured(one_shot_ms, 10, 0),
+                owned_ms.and_then(|ms| measured(ms, 10, 0)),
+            ],
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn the_loop_targets_compare_the_16x_buffer_with_the_1x_buffer() {
+        let rows = [
+            loop_row(loops::DECODE, 4, 1, Some(1)),
+            loop_row(loops::DECODE_16X, 4, 3, Some(1)),
+            loop_row(loops::EMPTY, 1, 6, None),
+        ];
+        let lines = targets(&rows);
+        let find = |start: &str| lines.iter().find(|l| l.starts_with(start)).cloned();
+        assert_eq!(
+            find("Loop decode").unwrap(),
+            "Loop decode one-shot within 2× of onnxruntime per run: met on all 2 rows"
+        );
+        assert_eq!(
+            find("Loop per-iteration").unwrap(),
+            "Loop per-iteration overhead of an empty body (one-shot, 1000 iterations) within 5× of onnxruntime's: met on 0 of 1 rows (misses: loop_empty_body_1000_iters 6.00×)"
+        );
+        assert_eq!(
+            find("in-place").unwrap(),
+            "in-place Loop: owned time of the 16× buffer row (loop_decode_256_steps_4096x512_buf) over the 1× buffer row (loop_decode_256_steps_256x512_buf) ≤ 1.5: 1.00× (1.00 ms vs 1.00 ms; copied at each step it would be about 16×): met"
+        );
+        let copied = [
+            loop_row(loops::DECODE, 4, 1, Some(1)),
+            loop_row(loops::DECODE_16X, 4, 16, Some(16)),
+        ];
+        let line = find_in(&targets(&copied), "in-place");
+        assert!(
+            line.contains("≤ 1.5: 16.00× (") && line.ends_with(": missed"),
+            "{line}"
+        );
+        let no_owned = [loop_row(loops::DECODE, 4, 1, None)];
+        assert!(
+            find_in(&targets(&no_owned), "in-place")
+                .ends_with("n/a (both decode rows' owned mode not measured)")
+        );
+        assert!(targets(&[row()]).iter().all(|l| !l.contains("Loop")));
+    }
+
+    fn find_in(lines: &[String], start: &str) -> String {
+        lines.iter().find(|l| l.starts_with(start)).unwrap().clone()
     }
 
     #[test]

@@ -9,7 +9,8 @@ use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::case::{Case, Ownership};
-use tract_onnx_scatter::ops::fresh_buffer;
+use tract_onnx_scatter::ops::fresh_buffer::Unwritten;
+use tract_onnx_scatter::scatter_kernels::write_copy;
 
 /// How the caller calls tract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,12 +121,11 @@ impl Runner {
             if !dt.is_copy() || bytes < 4 << 20 {
                 continue;
             }
-            // Safety: every byte is written by the copy right below.
-            let mut moved = unsafe { fresh_buffer::fresh_uninit(dt, input.shape())? };
-            moved
-                .try_as_plain_ram_mut()?
-                .as_bytes_mut()
-                .copy_from_slice(input.try_as_plain_ram()?.as_bytes());
+            let src = input.try_as_plain_ram()?;
+            let moved = Unwritten::fresh(dt, input.shape())?.fill_bytes(|dst| {
+                ensure!(dst.len() == src.as_bytes().len(), "input of another size");
+                Ok(write_copy(dst, src.as_bytes()))
+            })?;
             *input = moved.into_tvalue();
         }
         Ok(())

@@ -239,7 +239,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         self.plan
     }
 
-    pub(crate) fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
+    pub(crate) fn check_buffers<D, T>(
+        &self,
+        data: &[D],
+        updates: &[T],
+    ) -> Result<(), ScatterError> {
         let plan = self.plan;
         check_len(Input::Data, &plan.data_shape, plan.data_len, data.len())?;
         check_len(
@@ -248,6 +252,22 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             plan.indices_len,
             updates.len(),
         )
+    }
+
+    /// The reductions [`Self::apply`] takes: `T`'s own, `Mean` refused.
+    pub(crate) fn check_apply_reduction<T: Element>(
+        &self,
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        T::check_reduction(reduction)?;
+        if reduction == Reduction::Mean {
+            return Err(ScatterError::Reduction {
+                reduction,
+                element: T::NAME,
+                supported: "none, add, mul, max, min (mean needs scatter_elements_update)".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Writes `updates` into `data` with `reduction`, in row-major order of
@@ -260,14 +280,7 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         updates: &[T],
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        if reduction == Reduction::Mean {
-            return Err(ScatterError::Reduction {
-                reduction,
-                element: T::NAME,
-                supported: "none, add, mul, max, min (mean needs scatter_elements_update)".into(),
-            });
-        }
+        self.check_apply_reduction::<T>(reduction)?;
         self.check_buffers(data, updates)?;
         match reduction {
             Reduction::None => self.visit_unchecked(data, updates, |d, u| d.clone_from(u)),

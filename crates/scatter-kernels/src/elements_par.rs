@@ -19,12 +19,15 @@
 //! large random-index scatter ([`Schedule`]'s blocking rule): one band's
 //! destinations stay in cache while every update of the band is applied.
 
+use std::mem::MaybeUninit;
+
 use crate::combiner::{WithCombiner, with_combiner};
-use crate::parallel::{DisjointSlice, even_bounds, for_each_part, split_at_bounds};
+use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds};
 use crate::shape::{check_len, element_count};
+use crate::uninit::copy_par;
 use crate::{
-    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Parallel, Reduction,
-    ScatterError, Schedule,
+    CheckedElementsIndices, CopyingScatter, Element, ElementsPlan, IndexValue, Input, Parallel,
+    Reduction, ScatterError, Schedule,
 };
 
 /// How a checked ScatterElements divides into slabs and columns.
@@ -228,31 +231,17 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             // Small, serial, empty, or `Mean` (refused by `apply`).
             return self.apply(data, updates, reduction);
         };
-        let targets = self.slab_targets(&g);
-        let sub = self.slab_plan(&g)?;
-        with_combiner(
-            reduction,
-            Run {
-                sub: sub.as_ref(),
-                token: self,
-                g: &g,
-                targets: &targets,
-                parts: &parts,
-                par,
-                data,
-                src: None,
-                updates,
-            },
-        );
-        Ok(())
+        self.run_in_place(&g, &parts, data, updates, reduction, par)
     }
 
-    /// [`crate::CopyingScatter::apply_copying`] on `par` (or block by
-    /// block): `dst = src` then [`Self::apply_par`], bit for bit, each task
-    /// copying the part of `dst` it owns before scattering into it.
-    pub fn apply_copying_scheduled<T: Element + Copy>(
+    /// [`crate::CopyingScatter::write_copying_scheduled`]: `dst = src` then
+    /// [`Self::apply_scheduled`], bit for bit. Slab parts: each task copies
+    /// the part of `dst` it owns, slab by slab, before scattering into it.
+    /// Column parts (which interleave): `dst` copied in contiguous chunks
+    /// first, then scattered into in place.
+    pub(crate) fn copying_scheduled<T: Element + Copy>(
         &self,
-        dst: &mut [T],
+        dst: &mut [MaybeUninit<T>],
         src: &[T],
         updates: &[T],
         reduction: Reduction,
@@ -269,25 +258,71 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             .filter(|_| reduction != Reduction::Mean)
             .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
-            return crate::CopyingScatter::apply_copying(self, dst, src, updates, reduction);
+            return self.write_copying(dst, src, updates, reduction);
         };
-        let targets = self.slab_targets(&g);
-        let sub = self.slab_plan(&g)?;
-        if let Some(Part::Columns { .. }) = parts.first() {
-            // Columns interleave: copy by contiguous chunks first.
-            copy_par(par, dst, src, parts.len());
+        match parts[0] {
+            Part::Columns { .. } => {
+                let data = copy_par(par, dst, src, parts.len());
+                self.run_in_place(&g, &parts, data, updates, reduction, par)
+            }
+            Part::Slabs { .. } => {
+                self.run_slabs(&g, &parts, Copying { dst, src }, updates, reduction, par)
+            }
         }
+    }
+
+    /// Applies `updates` in place on the tasks `parts` describe (all of
+    /// one kind).
+    fn run_in_place<T: Element>(
+        &self,
+        g: &Geometry,
+        parts: &[Part],
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        if let Part::Slabs { .. } = parts[0] {
+            return self.run_slabs(g, parts, data, updates, reduction, par);
+        }
+        let targets = self.slab_targets(g);
         with_combiner(
             reduction,
-            Run {
+            ColumnsRun {
+                token: self,
+                g,
+                targets: &targets,
+                parts,
+                par,
+                data,
+                updates,
+            },
+        );
+        Ok(())
+    }
+
+    /// Applies `updates` on slab parts, in place or copying (`data`).
+    fn run_slabs<T: Element, O: Output<T>>(
+        &self,
+        g: &Geometry,
+        parts: &[Part],
+        data: O,
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+    ) -> Result<(), ScatterError> {
+        let targets = self.slab_targets(g);
+        let sub = self.slab_plan(g)?;
+        with_combiner(
+            reduction,
+            SlabsRun {
                 sub: sub.as_ref(),
                 token: self,
-                g: &g,
+                g,
                 targets: &targets,
-                parts: &parts,
+                parts,
                 par,
-                data: dst,
-                src: Some(src),
+                data,
                 updates,
             },
         );
@@ -295,35 +330,9 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     }
 }
 
-/// `dst = src` in `tasks` contiguous chunks on `par`.
-pub(crate) fn copy_par<T: Copy + Send + Sync>(
-    par: &dyn Parallel,
-    dst: &mut [T],
-    src: &[T],
-    tasks: usize,
-) {
-    let bounds = even_bounds(dst.len(), tasks);
-    let parts = split_at_bounds(dst, &bounds)
-        .into_iter()
-        .zip(bounds.clone())
-        .collect();
-    for_each_part(par, parts, |_, part, start| {
-        crate::copy_in_pieces(part, &src[start..start + part.len()])
-    });
-}
-
-/// [`crate::copy_in_pieces`] for the `Clone` types the runs are generic
-/// over (`clone_from_slice` is a `memcpy` for `Copy` types; the copying
-/// entry points require `Copy`).
-fn clone_in_pieces<T: Clone>(dst: &mut [T], src: &[T]) {
-    let piece = ((64 << 10) / std::mem::size_of::<T>().max(1)).max(1);
-    for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
-        d.clone_from_slice(s);
-    }
-}
-
-/// One parallel application, run with a combining function.
-struct Run<'r, 't, T, I> {
+/// One parallel application over slab parts (`Part::Slabs`), run with a
+/// combining function.
+struct SlabsRun<'r, 't, T, I, O> {
     /// The plan of one slab, when the indices do not cover every inner
     /// dimension.
     sub: Option<&'r ElementsPlan>,
@@ -332,18 +341,17 @@ struct Run<'r, 't, T, I> {
     targets: &'r [usize],
     parts: &'r [Part],
     par: &'r dyn Parallel,
-    data: &'r mut [T],
-    /// `Some`: copy `src` into each task's part of `data` first (only for
-    /// `Part::Slabs`; column parts were copied before).
-    src: Option<&'r [T]>,
+    /// In place, or copying: each slab is copied (with the slabs before it
+    /// no update writes) as its task takes it.
+    data: O,
     updates: &'r [T],
 }
 
-impl<T: Element, I: IndexValue> WithCombiner<T> for Run<'_, '_, T, I> {
+impl<T: Element, I: IndexValue, O: Output<T>> WithCombiner<T> for SlabsRun<'_, '_, T, I, O> {
     type Out = ();
 
     fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
-        let Run {
+        let SlabsRun {
             sub,
             token,
             g,
@@ -351,80 +359,116 @@ impl<T: Element, I: IndexValue> WithCombiner<T> for Run<'_, '_, T, I> {
             parts,
             par,
             data,
-            src,
+            updates,
+        } = self;
+        // Task t owns data slabs from its first target (0 for the first
+        // task) to the next task's first target (the end for the last):
+        // contiguous, disjoint, in order.
+        let mut bounds: Vec<usize> = parts
+            .iter()
+            .map(|p| match *p {
+                Part::Slabs { k0, .. } => targets[k0] * g.data_slab,
+                Part::Columns { .. } => unreachable!("one kind of part per run"),
+            })
+            .collect();
+        bounds[0] = 0;
+        bounds.push(data.len());
+        let task = SlabsTask {
+            sub,
+            indices: token.indices,
+            g,
+            targets,
+            parts,
+            updates,
+            f,
+        };
+        data.for_each_part(par, &bounds, &task);
+    }
+}
+
+/// What the task owning a range of slabs does, with its combining function.
+struct SlabsTask<'r, T, I, F> {
+    sub: Option<&'r ElementsPlan>,
+    indices: &'r [I],
+    g: &'r Geometry,
+    targets: &'r [usize],
+    parts: &'r [Part],
+    updates: &'r [T],
+    f: F,
+}
+
+impl<T: Element, I: IndexValue, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask<T>
+    for SlabsTask<'_, T, I, F>
+{
+    fn run<B: Blocks<T> + ?Sized>(&self, t: usize, start: usize, part: &mut B) {
+        let SlabsTask {
+            sub,
+            indices,
+            g,
+            targets,
+            parts,
+            updates,
+            f,
+        } = *self;
+        let Part::Slabs { k0, k1, tile } = parts[t] else {
+            return;
+        };
+        for (k, &target) in targets.iter().enumerate().take(k1).skip(k0) {
+            let base = target * g.data_slab - start;
+            let slab = part.block(base, base + g.data_slab);
+            let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
+            let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
+            match sub {
+                Some(sub) => slab_plain(sub, slab, idx, upd, f),
+                None => {
+                    let slab = DisjointSlice::new(slab);
+                    // SAFETY: this task owns the whole slab.
+                    unsafe { bands(&slab, 0, idx, upd, g, 0, g.inner, tile, f) }
+                }
+            }
+        }
+    }
+}
+
+/// One parallel application over column parts (`Part::Columns`), in
+/// place, run with a combining function.
+struct ColumnsRun<'r, 't, T, I> {
+    token: &'r CheckedElementsIndices<'t, I>,
+    g: &'r Geometry,
+    targets: &'r [usize],
+    parts: &'r [Part],
+    par: &'r dyn Parallel,
+    data: &'r mut [T],
+    updates: &'r [T],
+}
+
+impl<T: Element, I: IndexValue> WithCombiner<T> for ColumnsRun<'_, '_, T, I> {
+    type Out = ();
+
+    fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
+        let ColumnsRun {
+            token,
+            g,
+            targets,
+            parts,
+            par,
+            data,
             updates,
         } = self;
         let indices = token.indices;
-        let len = data.len();
-        match parts[0] {
-            Part::Slabs { .. } => {
-                // Task t owns data slabs from its first target (0 for the
-                // first task) to the next task's first target (the end
-                // for the last): contiguous, disjoint, in order.
-                let mut bounds: Vec<usize> = parts
-                    .iter()
-                    .map(|p| match *p {
-                        Part::Slabs { k0, .. } => targets[k0] * g.data_slab,
-                        Part::Columns { .. } => unreachable!("one kind of part per run"),
-                    })
-                    .collect();
-                bounds[0] = 0;
-                bounds.push(len);
-                let pieces = split_at_bounds(data, &bounds)
-                    .into_iter()
-                    .zip(bounds.iter().copied())
-                    .collect();
-                for_each_part(par, pieces, |t, part, start| {
-                    let Part::Slabs { k0, k1, tile } = parts[t] else {
-                        return;
-                    };
-                    let mut copied = 0; // elements of `part` written by the copy
-                    for (k, &target) in targets.iter().enumerate().take(k1).skip(k0) {
-                        let base = target * g.data_slab - start;
-                        if let Some(src) = src {
-                            let end = base + g.data_slab;
-                            clone_in_pieces(
-                                &mut part[copied..end],
-                                &src[start + copied..start + end],
-                            );
-                            copied = end;
-                        }
-                        let slab = &mut part[base..base + g.data_slab];
-                        let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
-                        let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
-                        match sub {
-                            Some(sub) => slab_plain(sub, slab, idx, upd, f),
-                            None => {
-                                let slab = DisjointSlice::new(slab);
-                                // SAFETY: this task owns the whole slab.
-                                unsafe { bands(&slab, 0, idx, upd, g, 0, g.inner, tile, f) }
-                            }
-                        }
-                    }
-                    if let Some(src) = src {
-                        let n = part.len();
-                        clone_in_pieces(&mut part[copied..], &src[start + copied..start + n]);
-                    }
-                });
+        let shared = DisjointSlice::new(data);
+        par.for_each(parts.len(), &|t| {
+            let Part::Columns { c0, c1, tile } = parts[t] else {
+                return;
+            };
+            for (k, &target) in targets.iter().enumerate() {
+                let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
+                let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
+                // SAFETY: task t writes only columns c0..c1 of each slab;
+                // the parts' column ranges are disjoint.
+                unsafe { bands(&shared, target * g.data_slab, idx, upd, g, c0, c1, tile, f) }
             }
-            Part::Columns { .. } => {
-                let shared = DisjointSlice::new(data);
-                par.for_each(parts.len(), &|t| {
-                    let Part::Columns { c0, c1, tile } = parts[t] else {
-                        return;
-                    };
-                    for (k, &target) in targets.iter().enumerate() {
-                        let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
-                        let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
-                        // SAFETY: task t writes only columns c0..c1 of each
-                        // slab; the parts' column ranges are disjoint.
-                        unsafe {
-                            bands(&shared, target * g.data_slab, idx, upd, g, c0, c1, tile, f)
-                        }
-                    }
-                });
-            }
-        }
+        });
     }
 }
 

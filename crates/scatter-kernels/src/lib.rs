@@ -12,6 +12,17 @@
 //! The crate knows nothing of tract: element types are Rust types
 //! implementing [`Element`], shapes are `&[usize]`, indices are `i32`/`i64`
 //! slices ([`IndexValue`]).
+//!
+//! A scatter into a copy of its data can copy as it scatters
+//! ([`CopyingScatter`]): its destination is a [`MaybeUninit<T>`] slice,
+//! which may be memory never written (a fresh output buffer), and it
+//! comes back as `&mut [T]` once every element is written. No `&mut [T]`
+//! is ever formed over memory not yet written: the kernels write such
+//! memory only through [`write_copy`] and its kin, and `CopyingScatter` is
+//! an `unsafe trait` whose implementations promise a destination written
+//! whole.
+//!
+//! [`MaybeUninit<T>`]: std::mem::MaybeUninit
 
 mod axis;
 mod combiner;
@@ -29,6 +40,7 @@ pub mod parallel;
 mod reduction;
 mod shape;
 mod tensor_scatter;
+mod uninit;
 mod update;
 
 pub use axis::{elements_axis, tensor_scatter_axis};
@@ -45,6 +57,7 @@ pub use parallel::{Parallel, Schedule, Serial};
 pub use reduction::Reduction;
 pub use shape::{element_count, row_major_strides};
 pub use tensor_scatter::{CheckedWriteIndices, TensorScatterMode, TensorScatterPlan};
+pub use uninit::{write_copy, write_copy_in_pieces};
 pub use update::scatter_elements_update;
 
 /// Validates everything, then scatters `updates` into `data` along `axis`

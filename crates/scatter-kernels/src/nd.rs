@@ -284,7 +284,11 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         }
     }
 
-    pub(crate) fn check_buffers<T>(&self, data: &[T], updates: &[T]) -> Result<(), ScatterError> {
+    pub(crate) fn check_buffers<D, T>(
+        &self,
+        data: &[D],
+        updates: &[T],
+    ) -> Result<(), ScatterError> {
         let plan = self.plan;
         check_len(Input::Data, &plan.data_shape, plan.data_len, data.len())?;
         // tuples * slice_len == element count of the validated updates shape.
@@ -330,12 +334,9 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         })
     }
 
-    /// Writes every update slice with `reduction`, in row-major order of
-    /// the index tuples (duplicates: last write wins, or fold in order).
-    pub fn apply<T: Element>(
+    /// The reductions [`Self::apply`] takes: `T`'s own, `Mean` refused.
+    pub(crate) fn check_apply_reduction<T: Element>(
         &self,
-        data: &mut [T],
-        updates: &[T],
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
         T::check_reduction(reduction)?;
@@ -346,6 +347,18 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
                 supported: "none, add, mul, max, min".into(),
             });
         }
+        Ok(())
+    }
+
+    /// Writes every update slice with `reduction`, in row-major order of
+    /// the index tuples (duplicates: last write wins, or fold in order).
+    pub fn apply<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+    ) -> Result<(), ScatterError> {
+        self.check_apply_reduction::<T>(reduction)?;
         self.check_buffers(data, updates)?;
         match reduction {
             Reduction::None if self.plan.slice_len == 1 => {

@@ -14,9 +14,11 @@
 //! one read of the indices; the [`SortedNdIndices`] it returns owns the
 //! sort, so a host may keep it as long as the indices do not change.
 
+use std::mem::MaybeUninit;
+
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::fused_copy::CopyingScatter;
-use crate::parallel::{for_each_part, split_at_bounds};
+use crate::parallel::{Blocks, Copying, Output, PartTask};
 use crate::shape::check_len;
 use crate::{
     CheckedNdIndices, Element, IndexValue, Input, NdPlan, Parallel, Reduction, ScatterError,
@@ -229,45 +231,30 @@ impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
             None => self
                 .checked
                 .apply_scheduled(data, updates, reduction, par, schedule),
-            Some(b) => self
-                .checked
-                .apply_buckets(data, None, updates, reduction, par, schedule, b),
-        }
-    }
-
-    /// `dst = src`, then [`Self::apply_scheduled`], bit for bit; each block
-    /// is copied just before its updates land.
-    pub fn apply_copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [T],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        match &self.buckets {
-            None => self
-                .checked
-                .apply_copying_scheduled(dst, src, updates, reduction, par, schedule),
             Some(b) => {
+                self.checked.check_apply_reduction::<T>(reduction)?;
+                self.checked.check_buffers(data, updates)?;
                 self.checked
-                    .apply_buckets(dst, Some(src), updates, reduction, par, schedule, b)
+                    .apply_buckets(data, updates, reduction, par, schedule, b);
+                Ok(())
             }
         }
     }
 }
 
-impl<I: IndexValue> CopyingScatter for SortedNdIndices<'_, I> {
+// SAFETY: on `Ok`, the write ended in `CheckedNdIndices`'
+// `write_copying_scheduled` (itself a `CopyingScatter`), or in
+// `apply_buckets` over `Copying` parts, each filled whole (`fill_parts`).
+unsafe impl<I: IndexValue> CopyingScatter for SortedNdIndices<'_, I> {
     /// Serially, block by block when sorted.
-    fn apply_copying<T: Element + Copy>(
+    fn write_copying<T: Element + Copy>(
         &self,
-        dst: &mut [T],
+        dst: &mut [MaybeUninit<T>],
         src: &[T],
         updates: &[T],
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        self.apply_copying_scheduled(
+        self.write_copying_scheduled(
             dst,
             src,
             updates,
@@ -277,15 +264,28 @@ impl<I: IndexValue> CopyingScatter for SortedNdIndices<'_, I> {
         )
     }
 
-    fn apply_copying_par<T: Element + Copy>(
+    /// `dst = src`, then [`SortedNdIndices::apply_scheduled`], bit for bit;
+    /// each block is copied just before its updates land.
+    fn write_copying_scheduled<T: Element + Copy>(
         &self,
-        dst: &mut [T],
+        dst: &mut [MaybeUninit<T>],
         src: &[T],
         updates: &[T],
         reduction: Reduction,
         par: &dyn Parallel,
+        schedule: &Schedule,
     ) -> Result<(), ScatterError> {
-        self.apply_copying_scheduled(dst, src, updates, reduction, par, &Schedule::DEFAULT)
+        let Some(b) = &self.buckets else {
+            return self
+                .checked
+                .write_copying_scheduled(dst, src, updates, reduction, par, schedule);
+        };
+        let checked = &self.checked;
+        checked.check_apply_reduction::<T>(reduction)?;
+        checked.check_buffers(dst, updates)?;
+        check_len(Input::Data, &checked.plan.data_shape, dst.len(), src.len())?;
+        checked.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, b);
+        Ok(())
     }
 }
 
@@ -318,31 +318,35 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         self.check_buffers(data, updates)?;
         match self.split_buckets::<T>(par, schedule, indices_bytes::<T, I>(updates.len())) {
             Some(b) if reduction != Reduction::Mean => {
-                self.apply_buckets(data, None, updates, reduction, par, schedule, &b)
+                self.apply_buckets(data, updates, reduction, par, schedule, &b);
+                Ok(())
             }
             _ => self.apply(data, updates, reduction),
         }
     }
 
-    /// [`CopyingScatter::apply_copying`] on `par`, bit for bit.
-    pub fn apply_copying_scheduled<T: Element + Copy>(
+    /// [`CopyingScatter::write_copying_scheduled`]: split by destination
+    /// blocks when the split rule holds, each block copied just before its
+    /// updates land; else [`CopyingScatter::write_copying`].
+    pub(crate) fn copying_scheduled<T: Element + Copy>(
         &self,
-        dst: &mut [T],
+        dst: &mut [MaybeUninit<T>],
         src: &[T],
         updates: &[T],
         reduction: Reduction,
         par: &dyn Parallel,
         schedule: &Schedule,
     ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
+        self.check_apply_reduction::<T>(reduction)?;
         self.check_buffers(dst, updates)?;
         check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
         let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
         match self.split_buckets::<T>(par, schedule, bytes) {
-            Some(b) if reduction != Reduction::Mean => {
-                self.apply_buckets(dst, Some(src), updates, reduction, par, schedule, &b)
+            Some(b) => {
+                self.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, &b);
+                Ok(())
             }
-            _ => self.apply_copying(dst, src, updates, reduction),
+            None => self.write_copying(dst, src, updates, reduction),
         }
     }
 
@@ -372,39 +376,29 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     }
 
     /// Applies sorted slices, tasks owning contiguous ranges of blocks
-    /// balanced by the work they hold; with `src`, each block is copied
-    /// from it just before its updates land.
-    #[allow(clippy::too_many_arguments)]
-    fn apply_buckets<T: Element>(
+    /// balanced by the work they hold; copying (`data` a [`Copying`]),
+    /// each block is copied just before its updates land. Callers checked
+    /// the reduction (`Mean` refused) and the buffers.
+    fn apply_buckets<T: Element, O: Output<T>>(
         &self,
-        data: &mut [T],
-        src: Option<&[T]>,
+        data: O,
         updates: &[T],
         reduction: Reduction,
         par: &dyn Parallel,
         schedule: &Schedule,
         buckets: &Buckets,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        if reduction == Reduction::Mean {
-            return self.apply(data, updates, reduction); // refused, unwritten
-        }
-        self.check_buffers(data, updates)?;
-        if let Some(src) = src {
-            check_len(Input::Data, &self.plan.data_shape, data.len(), src.len())?;
-        }
+    ) {
+        debug_assert_eq!(data.len(), self.plan.data_len);
+        debug_assert_eq!(updates.len(), self.plan.tuples * self.plan.slice_len);
         let blocks = buckets.starts.len() - 1;
-        let moved = match src {
-            Some(_) => data.len(),
-            None => updates.len(),
-        };
+        let moved = if O::COPIES { data.len() } else { updates.len() };
         let tasks = schedule.tasks(par, indices_bytes::<T, I>(moved), blocks);
         // Balance: each block weighs its elements written (copied, when
         // copying) plus four per updated element (a read-modify-write).
         let slice_len = self.plan.slice_len;
         let weight = |b: usize| {
             let n = buckets.starts[b + 1] - buckets.starts[b];
-            let copied = if src.is_some() { buckets.block_len } else { 1 };
+            let copied = if O::COPIES { buckets.block_len } else { 1 };
             copied + 4 * n * slice_len
         };
         let total: usize = (0..blocks).map(weight).sum();
@@ -424,22 +418,18 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             .iter()
             .map(|&b| (b * buckets.block_len).min(len))
             .collect();
-        let parts = split_at_bounds(data, &bounds)
-            .into_iter()
-            .zip(block_bounds.windows(2).map(|w| (w[0], w[1])))
-            .collect();
         with_combiner(
             reduction,
             BucketRun {
                 buckets,
-                parts,
+                block_bounds: &block_bounds,
+                bounds: &bounds,
+                data,
                 par,
-                src,
                 updates,
                 slice_len,
             },
         );
-        Ok(())
     }
 }
 
@@ -449,59 +439,82 @@ fn indices_bytes<T, I>(n: usize) -> usize {
 }
 
 /// One bucketed application, run with a combining function.
-struct BucketRun<'r, T> {
+struct BucketRun<'r, T, O> {
     buckets: &'r Buckets,
-    /// Each task's part of the output and its blocks `b0..b1`.
-    parts: Vec<(&'r mut [T], (usize, usize))>,
+    /// Task `t` owns blocks `block_bounds[t]..block_bounds[t + 1]`, the
+    /// output's `bounds[t]..bounds[t + 1]`.
+    block_bounds: &'r [usize],
+    bounds: &'r [usize],
+    /// In place, or copying (each block copied as its task takes it).
+    data: O,
     par: &'r dyn Parallel,
-    src: Option<&'r [T]>,
     updates: &'r [T],
     slice_len: usize,
 }
 
-impl<T: Element + Clone> WithCombiner<T> for BucketRun<'_, T> {
+impl<T: Element, O: Output<T>> WithCombiner<T> for BucketRun<'_, T, O> {
     type Out = ();
 
     fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
-        let BucketRun {
+        let task = BucketTask {
+            buckets: self.buckets,
+            block_bounds: self.block_bounds,
+            bounds: self.bounds,
+            updates: self.updates,
+            slice_len: self.slice_len,
+            f,
+        };
+        self.data.for_each_part(self.par, self.bounds, &task);
+    }
+}
+
+/// What the task owning a range of blocks does, with its combining
+/// function: each block in turn, its slices in their sorted (stable) order.
+struct BucketTask<'r, T, F> {
+    buckets: &'r Buckets,
+    block_bounds: &'r [usize],
+    bounds: &'r [usize],
+    updates: &'r [T],
+    slice_len: usize,
+    f: F,
+}
+
+impl<T: Element, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask<T> for BucketTask<'_, T, F> {
+    fn run<B: Blocks<T> + ?Sized>(&self, t: usize, start: usize, part: &mut B) {
+        let BucketTask {
             buckets,
-            parts,
-            par,
-            src,
+            block_bounds,
+            bounds,
             updates,
             slice_len,
-        } = self;
+            f,
+        } = *self;
         let block_len = buckets.block_len;
-        for_each_part(par, parts, |_, part, (b0, b1)| {
-            let start = b0 * block_len;
-            for b in b0..b1 {
-                let (lo, hi) = (
-                    b * block_len - start,
-                    ((b + 1) * block_len - start).min(part.len()),
-                );
-                if let Some(src) = src {
-                    part[lo..hi].clone_from_slice(&src[start + lo..start + hi]);
+        let (b0, b1) = (block_bounds[t], block_bounds[t + 1]);
+        for b in b0..b1 {
+            // The last block of the output may be short.
+            let lo = b * block_len - start;
+            let hi = ((b + 1) * block_len).min(bounds[t + 1]) - start;
+            let entries = &buckets.entries[buckets.starts[b]..buckets.starts[b + 1]];
+            let block = part.block(lo, hi);
+            let base = start + lo;
+            if slice_len == 1 {
+                for &(o, t) in entries {
+                    f(&mut block[o as usize - base], &updates[t as usize]);
                 }
-                let entries = &buckets.entries[buckets.starts[b]..buckets.starts[b + 1]];
-                let block = &mut part[lo..hi];
-                if slice_len == 1 {
-                    for &(o, t) in entries {
-                        f(&mut block[o as usize - start - lo], &updates[t as usize]);
-                    }
-                } else {
-                    for &(o, t) in entries {
-                        let d = o as usize - start - lo;
-                        let u = t as usize * slice_len;
-                        for (d, u) in block[d..d + slice_len]
-                            .iter_mut()
-                            .zip(&updates[u..u + slice_len])
-                        {
-                            f(d, u)
-                        }
+            } else {
+                for &(o, t) in entries {
+                    let d = o as usize - base;
+                    let u = t as usize * slice_len;
+                    for (d, u) in block[d..d + slice_len]
+                        .iter_mut()
+                        .zip(&updates[u..u + slice_len])
+                    {
+                        f(d, u)
                     }
                 }
             }
-        });
+        }
     }
 }
 

@@ -14,7 +14,10 @@
 //! is. [`Schedule::DEFAULT`] is what the plain `*_par` methods use.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::Mutex;
+
+use crate::uninit::{Filling, fill_parts};
 
 /// Runs numbered tasks, possibly at the same time. Implemented by the
 /// host (a thread pool); [`Serial`] runs them in order on the caller's
@@ -191,6 +194,91 @@ pub(crate) fn split_at_bounds<'a, T>(mut data: &'a mut [T], bounds: &[usize]) ->
         data = tail;
     }
     parts
+}
+
+/// A task's part of an output, taken as blocks of values to scatter
+/// into, front to back: in place (`[T]`, already holding data's values) or
+/// copying ([`Filling`]: each block copied from data as it is taken, the
+/// gaps before it too, in 64 KiB pieces).
+pub(crate) trait Blocks<T> {
+    /// `[lo, hi)` of the part, holding data's values. Blocks are taken in
+    /// increasing order, none overlapping another.
+    fn block(&mut self, lo: usize, hi: usize) -> &mut [T];
+}
+
+impl<T> Blocks<T> for [T] {
+    #[inline(always)]
+    fn block(&mut self, lo: usize, hi: usize) -> &mut [T] {
+        &mut self[lo..hi]
+    }
+}
+
+impl<T: Copy> Blocks<T> for Filling<'_, T> {
+    #[inline(always)]
+    fn block(&mut self, lo: usize, hi: usize) -> &mut [T] {
+        self.block_in_pieces(lo, hi)
+    }
+}
+
+/// What every task of a run does with its part, whatever the part's kind:
+/// `run(index, start, part)`, `start` being where the part begins in the
+/// output.
+pub(crate) trait PartTask<T>: Sync {
+    fn run<B: Blocks<T> + ?Sized>(&self, index: usize, start: usize, part: &mut B);
+}
+
+/// The output of a parallel run, cut into parts each owned by one task:
+/// in place (`&mut [T]`) or copying ([`Copying`]). The runs are written
+/// once over this trait, for both.
+pub(crate) trait Output<T> {
+    /// Whether the parts are filled by copying (and so weigh their
+    /// length in work).
+    const COPIES: bool;
+
+    fn len(&self) -> usize;
+
+    /// Runs `task` on every part cut at `bounds` (increasing, from 0 to
+    /// [`Self::len`]) on `par`, each part owned by one task.
+    fn for_each_part(self, par: &dyn Parallel, bounds: &[usize], task: &impl PartTask<T>);
+}
+
+impl<T: Send> Output<T> for &mut [T] {
+    const COPIES: bool = false;
+
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+
+    fn for_each_part(self, par: &dyn Parallel, bounds: &[usize], task: &impl PartTask<T>) {
+        let parts = split_at_bounds(self, bounds)
+            .into_iter()
+            .zip(bounds.iter().copied())
+            .collect();
+        for_each_part(par, parts, |i, part, start| task.run(i, start, part));
+    }
+}
+
+/// The output of a copying run: `dst` may hold anything, and every part
+/// is filled from `src` (same length) block by block as its task takes
+/// them, the rest after the task ([`fill_parts`]): on return, `dst` is
+/// written whole.
+pub(crate) struct Copying<'a, T> {
+    pub(crate) dst: &'a mut [MaybeUninit<T>],
+    pub(crate) src: &'a [T],
+}
+
+impl<T: Copy + Send + Sync> Output<T> for Copying<'_, T> {
+    const COPIES: bool = true;
+
+    fn len(&self) -> usize {
+        self.dst.len()
+    }
+
+    fn for_each_part(self, par: &dyn Parallel, bounds: &[usize], task: &impl PartTask<T>) {
+        fill_parts(par, self.dst, self.src, bounds, |i, start, part| {
+            task.run(i, start, part)
+        });
+    }
 }
 
 /// A `&mut [T]` shared by tasks that write **disjoint** positions (bands

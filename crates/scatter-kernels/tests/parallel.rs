@@ -5,12 +5,13 @@
 //! kernels fail, before any write.
 
 use std::fmt::Debug;
+use std::mem::MaybeUninit;
 
 use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
-    Element, ElementsPlan, NdPlan, Parallel, Reduction, ScatterError, Schedule, Serial,
-    TensorScatterMode, TensorScatterPlan,
+    CopyingScatter, Element, ElementsPlan, NdPlan, Parallel, Reduction, ScatterError, Schedule,
+    Serial, TensorScatterMode, TensorScatterPlan,
 };
 
 /// Runs each task on a thread of its own (std::thread::scope).
@@ -56,6 +57,21 @@ fn hosts() -> Vec<(String, Box<dyn Parallel>)> {
     hosts
 }
 
+/// The destinations a copying kernel writes: never initialized (a fresh
+/// allocation nothing wrote, as a fresh output buffer is: under Miri or
+/// valgrind, a read of an element before its write, or of one never
+/// written, is reported), and filled with [`Val::POISON`] (so an element
+/// the kernel forgot to write shows in the result).
+fn destinations<T: Val>(len: usize) -> [(&'static str, Vec<MaybeUninit<T>>); 2] {
+    [
+        (
+            "uninitialized memory",
+            Box::<[T]>::new_uninit_slice(len).into_vec(),
+        ),
+        ("poison", vec![MaybeUninit::new(T::POISON); len]),
+    ]
+}
+
 /// Schedules that force the split and the blocking on small inputs, and
 /// the default one.
 fn schedules() -> [Schedule; 3] {
@@ -68,11 +84,17 @@ fn schedules() -> [Schedule; 3] {
 
 /// A value compared bit for bit.
 trait Val: Element + Copy + Debug {
+    /// What a copying kernel's destination holds before it writes (when
+    /// it is initialized at all): a value no case's data holds but by a
+    /// fluke.
+    const POISON: Self;
     fn value() -> BoxedStrategy<Self>;
     fn bits(values: &[Self]) -> Vec<u64>;
 }
 
 impl Val for f32 {
+    const POISON: f32 = f32::from_bits(0x7fa5_a5a5);
+
     fn value() -> BoxedStrategy<f32> {
         prop_oneof![
             4 => (-6i32..6).prop_map(|x| x as f32 * 0.7),
@@ -100,6 +122,8 @@ impl Val for f32 {
 }
 
 impl Val for i64 {
+    const POISON: i64 = 0x5a5a_5a5a_5a5a_5a5a;
+
     fn value() -> BoxedStrategy<i64> {
         prop_oneof![3 => -4i64..4, 1 => any::<i64>()].boxed()
     }
@@ -196,21 +220,26 @@ fn check_elements<T: Val>(c: &ElementsCase<T>) -> Result<(), TestCaseError> {
                 .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
                 .unwrap();
             prop_assert_eq!(&T::bits(&got), &want, "apply, {} {:?}", name, schedule);
-            let mut fused = vec![c.data[0]; c.data.len()];
-            fused
-                .iter_mut()
-                .for_each(|v| *v = c.updates.first().copied().unwrap_or(*v));
-            token
-                .apply_copying_scheduled(
-                    &mut fused,
-                    &c.data,
-                    &c.updates,
-                    c.reduction,
-                    &*par,
-                    &schedule,
-                )
-                .unwrap();
-            prop_assert_eq!(&T::bits(&fused), &want, "copying, {} {:?}", name, schedule);
+            for (kind, mut out) in destinations::<T>(c.data.len()) {
+                let fused = token
+                    .apply_copying_scheduled(
+                        &mut out,
+                        &c.data,
+                        &c.updates,
+                        c.reduction,
+                        &*par,
+                        &schedule,
+                    )
+                    .unwrap();
+                prop_assert_eq!(
+                    &T::bits(fused),
+                    &want,
+                    "copying into {}, {} {:?}",
+                    kind,
+                    name,
+                    schedule
+                );
+            }
         }
     }
     Ok(())
@@ -268,8 +297,9 @@ fn nd_case<T: Val>() -> BoxedStrategy<NdCase<T>> {
         .boxed()
 }
 
-/// A copying application under test: `dst`, `src`.
-type Copying<'a, T> = dyn Fn(&mut [T], &[T]) -> Result<(), ScatterError> + 'a;
+/// A copying application under test: `dst`, `src`, the written `dst`.
+type Copying<'a, T> =
+    dyn for<'d> Fn(&'d mut [MaybeUninit<T>], &[T]) -> Result<&'d mut [T], ScatterError> + 'a;
 
 fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
     let plan = NdPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape).unwrap();
@@ -292,24 +322,24 @@ fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
                 .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
                 .unwrap();
             prop_assert_eq!(&T::bits(&got), &want, "sorted, {} {:?}", name, schedule);
-            let by_token = |d: &mut [T], s: &[T]| {
+            let by_token: &Copying<T> = &|d, s| {
                 token.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
             };
-            let by_sorted = |d: &mut [T], s: &[T]| {
+            let by_sorted: &Copying<T> = &|d, s| {
                 sorted.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
             };
-            let copyings: [&Copying<T>; 2] = [&by_token, &by_sorted];
-            for copying in copyings {
-                let mut fused = c
-                    .updates
-                    .iter()
-                    .copied()
-                    .cycle()
-                    .take(c.data.len())
-                    .collect::<Vec<_>>();
-                fused.resize(c.data.len(), c.data[0]);
-                copying(&mut fused, &c.data).unwrap();
-                prop_assert_eq!(&T::bits(&fused), &want, "copying, {} {:?}", name, schedule);
+            for copying in [by_token, by_sorted] {
+                for (kind, mut out) in destinations::<T>(c.data.len()) {
+                    let fused = copying(&mut out, &c.data).unwrap();
+                    prop_assert_eq!(
+                        &T::bits(fused),
+                        &want,
+                        "copying into {}, {} {:?}",
+                        kind,
+                        name,
+                        schedule
+                    );
+                }
             }
         }
     }
@@ -481,6 +511,139 @@ fn string_concatenation_in_parallel_keeps_the_serial_order() {
 }
 
 // ---------------------------------------------------------------------------
+// Copying into uninitialized memory
+
+/// Claims `n` threads and never runs the odd tasks: a host breaking
+/// `Parallel`'s contract. Its results are unspecified, but a copying
+/// kernel still writes every element of its destination (it copies and
+/// scatters the parts the host skipped itself).
+struct SkipsOddTasks(usize);
+
+impl Parallel for SkipsOddTasks {
+    fn threads(&self) -> usize {
+        self.0
+    }
+
+    fn for_each(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        (0..tasks).step_by(2).for_each(task)
+    }
+}
+
+/// A copying application on a host: `dst`, `par`, the written `dst`.
+type CopyingOn<'a, T> = dyn for<'d> Fn(&'d mut [MaybeUninit<T>], &dyn Parallel) -> Result<&'d mut [T], ScatterError>
+    + 'a;
+
+/// `copying`, on every host, into uninitialized and poisoned memory,
+/// gives `want` bit for bit; on a host skipping tasks, it still writes
+/// every element (none is left holding the poison).
+fn assert_copying_gives<T: Val>(path: &str, want: &[T], copying: &CopyingOn<T>) {
+    for (name, par) in hosts() {
+        for (kind, mut out) in destinations::<T>(want.len()) {
+            let got = copying(&mut out, &*par).unwrap();
+            assert_eq!(T::bits(got), T::bits(want), "{path}: into {kind}, {name}");
+        }
+    }
+    let poison = T::bits(&[T::POISON])[0];
+    assert!(
+        !T::bits(want).contains(&poison),
+        "{path}: the data hold the poison"
+    );
+    for (kind, mut out) in destinations::<T>(want.len()) {
+        let got = copying(&mut out, &SkipsOddTasks(3)).unwrap();
+        assert!(
+            !T::bits(got).contains(&poison),
+            "{path}: into {kind}, a host skipping tasks: an element left unwritten"
+        );
+    }
+}
+
+#[test]
+fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_then_apply_result() {
+    let data: Vec<f32> = (0..6 * 64).map(|i| (i % 37) as f32 * 0.5 - 4.0).collect();
+    let eager = Schedule::EAGER;
+    let bands = Schedule {
+        blocked_from_bytes: 0,
+        block_bytes: 16 * 6 * 4,
+        min_tile_columns: 1,
+        ..Schedule::DEFAULT
+    };
+    // ScatterElements: data [6, 64].
+    for (axis, indices_shape) in [
+        (1usize, [6usize, 20]),
+        (0, [6, 64]),
+        (1, [6, 0]),
+        (1, [3, 20]),
+    ] {
+        let n: usize = indices_shape.iter().product();
+        let dim = [6i64, 64][axis];
+        let indices: Vec<i64> = (0..n as i64)
+            .map(|i| (i * 7 + i / 5) % (2 * dim) - dim)
+            .collect();
+        let updates: Vec<f32> = (0..n).map(|i| 100.0 + i as f32 * 0.25).collect();
+        let plan =
+            ElementsPlan::new(&[6, 64], &indices_shape, &indices_shape, axis as i64).unwrap();
+        let token = plan.check_indices(&indices).unwrap();
+        for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
+            let mut want = data.clone();
+            token.apply(&mut want, &updates, reduction).unwrap();
+            // Serial: slab by slab (axis 1), or one slab (axis 0), or a
+            // plain copy (no indices).
+            let path = format!("elements axis {axis} {indices_shape:?} {reduction}");
+            assert_copying_gives(&format!("{path}, serial"), &want, &|d, _| {
+                token.apply_copying(d, &data, &updates, reduction)
+            });
+            // Slab parts (axis 1), column parts (axis 0, one slab).
+            assert_copying_gives(&format!("{path}, split"), &want, &|d, par| {
+                token.apply_copying_scheduled(d, &data, &updates, reduction, par, &eager)
+            });
+            // Bands of columns, one task or several.
+            assert_copying_gives(&format!("{path}, banded"), &want, &|d, par| {
+                token.apply_copying_scheduled(d, &data, &updates, reduction, par, &bands)
+            });
+        }
+    }
+    // ScatterND: data [6, 8, 8]; slices of 64, 8 and 1 elements, and a
+    // permuted layout.
+    let data = &data[..6 * 64];
+    for (indices, indices_shape, updates_shape, perm) in [
+        (vec![4i64, -6, 4, 2], [4usize, 1], vec![4usize, 8, 8], None),
+        (vec![1, 2, -1, 0, 1, 2, 5, 3], [4, 2], vec![4, 8], None),
+        (vec![1, 2, 3, 1, 2, 3, 0, 0, 0], [3, 3], vec![3], None),
+        (vec![5, 0, 7, 2], [2, 2], vec![2, 6], Some([1usize, 2, 0])),
+    ] {
+        let plan = match perm {
+            None => NdPlan::new(&[6, 8, 8], &indices_shape, &updates_shape),
+            Some(perm) => NdPlan::permuted(&[6, 8, 8], &perm, &indices_shape, &updates_shape),
+        }
+        .unwrap();
+        let token = plan.check_indices(&indices).unwrap();
+        assert_eq!(token.copies_around_slices(), perm.is_none());
+        let n: usize = updates_shape.iter().product();
+        let updates: Vec<f32> = (0..n).map(|i| 100.0 + i as f32 * 0.25).collect();
+        for reduction in [Reduction::None, Reduction::Add, Reduction::Min] {
+            let mut want = data.to_vec();
+            token.apply(&mut want, &updates, reduction).unwrap();
+            // Serial: around the slices (no reduction, row-major), or a
+            // copy then `apply`.
+            let path = format!("nd {indices_shape:?} {perm:?} {reduction}");
+            assert_copying_gives(&format!("{path}, serial"), &want, &|d, _| {
+                token.apply_copying(d, data, &updates, reduction)
+            });
+            // Blocks split over tasks, each copied before its updates.
+            assert_copying_gives(&format!("{path}, split"), &want, &|d, par| {
+                token.apply_copying_scheduled(d, data, &updates, reduction, par, &eager)
+            });
+            // Sorted by block, serial or split.
+            let sorted = plan.check_indices_sorted(&indices, 4, &eager).unwrap();
+            assert_eq!(sorted.is_sorted(), perm.is_none());
+            assert_copying_gives(&format!("{path}, sorted"), &want, &|d, par| {
+                sorted.apply_copying_scheduled(d, data, &updates, reduction, par, &eager)
+            });
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Errors
 
 #[test]
@@ -540,7 +703,7 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
         // A short source for the copy.
         let err = token
             .apply_copying_scheduled(
-                &mut data,
+                &mut [MaybeUninit::uninit(); 12],
                 &[1.0; 5],
                 &[1.0; 12],
                 Reduction::None,
@@ -549,7 +712,6 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
             )
             .unwrap_err();
         assert!(err.to_string().contains("data"), "{err}");
-        assert_eq!(data, [7.0; 12], "{name}");
         // Bool cannot average.
         let mut flags = [true; 12];
         let err = token

@@ -3,7 +3,7 @@
 //! (11, 13, 16, 18), validated per opset, panic-free, in place when they can.
 //! Also `TensorScatter` (24) and OpenVINO's `ScatterElementsUpdate-12` (custom op, any domain).
 //! And the backward-pass ops `ScatterElementsGrad` / `ScatterNDGrad` (domain
-//! `tract_onnx_scatter.training`, version 1; [`onnx::scatter_grad`]).
+//! `tract_onnx_scatter.training`, version 1; [`ops::scatter_grad`]).
 //!
 //! Use [`onnx()`] in place of `tract_onnx::onnx()`, or [`register`] on an
 //! existing op register:
@@ -17,10 +17,10 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
-//! Beyond the scatter family, [`onnx()`] replaces the builders of nine
+//! Beyond the scatter family, [`onnx()`] replaces the builders of ten
 //! tract operators where tract 0.23.9 stops exporters' models before their
 //! scatters run: `If`, `Reshape`, `Concat`, `Slice`, `Cast`,
-//! `ConstantOfShape`, `Expand`, and `Unique` and `Loop`, which tract lacks
+//! `ConstantOfShape`, `Expand`, `Squeeze`, and `Unique` and `Loop`, which tract lacks
 //! ([`tract_overrides`] says what each changes and why). Wherever stock tract loads a model,
 //! each builds exactly stock's op and facts. [`Options::tract_overrides`]
 //! switches any of them off by name:

@@ -4,14 +4,15 @@
 //! A scatter takes its data input only after every check passed. Owned
 //! data is written in place; shared data is copied into a pooled output no
 //! caller holds ([`crate::ops::output_pool`]) or a fresh buffer
-//! ([`crate::ops::fresh_buffer`]). For large data the copy and the scatter
-//! go in one pass where that pays ([`CopyPolicy`]): the kernels'
-//! `CopyingScatter` writes every element of the target before reading it.
+//! ([`crate::ops::fresh_buffer`]), either held as an [`Unwritten`] until
+//! it is written whole. For large data the copy and the scatter go in one pass
+//! where that pays ([`CopyPolicy`]): the kernels' `CopyingScatter` takes
+//! the target as `&mut [MaybeUninit<T>]` and hands it back written.
 
-use scatter_kernels::{CopyingScatter, Element, Reduction};
+use scatter_kernels::{CopyingScatter, Element, Reduction, write_copy, write_copy_in_pieces};
 use tract_core::internal::*;
 
-use crate::ops::fresh_buffer::fresh_uninit;
+use crate::ops::fresh_buffer::Unwritten;
 use crate::ops::output_pool::OutputPool;
 use crate::ops::tract_threads::TractThreads;
 use crate::site::NodeSite;
@@ -38,7 +39,7 @@ impl CopyPolicy {
 /// - `data` itself, without a copy, when exclusively owned (in place);
 /// - else a copy of `data` into an output of `pool` no caller holds, of
 ///   data's type and shape;
-/// - else a copy into a fresh buffer ([`fresh_uninit`]).
+/// - else a copy into a fresh buffer ([`Unwritten::fresh`]).
 ///
 /// Call only once every check has passed: this is where a retained output
 /// is consumed.
@@ -58,10 +59,10 @@ pub enum Target {
     /// clone of a type that is not plain bytes.
     Ready(Tensor),
     /// `out`, of data's plain type and shape, must receive `data`'s values
-    /// before the scatter reads it: a pooled output no caller holds
-    /// (`fresh: false`), or an uninitialized one advised to use huge pages.
+    /// before anything reads it: a pooled output no caller holds (`fresh:
+    /// false`), or an uninitialized one advised to use huge pages.
     Copy {
-        out: Tensor,
+        out: Unwritten,
         data: Arc<Tensor>,
         fresh: bool,
     },
@@ -72,32 +73,27 @@ impl Target {
     pub fn into_filled(self, site: &NodeSite, input: &str) -> TractResult<Tensor> {
         match self {
             Target::Ready(t) => Ok(t),
-            Target::Copy {
-                mut out,
-                data,
-                fresh,
-            } => {
+            Target::Copy { out, data, fresh } => {
                 let src = data.try_as_plain_ram()?;
                 let src = src.as_bytes();
-                let mut dst = out.try_as_plain_ram_mut()?;
-                let dst = dst.as_bytes_mut();
-                ensure!(
-                    dst.len() == src.len(),
-                    site.error(format!(
-                        "internal: output of {} bytes for {input} of {}",
-                        dst.len(),
-                        src.len()
-                    ))
-                );
-                if fresh {
-                    // Whole, not in pieces: into fresh pages glibc's
-                    // streaming stores win (a kept-and-fed-back 33.6 MB
-                    // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
-                    dst.copy_from_slice(src);
-                } else {
-                    scatter_kernels::copy_in_pieces(dst, src);
-                }
-                Ok(out)
+                out.fill_bytes(|dst| {
+                    ensure!(
+                        dst.len() == src.len(),
+                        site.error(format!(
+                            "internal: output of {} bytes for {input} of {}",
+                            dst.len(),
+                            src.len()
+                        ))
+                    );
+                    Ok(if fresh {
+                        // Whole, not in pieces: into fresh pages glibc's
+                        // streaming stores win (a kept-and-fed-back 33.6 MB
+                        // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
+                        write_copy(dst, src)
+                    } else {
+                        write_copy_in_pieces(dst, src)
+                    })
+                })
             }
         }
     }
@@ -146,15 +142,13 @@ pub fn take_target(data: TValue, pool: Option<&OutputPool>) -> TractResult<Targe
     }
     if let Some(out) = pool.and_then(|p| p.take_idle(dt, data.shape())) {
         return Ok(Target::Copy {
-            out,
+            out: Unwritten::stale(out),
             data,
             fresh: false,
         });
     }
-    // Safety: `Target::Copy` is written whole before it is read.
-    let out = unsafe { fresh_uninit(dt, data.shape())? };
     Ok(Target::Copy {
-        out,
+        out: Unwritten::fresh(dt, data.shape())?,
         data,
         fresh: true,
     })
@@ -169,12 +163,12 @@ pub const COPYING_TYPES: [DatumType; 4] = [
 ];
 
 /// `out = data`, then `token`'s scatter of `updates`, fused
-/// ([`CopyingScatter`]); `out` may hold anything. `data` is of one of
+/// ([`CopyingScatter`]), written whole. `data` is of one of
 /// [`COPYING_TYPES`].
 pub fn scatter_copying<K: CopyingScatter>(
     site: &NodeSite,
     token: &K,
-    mut out: Tensor,
+    out: Unwritten,
     data: &Tensor,
     updates: &Tensor,
     reduction: Reduction,
@@ -182,30 +176,26 @@ pub fn scatter_copying<K: CopyingScatter>(
     fn fused<T: Element + Copy + Datum, K: CopyingScatter>(
         site: &NodeSite,
         token: &K,
-        out: &mut Tensor,
+        out: Unwritten,
         data: &Tensor,
         updates: &Tensor,
         reduction: Reduction,
-    ) -> TractResult<()> {
-        let mut view = out.try_as_plain_ram_mut()?;
-        token
-            .apply_copying_par(
-                view.as_slice_mut::<T>()?,
-                crate::ops::types::slice::<T>(data)?,
-                crate::ops::types::slice::<T>(updates)?,
-                reduction,
-                &TractThreads::current(),
-            )
-            .map_err(|e| site.error(e))
+    ) -> TractResult<Tensor> {
+        let src = crate::ops::types::slice::<T>(data)?;
+        let updates = crate::ops::types::slice::<T>(updates)?;
+        out.fill::<T>(|dst| {
+            token
+                .apply_copying_par(dst, src, updates, reduction, &TractThreads::current())
+                .map_err(|e| site.error(e))
+        })
     }
     match data.datum_type() {
-        DatumType::F32 => fused::<f32, K>(site, token, &mut out, data, updates, reduction)?,
-        DatumType::F64 => fused::<f64, K>(site, token, &mut out, data, updates, reduction)?,
-        DatumType::I32 => fused::<i32, K>(site, token, &mut out, data, updates, reduction)?,
-        DatumType::I64 => fused::<i64, K>(site, token, &mut out, data, updates, reduction)?,
+        DatumType::F32 => fused::<f32, K>(site, token, out, data, updates, reduction),
+        DatumType::F64 => fused::<f64, K>(site, token, out, data, updates, reduction),
+        DatumType::I32 => fused::<i32, K>(site, token, out, data, updates, reduction),
+        DatumType::I64 => fused::<i64, K>(site, token, out, data, updates, reduction),
         dt => bail!(site.error(format!(
             "internal: no fused copy for {dt:?} (only {COPYING_TYPES:?})"
         ))),
     }
-    Ok(out)
 }

@@ -4,8 +4,12 @@
 //! per 4 KiB, several times a warm memcpy; one per 2 MiB with huge pages
 //! (32 MiB: 22.1 ms to 5.3 ms measured on the bench machine).
 //!
-//! The only module that allocates uninitialized memory; it must not depend
-//! on the pool or on any op.
+//! The only module that allocates uninitialized memory, and the home of
+//! [`Unwritten`], the type of an output nothing may read before it is
+//! written whole (a fresh buffer, or a pooled output about to be
+//! overwritten). It must not depend on the pool or on any op.
+
+use std::mem::MaybeUninit;
 
 use tract_core::internal::*;
 
@@ -48,5 +52,150 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
                 libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
             }
         }
+    }
+}
+
+/// A plain tensor whose elements may hold anything until they are written
+/// whole: fresh uninitialized memory ([`fresh_uninit`]), or a pooled
+/// output's stale values. Nothing reads it as values before
+/// [`Unwritten::fill`] (or [`Unwritten::fill_bytes`]) proves every element
+/// written; dropped unfilled, it is freed unread.
+pub struct Unwritten(Tensor);
+
+impl Unwritten {
+    /// A new tensor of `dt` (plain bytes) and `shape`, not initialized,
+    /// advised to use huge pages.
+    pub fn fresh(dt: DatumType, shape: &[usize]) -> TractResult<Unwritten> {
+        // SAFETY: `fresh_uninit`'s caller must write every element before
+        // reading any: the tensor is wrapped at once, and `Unwritten` gives
+        // it out only from `fill`, once written whole.
+        Ok(Unwritten(unsafe { fresh_uninit(dt, shape)? }))
+    }
+
+    /// An initialized tensor about to be overwritten whole (a pooled output
+    /// no caller holds).
+    pub fn stale(tensor: Tensor) -> Unwritten {
+        Unwritten(tensor)
+    }
+
+    /// The tensor, once `write` has written every element: it gets them as
+    /// `T`s (the tensor's type, checked) that may be uninitialized, and
+    /// returns them written, as the kernels' `CopyingScatter` and
+    /// `scatter_kernels::write_copy` hand them back. `Err` from `write` drops the tensor
+    /// unread.
+    pub fn fill<T: Datum>(
+        self,
+        write: impl FnOnce(&mut [MaybeUninit<T>]) -> TractResult<&mut [T]>,
+    ) -> TractResult<Tensor> {
+        self.fill_as(
+            |tensor| {
+                let mut view = tensor.try_as_plain_ram_mut()?;
+                let len = view.len();
+                Ok((view.as_ptr_mut::<T>()?, len))
+            },
+            write,
+        )
+    }
+
+    /// [`Self::fill`] byte by byte, whatever the tensor's (plain) type.
+    pub fn fill_bytes(
+        self,
+        write: impl FnOnce(&mut [MaybeUninit<u8>]) -> TractResult<&mut [u8]>,
+    ) -> TractResult<Tensor> {
+        self.fill_as(
+            |tensor| {
+                let storage = tensor
+                    .as_plain_ram_storage_mut()
+                    .context("an output that is not plain bytes")?;
+                let len = storage.layout().size();
+                Ok((storage.as_mut_ptr(), len))
+            },
+            write,
+        )
+    }
+
+    /// Runs `write` on the `len` elements at the pointer `locate` gives
+    /// (the start of the tensor's plain storage, as `T`s), then checks that
+    /// what it returned written is those elements.
+    fn fill_as<T>(
+        mut self,
+        locate: impl FnOnce(&mut Tensor) -> TractResult<(*mut T, usize)>,
+        write: impl FnOnce(&mut [MaybeUninit<T>]) -> TractResult<&mut [T]>,
+    ) -> TractResult<Tensor> {
+        let (ptr, len) = locate(&mut self.0)?;
+        if len == 0 {
+            // An empty storage's pointer need not be aligned for `T`.
+            write(&mut [])?;
+            return Ok(self.0);
+        }
+        ensure!(ptr.is_aligned(), "internal: output storage not aligned");
+        let start = ptr.cast::<MaybeUninit<T>>();
+        // SAFETY: `ptr` is the start of the tensor's plain storage, which
+        // tract allocated as `len` elements of its datum type (`T`, checked
+        // by `as_ptr_mut`, or bytes), aligned (checked above) and live
+        // while `self.0` is: `self` is held by value, and `self.0` is not
+        // touched again until `elements` is dead. `MaybeUninit<T>` has the
+        // layout of `T` and may hold any bytes, stale or uninitialized.
+        // (tract's pointer accessors pass through its own byte slice of the
+        // storage; they read nothing.)
+        let elements = unsafe { std::slice::from_raw_parts_mut(start, len) };
+        let written = write(elements)?;
+        // Only a `&mut [T]` made from `elements` (by writing them all, as a
+        // safe `write` must) starts at `ptr` with `len` elements.
+        ensure!(
+            std::ptr::eq(written.as_ptr(), ptr) && written.len() == len,
+            "internal: the output was not written whole"
+        );
+        Ok(self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use scatter_kernels::write_copy;
+
+    use super::*;
+
+    #[test]
+    fn a_fresh_output_filled_by_a_copy_holds_the_copied_values() {
+        let data = tensor2(&[[1f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let src = crate::ops::types::slice::<f32>(&data).unwrap();
+        let out = Unwritten::fresh(DatumType::F32, &[2, 3]).unwrap();
+        let filled = out.fill::<f32>(|dst| Ok(write_copy(dst, src))).unwrap();
+        assert_eq!(filled, data);
+        let out = Unwritten::fresh(DatumType::F32, &[2, 3]).unwrap();
+        let filled = out
+            .fill_bytes(|dst| Ok(write_copy(dst, data.as_bytes())))
+            .unwrap();
+        assert_eq!(filled, data);
+    }
+
+    #[test]
+    fn an_empty_output_is_filled_by_writing_nothing() {
+        let out = Unwritten::fresh(DatumType::I64, &[0, 4]).unwrap();
+        let filled = out.fill::<i64>(|dst| Ok(write_copy(dst, &[]))).unwrap();
+        assert_eq!(filled.shape(), [0, 4]);
+    }
+
+    #[test]
+    fn an_output_is_refused_when_the_written_values_are_not_its_own() {
+        // Values written elsewhere prove nothing about the output.
+        let out = Unwritten::stale(tensor1(&[0f32; 4]));
+        let err = out
+            .fill::<f32>(|_| Ok(Box::leak(vec![1f32; 4].into_boxed_slice())))
+            .unwrap_err();
+        assert!(format!("{err}").contains("not written whole"), "{err}");
+        // Part of the output is not all of it.
+        let out = Unwritten::fresh(DatumType::F32, &[4]).unwrap();
+        let err = out
+            .fill::<f32>(|dst| Ok(write_copy(&mut dst[..3], &[1.0; 3])))
+            .unwrap_err();
+        assert!(format!("{err}").contains("not written whole"), "{err}");
+    }
+
+    #[test]
+    fn an_output_is_filled_only_as_its_own_type() {
+        let out = Unwritten::fresh(DatumType::F32, &[4]).unwrap();
+        assert!(out.fill::<i32>(|dst| Ok(write_copy(dst, &[0; 4]))).is_err());
     }
 }

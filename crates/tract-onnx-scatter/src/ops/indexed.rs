@@ -61,7 +61,7 @@ pub trait IndexedScatter: PooledOp {
     ) -> TractResult<Tensor>;
 }
 
-/// The output fact of `op` (data's), once [`check_facts`] accepted the
+/// The output fact of `op` (data's), once the checks on facts accepted the
 /// inputs.
 pub fn output_facts<S: IndexedScatter>(
     op: &S,

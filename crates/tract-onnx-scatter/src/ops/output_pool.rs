@@ -11,7 +11,7 @@
 //! reference (the caller dropped theirs), checked atomically by
 //! `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
 //! be reused, the fresh one gets huge-page advice before its first touch
-//! ([`fresh_uninit`]).
+//! ([`crate::ops::fresh_buffer::fresh_uninit`]).
 //!
 //! The pool keeps at most `capacity` outputs (1 by default), the oldest
 //! dropped first; [`output_pools`] reaches every pool of a model to resize or

@@ -5,7 +5,7 @@
 //! `Range` or `NonZero` output, say) as a TDim constant holding the
 //! symbol. Ops that turn such a value into numbers themselves (`Cast` to
 //! float) evaluate it without the session's symbol values and fail: "Undetermined symbol in expression:
-//! range" (Piper's `/Cast_3`). For the ops listed in [`register`], every
+//! range" (Piper's `/Cast_3`). For the ops listed in [`crate::tract_overrides`], every
 //! such constant input goes through [`BindRunSymbols`] first, which
 //! substitutes the run's values, ordered after the nodes binding them. Ops
 //! whose inputs hold no such symbol are built exactly as tract builds them.

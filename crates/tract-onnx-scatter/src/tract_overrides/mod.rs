@@ -28,6 +28,7 @@ pub mod bind_run_symbols;
 pub mod constant_if;
 pub mod data_dependent_constant_of_shape;
 pub mod exact_tdim_concat;
+pub mod loop_body_typing;
 pub mod onnx_loop;
 pub mod retyped;
 pub mod run_symbols;

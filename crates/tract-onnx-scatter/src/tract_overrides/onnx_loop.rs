@@ -25,22 +25,32 @@
 //! - sequence and optional values (loop-carried, scan outputs, body inputs)
 //!   are a load error naming the node and the value.
 //!
-//! The body is typed once, when the `Loop` is typed (from the facts of its
+//! The body is typed when the `Loop` is typed (from the facts of its
 //! initial values and outer-scope inputs), optimized, and run as one plan
-//! state over every iteration. Loop-carried values move from one iteration
-//! to the next: the loop owns them between iterations and hands them to the
-//! body as the only reference, so a scatter into a carried buffer writes in
-//! place (a decode step costs the row it writes, not the buffer).
+//! state over every iteration; or, when a loop-carried value leaves the
+//! first iteration with another rank than it entered (paddle2onnx's loop
+//! counter: a scalar in, `[1]` out), as two, one for the first iteration
+//! and one for the later ones ([`super::loop_body_typing`]). Loop-carried
+//! values move from one iteration to the next: the loop owns them between
+//! iterations and hands them to the body as the only reference, so a
+//! scatter into a carried buffer writes in place (a decode step costs the
+//! row it writes, not the buffer).
 //!
-//! Typed facts: a loop-carried output has the fact of its initial value,
-//! except for the dims the body changes, which become fresh symbols (prefix
-//! `loop`) bound when the loop has run. A scan output's first dim is `M`
-//! when the loop provably runs `M` times (constant or symbolic `M`, a
-//! condition that can never turn false), else a fresh symbol bound when the
-//! loop has run.
+//! Typed facts: a loop-carried output has the fact that holds both its
+//! initial value and what the body gives: the dims that differ become
+//! fresh symbols (prefix `loop`) bound when the loop has run. When the body
+//! changes its rank, it has the body's fact: a run of no iteration (which
+//! would give the initial value, of the other rank) is then an error naming
+//! the node and the value if the model reads it, else gives zeros of that
+//! fact (nothing reads them); a loop that provably runs once (the node's
+//! condition absent or constant true, `M` absent or provably ≥ 1) never
+//! meets either. A scan output's first dim is `M` when the loop provably
+//! runs `M` times (constant or symbolic `M`, a condition that can never
+//! turn false), else a fresh symbol bound when the loop has run.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::loop_body_typing::{covers, show, type_body, widen};
 use tract_hir::infer::{DimFact, ShapeFactoid};
 use tract_hir::internal::*;
 use tract_onnx::model::{ParseResult, ParsingContext};
@@ -167,8 +177,13 @@ pub struct Loop {
     /// The ONNX node's name, for errors.
     pub node: String,
     /// The body, typed and optimized once; its inputs are
-    /// `(iteration_num, cond, v_1..v_N, outer-scope values)`.
+    /// `(iteration_num, cond, v_1..v_N, outer-scope values)`. It runs every
+    /// iteration, but the first when `first_plan` is there.
     pub plan: Arc<TypedSimplePlan>,
+    /// The body typed for the first iteration, when a loop-carried value
+    /// leaves it with another rank than it entered (see
+    /// [`super::loop_body_typing`]).
+    pub first_plan: Option<Arc<TypedSimplePlan>>,
     /// Whether the node's first inputs are `M` and `cond`.
     pub has_trip_count: bool,
     pub has_cond: bool,
@@ -179,11 +194,31 @@ pub struct Loop {
     pub output_facts: TVec<TypedFact>,
     /// The symbols this loop's outputs bind (fresh at typing).
     pub minted: Vec<Symbol>,
+    /// For each loop-carried output, what a run of no iteration gives.
+    pub no_iteration: TVec<NoIteration>,
+}
+
+/// What a loop-carried output is when no iteration runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoIteration {
+    /// Its initial value, which its fact holds.
+    Initial,
+    /// An error: the body changes its rank, its fact has the body's rank
+    /// (a fact holds one rank), and the model reads it.
+    Error,
+    /// Zeros of its fact's shape: the body changes its rank, and no node of
+    /// the model reads it (paddle2onnx names every output of its loops).
+    Zeros,
 }
 
 impl PartialEq for Loop {
     fn eq(&self, other: &Self) -> bool {
-        self.node == other.node && Arc::ptr_eq(&self.plan, &other.plan)
+        self.node == other.node
+            && Arc::ptr_eq(&self.plan, &other.plan)
+            && match (&self.first_plan, &other.first_plan) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
     }
 }
 impl Eq for Loop {}
@@ -216,17 +251,24 @@ impl Loop {
         Ok(v.try_as_plain_ram()?.as_slice::<bool>()?[0])
     }
 
+    /// `fact`'s shape with the run's symbols (dims it cannot tell: 0).
+    fn eval_shape(&self, fact: &TypedFact, symbols: &SymbolValues) -> Vec<usize> {
+        fact.shape
+            .iter()
+            .map(|d| {
+                let d = d.eval(symbols).to_i64().ok();
+                d.and_then(|d| usize::try_from(d).ok()).unwrap_or(0)
+            })
+            .collect()
+    }
+
     /// Stacks scan output `k`'s per-iteration values along a new first axis.
     fn stack(&self, k: usize, values: Vec<TValue>, symbols: &SymbolValues) -> TractResult<Tensor> {
         let fact = &self.output_facts[self.carried + k];
         let Some(first) = values.first() else {
-            // No iteration: 0 rows of the body's fact (dims it cannot tell: 0).
-            let shape: Vec<usize> = std::iter::once(0)
-                .chain(fact.shape.iter().skip(1).map(|d| {
-                    let d = d.eval(symbols).to_i64().ok();
-                    d.and_then(|d| usize::try_from(d).ok()).unwrap_or(0)
-                }))
-                .collect();
+            // No iteration: 0 rows of the body's fact.
+            let mut shape = self.eval_shape(fact, symbols);
+            shape[0] = 0;
             return Tensor::zero_dt(fact.datum_type, &shape);
         };
         let (dt, shape) = (first.datum_type(), first.shape().to_vec());
@@ -257,14 +299,21 @@ impl Op for Loop {
     }
 
     fn info(&self) -> TractResult<Vec<String>> {
-        Ok(vec![format!(
+        let mut info = vec![format!(
             "trip count: {} cond: {} carried: {} scan: {} body: {} nodes",
             self.has_trip_count,
             self.has_cond,
             self.carried,
             self.scan,
             self.body().nodes().len()
-        )])
+        )];
+        if let Some(first) = &self.first_plan {
+            info.push(format!(
+                "first iteration's body: {} nodes",
+                first.model().nodes().len()
+            ));
+        }
+        Ok(info)
     }
 
     fn mints_runtime_symbols(&self) -> bool {
@@ -305,6 +354,10 @@ impl EvalOp for Loop {
         let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as u64;
         let mut scans: Vec<Vec<TValue>> = vec![vec![]; self.scan];
         let mut state = TypedSimpleState::new(&self.plan)?;
+        let mut first_state = match &self.first_plan {
+            Some(plan) => Some(TypedSimpleState::new(plan)?),
+            None => None,
+        };
         let mut i: u64 = 0;
         while cond && trip_count.is_none_or(|m| i < m) {
             ensure!(
@@ -317,7 +370,11 @@ impl EvalOp for Loop {
             // Moved, not cloned: the body gets the only reference.
             body_inputs.extend(carried.drain(..));
             body_inputs.extend(outer.iter().cloned());
-            let mut outputs = state
+            let body = match (&mut first_state, i) {
+                (Some(first), 0) => first,
+                _ => &mut state,
+            };
+            let mut outputs = body
                 .run(body_inputs)
                 .with_context(|| format!("Loop node '{node}': iteration {i}"))?
                 .into_iter();
@@ -330,6 +387,23 @@ impl EvalOp for Loop {
             i += 1;
         }
         let mut results = carried;
+        if i == 0 {
+            for (k, v) in results.iter_mut().enumerate() {
+                let fact = &self.output_facts[k];
+                match self.no_iteration[k] {
+                    NoIteration::Initial => {}
+                    NoIteration::Error => bail!(
+                        "Loop node '{node}': ran no iteration, so loop-carried value {k} would be its initial value, of shape {:?}; the model reads it with the rank {} the body gives it (a tract value has one rank)",
+                        v.shape(),
+                        fact.rank()
+                    ),
+                    NoIteration::Zeros => {
+                        *v = Tensor::zero_dt(fact.datum_type, &self.eval_shape(fact, ctx.symbols))?
+                            .into_tvalue()
+                    }
+                }
+            }
+        }
         for (k, values) in scans.into_iter().enumerate() {
             results.push(self.stack(k, values, ctx.symbols)?.into_tvalue());
         }
@@ -444,10 +518,18 @@ impl InferenceOp for InferLoop {
         for (slot, &which) in self.outputs.iter().enumerate() {
             let fact = if which < self.carried {
                 let input = &inputs[first + which];
-                rank_fact(
-                    input.datum_type.concretize(),
-                    input.shape.rank().concretize().map(|r| r as usize),
-                )
+                let rank = input.shape.rank().concretize();
+                // A body changing the rank: the output has the body's
+                // rank, or the initial value's when no iteration runs.
+                let body_rank = match analysed {
+                    true => body.output_fact(1 + which)?.shape.rank().concretize(),
+                    false => None,
+                };
+                let rank = match (rank, body_rank) {
+                    (Some(r), Some(b)) if r != b => None,
+                    (rank, _) => rank,
+                };
+                rank_fact(input.datum_type.concretize(), rank.map(|r| r as usize))
             } else if analysed {
                 let inner = body.output_fact(1 + which)?;
                 rank_fact(
@@ -468,7 +550,7 @@ impl InferenceOp for InferLoop {
 
     fn to_typed(
         &self,
-        _source: &InferenceModel,
+        source: &InferenceModel,
         node: &InferenceNode,
         target: &mut TypedModel,
         mapping: &HashMap<OutletId, OutletId>,
@@ -506,20 +588,17 @@ impl InferenceOp for InferLoop {
                 facts[first - 1].datum_type
             );
         }
-        let mut carried: Vec<TypedFact> = facts[first..first + self.carried]
+        let initial: Vec<TypedFact> = facts[first..first + self.carried]
             .iter()
             .map(|f| f.datum_type.fact(f.shape.clone()))
             .collect();
         let outer: Vec<TypedFact> = facts[first + self.carried..].to_vec();
-        let mut minted: Vec<Symbol> = vec![];
-        // Type the body; where it changes a loop-carried dim, that dim
-        // becomes a fresh symbol and the body is typed again.
-        let body = loop {
+        let typing = |carried: &[TypedFact]| -> TractResult<(TypedModel, Vec<TypedFact>)> {
             let mut body = self
-                .typed_body(&carried, &outer)
+                .typed_body(carried, &outer)
                 .with_context(|| format!("Loop node '{name}': typing its body"))?;
-            let mut changed = false;
-            for (ix, fact) in carried.iter_mut().enumerate() {
+            let mut outs = vec![];
+            for (ix, fact) in carried.iter().enumerate() {
                 let outlet = body.outputs[1 + ix];
                 if body.outlet_fact(outlet)?.datum_type == TDim::datum_type()
                     && fact.datum_type == i64::datum_type()
@@ -538,33 +617,20 @@ impl InferenceOp for InferLoop {
                     fact.datum_type,
                     out.datum_type
                 );
-                ensure!(
-                    out.rank() == fact.rank(),
-                    "Loop node '{name}': loop-carried value {ix} enters the body with rank {} and leaves it with rank {}",
-                    fact.rank(),
-                    out.rank()
-                );
-                let mut shape = fact.shape.to_tvec();
-                for (d, o) in shape.iter_mut().zip(out.shape.iter()) {
-                    let fresh = matches!(d, TDim::Sym(s) if minted.contains(s));
-                    if *d != *o && !fresh {
-                        let s = target.symbols.new_with_prefix("loop");
-                        minted.push(s.clone());
-                        *d = s.to_dim();
-                        changed = true;
-                    }
-                }
-                *fact = fact.datum_type.fact(shape);
+                outs.push(out.datum_type.fact(out.shape.clone()));
             }
-            if !changed {
-                break body;
-            }
+            Ok((body, outs))
         };
-        let cond_out = body.output_fact(0)?;
-        ensure!(
-            cond_out.datum_type == bool::datum_type() && cond_out.shape.volume().is_one(),
-            "Loop node '{name}': the body's cond output is {cond_out:?}, expected one bool"
-        );
+        let mut minted: Vec<Symbol> = vec![];
+        let typed = type_body(name, &initial, &typing, &target.symbols, &mut minted)?;
+        let bodies: Vec<&TypedModel> = typed.first.iter().chain([&typed.rest]).collect();
+        for body in &bodies {
+            let cond_out = body.output_fact(0)?;
+            ensure!(
+                cond_out.datum_type == bool::datum_type() && cond_out.shape.volume().is_one(),
+                "Loop node '{name}': the body's cond output is {cond_out:?}, expected one bool"
+            );
+        }
         // Does the loop provably run M times? Its condition must never turn
         // false: the body's is constant true, or passes the node's on, which
         // is absent or constant true.
@@ -573,10 +639,17 @@ impl InferenceOp for InferLoop {
                 .konst
                 .as_ref()
                 .is_some_and(|k| k.cast_to_scalar::<bool>().unwrap_or(false));
-        let body_cond_true = match &cond_out.konst {
-            Some(k) => k.cast_to_scalar::<bool>().unwrap_or(false),
-            None => body.outputs[0] == body.inputs[1] && cond_in_true,
-        };
+        let body_cond_true = bodies.iter().all(|body| match &body.output_fact(0) {
+            Ok(TypedFact { konst: Some(k), .. }) => k.cast_to_scalar::<bool>().unwrap_or(false),
+            _ => body.outputs[0] == body.inputs[1] && cond_in_true,
+        });
+        // Does it provably run at least once? The node's condition is true
+        // and M, if any, is at least 1.
+        let runs_once = cond_in_true
+            && (!self.has_trip_count
+                || trip_count
+                    .as_ref()
+                    .is_some_and(|m| m.prove_strict_positive()));
         // A constant M beyond the iteration limit never runs to the end: no
         // dim that large (shape arithmetic on it could overflow).
         let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as i64;
@@ -592,26 +665,74 @@ impl InferenceOp for InferLoop {
                 s.to_dim()
             }
         };
-        let mut output_facts: TVec<TypedFact> = carried.into_iter().collect();
+        // Whether the model reads loop-carried output `k`.
+        let read = |k: usize| {
+            self.outputs
+                .iter()
+                .position(|&p| p == k)
+                .is_some_and(|slot| {
+                    !node.outputs[slot].successors.is_empty()
+                        || source.outputs.contains(&OutletId::new(node.id, slot))
+                })
+        };
+        // A loop-carried output holds its initial value (no iteration) and
+        // what the later iterations give.
+        let mut output_facts: TVec<TypedFact> = tvec![];
+        let mut no_iteration: TVec<NoIteration> = tvec![];
+        for (k, (init, fact)) in initial.iter().zip(&typed.carried).enumerate() {
+            let (fact, none) = if covers(fact, init, &minted) {
+                (fact.clone(), NoIteration::Initial)
+            } else if fact.rank() == init.rank() {
+                let wider = widen(fact, init, &target.symbols, &mut minted);
+                (wider.unwrap_or_else(|| fact.clone()), NoIteration::Initial)
+            } else if runs_once || read(k) {
+                (fact.clone(), NoIteration::Error)
+            } else {
+                (fact.clone(), NoIteration::Zeros)
+            };
+            output_facts.push(fact);
+            no_iteration.push(none);
+        }
         for k in 0..self.scan {
-            let inner = body.output_fact(1 + self.carried + k)?;
+            let slot = 1 + self.carried + k;
+            let rest = typed.rest.output_fact(slot)?;
+            let rest = rest.datum_type.fact(rest.shape.clone());
+            let inner = match &typed.first {
+                None => rest,
+                Some(first) => {
+                    let first = first.output_fact(slot)?;
+                    ensure!(
+                        first.datum_type == rest.datum_type && first.rank() == rest.rank(),
+                        "Loop node '{name}': scan output {k} is {} in the first iteration and {} in later ones; scan outputs must keep their type and rank",
+                        show(first),
+                        show(&rest)
+                    );
+                    let first = first.datum_type.fact(first.shape.clone());
+                    widen(&rest, &first, &target.symbols, &mut minted).unwrap_or(rest)
+                }
+            };
             let shape: TVec<TDim> = std::iter::once(iterations.clone())
                 .chain(inner.shape.iter().cloned())
                 .collect();
             output_facts.push(inner.datum_type.fact(shape));
         }
-        let body = body
-            .into_optimized()
-            .with_context(|| format!("Loop node '{name}': optimizing its body"))?;
+        let plan = |body: TypedModel| -> TractResult<Arc<TypedSimplePlan>> {
+            let body = body
+                .into_optimized()
+                .with_context(|| format!("Loop node '{name}': optimizing its body"))?;
+            SimplePlan::new(body)
+        };
         let op = Loop {
             node: name.clone(),
-            plan: SimplePlan::new(body)?,
+            first_plan: typed.first.map(plan).transpose()?,
+            plan: plan(typed.rest)?,
             has_trip_count: self.has_trip_count,
             has_cond: self.has_cond,
             carried: self.carried,
             scan: self.scan,
             output_facts,
             minted,
+            no_iteration,
         };
         let all = target.wire_node(&node.name, op, &inputs)?;
         Ok(self.outputs.iter().map(|&p| all[p]).collect())
@@ -648,8 +769,10 @@ mod tests {
             has_cond: false,
             carried: 1,
             scan: 1,
+            first_plan: None,
             output_facts,
             minted: vec![],
+            no_iteration: tvec![NoIteration::Initial],
         }
     }
 

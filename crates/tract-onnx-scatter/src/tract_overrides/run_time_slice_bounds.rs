@@ -20,7 +20,11 @@
 //! with run-time bounds and a step other than 1 on some axis, which
 //! tract types as the whole axis and declutters away there (tf2onnx's
 //! `x[i]` in a `while_loop`: `Slice(x, i, i + 1, step 1e9)`, then
-//! `Squeeze`): its output is not the input.
+//! `Squeeze`): its output is not the input. Each length such a slice
+//! mints is asserted at most its input axis (ceil(n / |step|) with a step),
+//! so a later slice of that axis to an end past it (tf2onnx re-slices
+//! `x[i]` to 1e9) is typed to the axis's end, as ONNX clamps it, where
+//! tract would type it 0..1e9 and fail when it runs.
 
 use tract_core::ops::array::StridedSlice;
 use tract_hir::internal::*;
@@ -70,6 +74,134 @@ fn run_time_strided_axes(slice: &StridedSlice, inputs: &[&TypedFact]) -> TractRe
         .filter(|(_, step)| **step != 1)
         .map(|(&axis, _)| if axis < 0 { axis + rank } else { axis } as usize)
         .collect())
+}
+
+/// The constant integer values of input `ix` of a slice, if it has one.
+fn konst_i64s(inputs: &[&TypedFact], ix: Option<usize>) -> TractResult<Option<Vec<i64>>> {
+    let Some(k) = ix
+        .and_then(|ix| inputs.get(ix))
+        .and_then(|f| f.konst.as_ref())
+    else {
+        return Ok(None);
+    };
+    // A TDim constant holding symbols has no plain values: not constant here.
+    let Ok(k) = k.cast_to::<i64>() else {
+        return Ok(None);
+    };
+    Ok(Some(k.try_as_plain_ram()?.as_slice::<i64>()?.to_vec()))
+}
+
+/// The data axes a slice's bounds apply to, and the step on each, when
+/// both are constants (or absent: every axis, step 1).
+fn axes_and_steps(
+    slice: &StridedSlice,
+    inputs: &[&TypedFact],
+    bounds: usize,
+) -> TractResult<Option<Vec<(usize, i64)>>> {
+    let rank = inputs[0].rank() as i64;
+    let axes: Vec<i64> = match slice.optional_axes_input {
+        None => (0..bounds as i64).collect(),
+        Some(_) => match konst_i64s(inputs, slice.optional_axes_input)? {
+            Some(axes) => axes,
+            None => return Ok(None),
+        },
+    };
+    let steps: Vec<i64> = match slice.optional_steps_input {
+        None => vec![1; axes.len()],
+        Some(_) => match konst_i64s(inputs, slice.optional_steps_input)? {
+            Some(steps) => steps,
+            None => return Ok(None),
+        },
+    };
+    let mut pairs = vec![];
+    for (&axis, &step) in axes.iter().zip(&steps) {
+        let axis = if axis < 0 { axis + rank } else { axis };
+        // Out-of-range axes are tract's typing's to refuse, with its words.
+        if !(0..rank).contains(&axis) {
+            return Ok(None);
+        }
+        pairs.push((axis as usize, step));
+    }
+    Ok(Some(pairs))
+}
+
+/// ONNX clamps an end past its axis to the axis length. tract clamps only
+/// when the length is a number (and reads "to the end" only from int64
+/// extremes), so a constant end such as tf2onnx's 1e9 on an axis of
+/// symbolic length is typed as the end itself, and the slice fails when it
+/// runs ("Invalid range 0..1000000000": tf2onnx re-slices its `x[i]`, a
+/// run-time slice, with end 1e9). Where the symbols' assertions prove such
+/// an end at or past the axis (a [`RunTimeValueSlice`]'s lengths are
+/// bounded so), it becomes `i64::MAX`, tract's "to the end": the same slice
+/// for every length the assertions allow, typed as the axis length. Stock
+/// tract's op on the same end fails at run for every length below it.
+/// `None` when no end changes.
+fn ends_to_axis_end(slice: &StridedSlice, inputs: &[&TypedFact]) -> TractResult<Option<Tensor>> {
+    if inputs.len() < 3 {
+        return Ok(None);
+    }
+    let Some(mut ends) = konst_i64s(inputs, Some(2))? else {
+        return Ok(None);
+    };
+    let Some(axes) = axes_and_steps(slice, inputs, ends.len())? else {
+        return Ok(None);
+    };
+    let mut changed = false;
+    for (end, &(axis, step)) in ends.iter_mut().zip(&axes) {
+        let dim = &inputs[0].shape[axis];
+        if step > 0
+            && *end >= 0
+            && *end != i64::MAX
+            && dim.as_i64().is_none()
+            && (end.to_dim() - dim).prove_positive_or_zero()
+        {
+            *end = i64::MAX;
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let shape = inputs[2]
+        .shape
+        .as_concrete()
+        .context("constant ends without a concrete shape")?;
+    Ok(Some(Tensor::from_shape(shape, &ends)?))
+}
+
+/// Asserts in `symbols` what bounds each minted length `dims[axis]`: at
+/// least 0, at most the input axis (at most ceil(n / |step|) with a step
+/// other than 1 on an axis of n). Later slices prove their ends past
+/// such an axis from these ([`ends_to_axis_end`]).
+fn bound_lengths(
+    slice: &StridedSlice,
+    inputs: &[&TypedFact],
+    dims: &[Symbol],
+    symbols: &SymbolScope,
+) -> TractResult<()> {
+    let bounds = inputs
+        .get(1)
+        .map_or(0, |f| f.shape.volume().as_i64().unwrap_or(0)) as usize;
+    let steps = axes_and_steps(slice, inputs, bounds)?.unwrap_or_default();
+    for (axis, sym) in dims.iter().enumerate() {
+        symbols.add_assertion(format!("{sym}>=0"))?;
+        let step = steps
+            .iter()
+            .find(|(a, _)| *a == axis)
+            .map_or(1, |(_, s)| s.checked_abs().unwrap_or(i64::MAX).max(1));
+        let bound = match &inputs[0].shape[axis] {
+            TDim::Val(n) => ceil_div(*n, step).to_string(),
+            TDim::Sym(n) if step == 1 => n.to_string(),
+            _ => continue,
+        };
+        symbols.add_assertion(format!("{sym}<={bound}"))?;
+    }
+    Ok(())
+}
+
+/// ceil(n / step) for a length `n` and a step ≥ 1, without overflow.
+fn ceil_div(n: i64, step: i64) -> i64 {
+    if n <= 0 { 0 } else { (n - 1) / step + 1 }
 }
 
 /// Whether a dim of `fact` holds a symbol whose scope is gone.
@@ -221,10 +353,18 @@ impl InferenceRulesOp for RunTimeBoundSlice {
             run_bound |= !run_bound_symbols(target, target.outlet_fact(*bound)?)?.is_empty();
         }
         if !run_bound {
-            let facts: TVec<TypedFact> = inputs
-                .iter()
-                .map(|o| target.outlet_fact(*o).cloned())
-                .collect::<TractResult<_>>()?;
+            let facts_of = |target: &TypedModel, inputs: &[OutletId]| {
+                inputs
+                    .iter()
+                    .map(|o| target.outlet_fact(*o).cloned())
+                    .collect::<TractResult<TVec<TypedFact>>>()
+            };
+            let mut facts = facts_of(target, &inputs)?;
+            let ends = ends_to_axis_end(&self.0, &facts.iter().collect::<TVec<_>>())?;
+            if let Some(ends) = ends {
+                inputs[2] = target.add_const(format!("{}.ends_to_axis_end", node.name), ends)?;
+                facts = facts_of(target, &inputs)?;
+            }
             let facts: TVec<&TypedFact> = facts.iter().collect();
             let output = self.0.output_facts(&facts)?;
             if !holds_dead_symbols(&output[0]) && run_time_strided_axes(&self.0, &facts)?.is_empty()
@@ -232,9 +372,10 @@ impl InferenceRulesOp for RunTimeBoundSlice {
                 // Nothing only the run binds: exactly the op stock tract builds.
                 return target.wire_node(&node.name, self.0.clone(), &inputs);
             }
-            let dims = (0..output[0].rank())
+            let dims: TVec<Symbol> = (0..output[0].rank())
                 .map(|_| target.symbols.new_with_prefix("slice"))
                 .collect();
+            bound_lengths(&self.0, &facts, &dims, &target.symbols)?;
             let op = RunTimeValueSlice {
                 slice: self.0.clone(),
                 dims,
