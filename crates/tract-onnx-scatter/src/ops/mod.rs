@@ -10,7 +10,7 @@
 //!
 //! What the homes share: where an output buffer comes from
 //! (`fresh_buffer`, `copy_target`, `output_pool`), the declutter rewrites
-//! (`block_assignment`, `transpose_fold`), and the mapping of tract's types
+//! (`block_assignment`, `transpose_fold`, `broadcast_rows`), and the mapping of tract's types
 //! and dims to the kernels' (`types`, `shapes`). None of those modules
 //! names a home except the rewrites, which rewrite the homes' ops.
 
@@ -21,6 +21,7 @@ use tract_onnx::model::OnnxOpRegister;
 use crate::parse::Deviations;
 
 pub mod block_assignment;
+pub mod broadcast_rows;
 pub mod copy_target;
 pub mod fresh_buffer;
 pub mod indexed;
