@@ -3,16 +3,15 @@
 
 Called by `cargo xtask bench` (crates/scatter-bench), which writes one
 directory per GNN row (gnn_*): data.npy [nodes, features] f32, indices.npy
-[edges, features] int64 (each edge's destination broadcast along its
-features, as exporters write `index_add_`/`scatter_add`), updates.npy
-[edges, features] f32, model.onnx (unused here) and an empty gnn.txt that
-marks the row.
+[edges] int64 (each edge's destination; model.onnx broadcasts it along the
+features as exporters write `scatter_add_`), updates.npy [edges, features]
+f32, model.onnx (unused here) and an empty gnn.txt that marks the row.
 
 The scatter-add along dim 0 as a PyTorch user writes it, on a fresh copy of
 data each call (the plugin's one-shot run also writes a new output from
 kept data):
   * index_add_: `data.clone().index_add_(0, destinations, updates)` with
-    the [edges] destinations (indices[:, 0]);
+    the [edges] destinations;
   * scatter_add_: `data.clone().scatter_add_(0, index, updates)` with the
     destinations expanded over the features (`expand`, no copy), as
     PyTorch Geometric's `scatter` broadcasts them.
@@ -54,10 +53,10 @@ def timed(f, budget, min_runs, max_runs):
 
 def ops(path):
     data = torch.from_numpy(np.load(os.path.join(path, "data.npy")))
-    indices = np.load(os.path.join(path, "indices.npy"))
     updates = torch.from_numpy(np.load(os.path.join(path, "updates.npy")))
-    destinations = torch.from_numpy(np.ascontiguousarray(indices[:, 0]))
-    del indices
+    destinations = torch.from_numpy(np.load(os.path.join(path, "indices.npy")))
+    if destinations.shape != updates.shape[:1]:
+        sys.exit(f"{path}: indices {tuple(destinations.shape)}, expected [edges]")
     index = destinations.view(-1, 1).expand_as(updates)
     return {
         "index_add_": lambda: data.clone().index_add_(0, destinations, updates),

@@ -6,8 +6,8 @@ use tract_onnx_scatter::tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx_scatter::tract_onnx::pb::tensor_shape_proto::{Dimension, dimension};
 use tract_onnx_scatter::tract_onnx::pb::{
-    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto,
-    TypeProto, ValueInfoProto, type_proto,
+    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
+    TensorShapeProto, TypeProto, ValueInfoProto, type_proto,
 };
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
@@ -51,6 +51,12 @@ pub struct Workload {
     pub copy_bound: bool,
     /// What the row is measured for beyond the engines' calling modes.
     pub extras: Extras,
+    /// `indices` hold one row index per update row (`[E]`); the model
+    /// broadcasts them as PyTorch's dynamo exporter writes
+    /// `scatter_add_(0, idx.unsqueeze(1).expand_as(msg), msg)` with static
+    /// shapes: `Unsqueeze(indices, [1])`, `Expand` to the updates' shape
+    /// (a constant), then the op on axis 0.
+    pub broadcast_rows: bool,
 }
 
 /// What a row is measured for beyond every engine's calling modes (all
@@ -192,6 +198,7 @@ fn elements(
         reduction,
         copy_bound,
         extras: Extras::default(),
+        broadcast_rows: false,
     }
 }
 
@@ -223,6 +230,7 @@ fn nd(
         reduction,
         copy_bound,
         extras: Extras::default(),
+        broadcast_rows: false,
     }
 }
 
@@ -349,6 +357,7 @@ pub fn workload(name: &str) -> Option<Workload> {
             reduction: "none",
             copy_bound: false,
             extras: Extras::default(),
+            broadcast_rows: false,
         },
         // One decode step of a KV cache: a single token written at a
         // position of a [batch 1, 32 heads, 2048 positions, 128] f32 cache.
@@ -371,6 +380,7 @@ pub fn workload(name: &str) -> Option<Workload> {
                 reduction: "none",
                 copy_bound: true,
                 extras: Extras::default(),
+                broadcast_rows: false,
             }
         }
         // A fresh cache moved into every call (the caller keeps none
@@ -396,27 +406,25 @@ pub fn workload(name: &str) -> Option<Workload> {
     Some(w)
 }
 
-/// GNN message passing as exporters write `index_add_`/`scatter_add` along
-/// axis 0: `ScatterElements(reduction=add)` of `edges` messages of
-/// `features` into `nodes` rows, the destination of each edge broadcast
-/// along its features (indices `[edges, features]`). Destinations uniform
-/// at random (seeded): a graph's edge list sorted by source scatters to
+/// GNN message passing as PyTorch's dynamo exporter writes
+/// `out.scatter_add_(0, idx.unsqueeze(1).expand_as(msg), msg)` (and
+/// TorchScript, with `Shape(msg)` for the constant): `edges` messages of
+/// `features` into `nodes` rows, `ScatterElements(reduction=add)` on axis
+/// 0 of the `[edges]` destinations broadcast along the features
+/// ([`Workload::broadcast_rows`]). Destinations uniform at random
+/// (seeded): a graph's edge list sorted by source scatters to
 /// destinations in no particular order.
 fn gnn(name: &'static str, edges: usize, features: usize, nodes: usize, seed: u64) -> Workload {
     let mut rng = Rng::new(seed);
     let data = rng.f32s(nodes * features);
-    let destinations = rng.indices(edges, nodes);
-    let indices = destinations
-        .iter()
-        .flat_map(|&d| std::iter::repeat_n(d, features))
-        .collect();
+    let indices = rng.indices(edges, nodes);
     let updates = rng.f32s(edges * features);
     Workload {
         name,
         op: ScatterOp::ScatterElements,
         data_shape: vec![nodes, features],
         data,
-        indices_shape: vec![edges, features],
+        indices_shape: vec![edges],
         indices,
         updates_shape: vec![edges, features],
         updates,
@@ -427,6 +435,7 @@ fn gnn(name: &'static str, edges: usize, features: usize, nodes: usize, seed: u6
             gnn: true,
             ..Extras::default()
         },
+        broadcast_rows: true,
     }
 }
 
@@ -466,9 +475,10 @@ impl Workload {
         self.data.len() * std::mem::size_of::<f32>()
     }
 
-    /// A one-node model (opset 18; 24 for `TensorScatter`, mode linear):
+    /// A one-node model (opset 18; 24 for `TensorScatter`, mode linear;
+    /// the exporter's broadcast before it for [`Workload::broadcast_rows`]):
     /// graph inputs `data`, `indices`, `updates` (none constant, so no
-    /// load-time rewrite applies), output `output`.
+    /// load-time rewrite of constant indices applies), output `output`.
     pub fn model_proto(&self) -> ModelProto {
         let mut attribute = vec![];
         if self.op != ScatterOp::ScatterNd {
@@ -499,6 +509,21 @@ impl Workload {
             ScatterOp::TensorScatter => (["data", "updates", "indices"], 24, 11),
             _ => (["data", "indices", "updates"], 18, 8),
         };
+        let mut node_inputs = node_inputs.map(String::from).to_vec();
+        let (mut node, initializer) = if self.broadcast_rows {
+            node_inputs[1] = "expand".into();
+            self.broadcast_rows_nodes()
+        } else {
+            (vec![], vec![])
+        };
+        node.push(NodeProto {
+            input: node_inputs,
+            output: vec!["output".into()],
+            name: "scatter".into(),
+            op_type: self.op.onnx_name().into(),
+            attribute,
+            ..Default::default()
+        });
         let graph = GraphProto {
             name: self.name.into(),
             input: vec![
@@ -507,14 +532,8 @@ impl Workload {
                 value_info("updates", &self.updates_shape, DataType::Float),
             ],
             output: vec![value_info("output", &self.data_shape, DataType::Float)],
-            node: vec![NodeProto {
-                input: node_inputs.map(String::from).to_vec(),
-                output: vec!["output".into()],
-                name: "scatter".into(),
-                op_type: self.op.onnx_name().into(),
-                attribute,
-                ..Default::default()
-            }],
+            node,
+            initializer,
             ..Default::default()
         };
         ModelProto {
@@ -527,6 +546,34 @@ impl Workload {
             graph: Some(graph),
             ..Default::default()
         }
+    }
+
+    /// dynamo's `Unsqueeze(indices, [1]) -> unsqueeze`, `Expand(unsqueeze,
+    /// updates' shape) -> expand` ([`Workload::broadcast_rows`]), with
+    /// their constant inputs as initializers.
+    fn broadcast_rows_nodes(&self) -> (Vec<NodeProto>, Vec<TensorProto>) {
+        let ints = |name: &str, values: Vec<i64>| TensorProto {
+            name: name.into(),
+            dims: vec![values.len() as i64],
+            data_type: DataType::Int64 as i32,
+            int64_data: values,
+            ..Default::default()
+        };
+        let node = |op: &str, inputs: [&str; 2], output: &str| NodeProto {
+            input: inputs.map(String::from).to_vec(),
+            output: vec![output.into()],
+            name: format!("node_{op}"),
+            op_type: op.into(),
+            ..Default::default()
+        };
+        let shape = self.updates_shape.iter().map(|&d| d as i64).collect();
+        (
+            vec![
+                node("Unsqueeze", ["indices", "val_0"], "unsqueeze"),
+                node("Expand", ["unsqueeze", "val_4"], "expand"),
+            ],
+            vec![ints("val_0", vec![1]), ints("val_4", shape)],
+        )
     }
 
     pub fn model_bytes(&self) -> Vec<u8> {
@@ -543,5 +590,36 @@ impl Workload {
 
     pub fn updates_tensor(&self) -> TractResult<Tensor> {
         tensor1(&self.updates).into_shape(&self.updates_shape)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gnn_rows_are_the_exporters_broadcast_and_run_as_a_row_scatter() {
+        let w = gnn("gnn_small", 300, 8, 13, 1);
+        let model = tract_onnx_scatter::onnx()
+            .model_for_read(&mut &w.model_bytes()[..])
+            .unwrap()
+            .into_optimized()
+            .unwrap();
+        let ops: Vec<String> = model.nodes().iter().map(|n| n.op.name().into()).collect();
+        assert!(ops.iter().any(|o| o == "ScatterND"), "{ops:?}");
+        assert!(!ops.iter().any(|o| o.contains("Broadcast")), "{ops:?}");
+        let plan = model.into_runnable().unwrap();
+        let inputs = [w.data_tensor(), w.indices_tensor(), w.updates_tensor()];
+        let inputs = inputs.map(|t| t.unwrap().into_tvalue());
+        let out = plan.run(inputs.into_iter().collect()).unwrap();
+        // Each edge's features added to its destination row, edge by edge.
+        let mut want = w.data.clone();
+        for (e, &row) in w.indices.iter().enumerate() {
+            for f in 0..8 {
+                want[row as usize * 8 + f] += w.updates[e * 8 + f];
+            }
+        }
+        let view = out[0].try_as_plain_ram().unwrap();
+        assert_eq!(view.as_slice::<f32>().unwrap(), &want[..]);
     }
 }
