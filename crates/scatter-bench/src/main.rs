@@ -585,8 +585,9 @@ fn main() -> Result<()> {
     }
     if let Some(table) = gnn_table(&rows) {
         out.push_str(&format!(
-            "GNN message passing (`ScatterElements` add along axis 0, each edge's destination \
-             broadcast along its features, uniform random destinations): the plugin's one-shot \
+            "GNN message passing (`ScatterElements` add along axis 0 of the [E] destinations \
+             `Unsqueeze`d and `Expand`ed along the features, as PyTorch's dynamo exporter writes \
+             `scatter_add_`; uniform random destinations): the plugin's one-shot \
              and onnxruntime as above; PyTorch {} `data.clone().index_add_(0, dst, msg)` and \
              `data.clone().scatter_add_(0, dst.view(-1, 1).expand_as(msg), msg)` with \
              `torch.set_num_threads(n)`, timed after every row (ratios of medians, over its \
