@@ -76,7 +76,7 @@ fn gnn(
     };
     let mut g = Graph::new(18)
         .input("data", dt, &dims(D::N(nodes as i64)))
-        .input("idx", DatumType::I64, &[edges.clone()])
+        .input("idx", DatumType::I64, std::slice::from_ref(&edges))
         .input("msg", dt, &dims(edges.clone()));
     g = match rows {
         Rows::Unsqueeze => {
