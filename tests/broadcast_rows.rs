@@ -349,3 +349,32 @@ fn the_rewritten_model_round_trips_through_nnef_with_the_same_results() {
     assert_eq!(bits(&run(&optimized, &inputs).unwrap()), want);
     assert_eq!(bits(&run(&reloaded, &inputs).unwrap()), want);
 }
+
+#[test]
+fn a_constant_row_index_out_of_bounds_is_refused_at_load_naming_the_scatter_elements() {
+    // The destinations an initializer: the broadcast folds into constant
+    // indices, which the ScatterElements checks when it is typed.
+    let dt = DatumType::F32;
+    let g = Graph::new(18)
+        .input_c("data", dt, &[4, 3])
+        .input_c("msg", dt, &[5, 3])
+        .init("idx", &tensor1(&[0i64, 3, -4, 9, 1]))
+        .init("axes", &tensor1(&[1i64]))
+        .node("Unsqueeze", &["idx", "axes"], &["rows"], vec![])
+        .node("Shape", &["msg"], &["target"], vec![])
+        .node("Expand", &["rows", "target"], &["index"], vec![])
+        .node(
+            "ScatterElements",
+            &["data", "index", "msg"],
+            &["out"],
+            vec![attr_int("axis", 0), attr_string("reduction", "add")],
+        )
+        .output("out", dt);
+    let err = format!("{:#}", g.optimized().unwrap_err());
+    assert!(
+        err.contains(
+            "ScatterElements node 'out' (opset 18): indices[3, 0] = 9 is out of bounds for data axis 0 of size 4 (valid range [-4, 3])"
+        ),
+        "{err}"
+    );
+}
