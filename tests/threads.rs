@@ -164,6 +164,60 @@ fn scatter_elements_along_axis_0_of_a_large_tensor_is_bit_identical_at_every_thr
 }
 
 #[test]
+fn gnn_message_passing_as_exporters_write_it_is_bit_identical_at_every_thread_count() {
+    // `scatter_add_(0, idx.unsqueeze(1).expand_as(msg), msg)`: a row
+    // scatter after declutter. 8 MiB of output, 8192 edges of 256 floats
+    // into 8192 nodes: split by destination blocks.
+    let (nodes, edges, features) = (8192usize, 8192usize, 256usize);
+    let mut rng = Seeded(5);
+    let inputs = [
+        rng.floats(&[nodes, features]),
+        rng.indices(&[edges], nodes),
+        rng.floats(&[edges, features]),
+    ];
+    for reduction in ["none", "add", "mul", "max", "min"] {
+        let mut attributes = vec![attr_int("axis", 0)];
+        if reduction != "none" {
+            attributes.push(attr_string("reduction", reduction));
+        }
+        let graph = Graph::new(18)
+            .input_c("data", DatumType::F32, &[nodes, features])
+            .input_c("idx", DatumType::I64, &[edges])
+            .input_c("msg", DatumType::F32, &[edges, features])
+            .init("axes", &tensor1(&[1i64]))
+            .node("Unsqueeze", &["idx", "axes"], &["rows"], vec![])
+            .node("Shape", &["msg"], &["target"], vec![])
+            .node("Expand", &["rows", "target"], &["index"], vec![])
+            .node(
+                "ScatterElements",
+                &["data", "index", "msg"],
+                &["out"],
+                attributes,
+            )
+            .output("out", DatumType::F32);
+        assert_bit_identical_across_threads(&format!("GNN scatter {reduction}"), &graph, &inputs);
+        // And the ScatterElements on the broadcast index (typed, not
+        // decluttered) gives the same bits.
+        let reference = graph.typed().unwrap().into_runnable().unwrap();
+        let optimized = graph.optimized().unwrap().into_runnable().unwrap();
+        let want = run_at(1, &reference, &inputs, false);
+        let got = run_at(2, &optimized, &inputs, true);
+        let bits = |t: &Tensor| -> Vec<u32> {
+            let view = t.try_as_plain_ram().unwrap();
+            view.as_slice::<f32>()
+                .unwrap()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect()
+        };
+        assert!(
+            bits(&want) == bits(&got),
+            "GNN scatter {reduction}: the row scatter differs from the ScatterElements"
+        );
+    }
+}
+
+#[test]
 fn scatter_nd_of_random_elements_into_a_large_tensor_is_bit_identical_at_every_thread_count() {
     // 8 MiB of output, 256k one-element updates: sorted by destination block.
     let (data, tuples) = ([2048, 1024], 1 << 18);

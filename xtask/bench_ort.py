@@ -9,7 +9,7 @@ as that input of the next run (the GTCRN caches, the KV cache of the
 exported kv_step_* models), and optionally position.txt, "<input> <limit>":
 that int64 [1] input is set to call % limit before each call (the KV write
 position of kv_step_*, updated in place outside the timed call). Single-threaded CPU session
-(intra_op_num_threads=1, inter_op_num_threads=1, sequential), inputs and
+(intra_op_num_threads=1, or --threads N, inter_op_num_threads=1, sequential), inputs and
 preallocated outputs bound with io binding so no allocation or conversion
 is timed (fed-back values alternate between two preallocated buffers,
 rebound between runs, outside the timed call), one warm-up run, then runs
@@ -31,9 +31,9 @@ import numpy as np
 import onnxruntime as ort
 
 
-def session(model_path):
+def session(model_path, threads):
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -50,8 +50,8 @@ class Workload:
     io binding; kept across timing rounds (fed-back values and the write
     position carry on from one round to the next)."""
 
-    def __init__(self, path):
-        self.sess = session(os.path.join(path, "model.onnx"))
+    def __init__(self, path, threads):
+        self.sess = session(os.path.join(path, "model.onnx"), threads)
         arrays = {
             i.name: np.load(os.path.join(path, i.name + ".npy"))
             for i in self.sess.get_inputs()
@@ -128,7 +128,7 @@ class Workload:
         return statistics.median(samples), len(samples)
 
 
-def serve():
+def serve(threads):
     """Timing rounds on request, for a caller pairing them with its own:
     reads lines "<budget s> <min runs> <max runs> <workload dir>", prints
     "<median seconds> <runs>" for each; the last workload's session stays
@@ -138,7 +138,7 @@ def serve():
         budget, min_runs, max_runs, path = line.rstrip("\n").split(" ", 3)
         if current[0] != path:
             current = (None, None)  # free the previous workload first
-            current = (path, Workload(path))
+            current = (path, Workload(path, threads))
         median, runs = current[1].time(float(budget), int(min_runs), int(max_runs))
         print(f"{median:.9e} {runs}", flush=True)
     return 0
@@ -150,19 +150,24 @@ def main():
     parser.add_argument(
         "--serve", action="store_true", help="time rounds on request (see serve())"
     )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="the session's intra_op_num_threads"
+    )
     parser.add_argument("--budget", type=float, default=1.5)
     parser.add_argument("--min-runs", type=int, default=5)
     parser.add_argument("--max-runs", type=int, default=2000)
     args = parser.parse_args()
     if args.serve:
-        return serve()
+        return serve(args.threads)
     if args.dir is None:
         parser.error("a directory of workloads, or --serve")
     for name in sorted(os.listdir(args.dir)):
         path = os.path.join(args.dir, name)
         if not os.path.isfile(os.path.join(path, "model.onnx")):
             continue
-        median, runs = Workload(path).time(args.budget, args.min_runs, args.max_runs)
+        median, runs = Workload(path, args.threads).time(
+            args.budget, args.min_runs, args.max_runs
+        )
         print(f"{name} {median:.9e} {runs}", flush=True)
     return 0
 

@@ -14,7 +14,7 @@ use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::pb::ModelProto;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-use crate::workloads::{ScatterOp, Workload};
+use crate::workloads::{Extras, ScatterOp, Workload};
 
 /// Where the model comes from.
 #[derive(Debug, Clone)]
@@ -84,6 +84,8 @@ pub struct Case {
     /// A gradient row (inputs `data`, `indices`, `updates`,
     /// `grad_output`): timed against PyTorch's backward, not onnxruntime.
     pub gradient: Option<Gradient>,
+    /// Thread counts, floor, PyTorch's GNN ops, fresh data each call.
+    pub extras: Extras,
 }
 
 impl Case {
@@ -101,13 +103,20 @@ impl Case {
             output_names,
             inputs: vec![w.data_tensor()?, w.indices_tensor()?, w.updates_tensor()?],
             feedback: vec![],
-            ownership: Ownership::OutputAsData,
+            ownership: if w.extras.fresh_each_call {
+                Ownership::CopiedBeforeEachCall
+            } else {
+                Ownership::OutputAsData
+            },
             position: None,
             typed_from_inputs: false,
             has_copy_floor: true,
             copy_bound: w.copy_bound,
-            summarized: true,
+            // Not in the geomeans: the fresh-cache row repeats
+            // snd_kv_cache, the GNN rows have their own table.
+            summarized: !w.extras.gnn && !w.extras.fresh_each_call,
             gradient: None,
+            extras: w.extras,
         })
     }
 
@@ -136,6 +145,7 @@ impl Case {
             copy_bound: false,
             summarized: false,
             gradient: None,
+            extras: Extras::default(),
         })
     }
 
@@ -155,6 +165,19 @@ impl Case {
             return Ok(None);
         }
         Ok(Some(self.inputs[0].try_as_plain_ram()?.as_slice::<f32>()?))
+    }
+
+    /// Input 0 (f32 data), 1 (int64 indices) and 2 (f32 updates) of a
+    /// one-node workload, for its floor ([`crate::floor`]).
+    pub fn floor_inputs(&self) -> Result<(&[f32], &[i64], &[f32])> {
+        let [data, indices, updates] = &self.inputs[..] else {
+            bail!("{}: a floor needs data, indices and updates", self.name);
+        };
+        Ok((
+            data.try_as_plain_ram()?.as_slice::<f32>()?,
+            indices.try_as_plain_ram()?.as_slice::<i64>()?,
+            updates.try_as_plain_ram()?.as_slice::<f32>()?,
+        ))
     }
 
     /// The model as `onnx` loads it (not yet optimized).

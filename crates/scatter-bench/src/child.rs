@@ -1,9 +1,11 @@
 //! One (engine, mode) in a process of its own: `scatter-bench --child
-//! NAME ENGINE MODE [--pool-capacity N]` plans case NAME with ENGINE
+//! NAME ENGINE MODE [--pool-capacity N] [--threads N]` (tract's executor of
+//! N threads installed first) plans case NAME with ENGINE
 //! (`plugin` or `stock`) once, then serves timing rounds: for each line
 //! `<budget ms>` read from stdin it times MODE and prints one line,
 //! `<median ns> <calls> <peak RSS bytes> <pooled bytes> <warm copy median
-//! ns> <bytes of one output per scatter node>`, until stdin closes ([`ChildRounds`] is the parent's side). A
+//! ns> <bytes of one output per scatter node>`, until stdin closes (and
+//! `ready` once planned, before the first) ([`ChildRounds`] is the parent's side). A
 //! process per (engine, mode) makes its peak RSS (VmHWM) that mode's
 //! alone: in one process, memory freed by an earlier measurement and kept
 //! by malloc would hide a later one's.
@@ -25,6 +27,9 @@ use tract_onnx_scatter::tract_onnx;
 use crate::runner::{Mode, Runner};
 use crate::server::Server;
 use crate::timing::{Budget, Stats, measure_prepared};
+
+/// The line a child prints once planned, before serving rounds.
+const READY: &str = "ready";
 
 /// The engines a child can plan with.
 pub const ENGINES: [&str; 2] = ["plugin", "stock"];
@@ -88,6 +93,9 @@ pub struct Settings {
     /// The caller's inputs of 4 MiB and more on huge pages, as numpy
     /// allocates them for onnxruntime ([`Runner::advise_huge_page_inputs`]).
     pub huge_page_inputs: bool,
+    /// tract's executor with this many threads installed in the child
+    /// (`set_default_executor`); 0 or 1: tract's default single thread.
+    pub threads: usize,
 }
 
 impl Settings {
@@ -99,6 +107,9 @@ impl Settings {
         }
         if self.huge_page_inputs {
             args.push("--huge-page-inputs".into());
+        }
+        if self.threads > 1 {
+            args.extend(["--threads".to_string(), self.threads.to_string()]);
         }
         args
     }
@@ -114,10 +125,20 @@ pub fn serve(
     settings: Settings,
 ) -> Result<()> {
     let mode = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
+    if settings.threads > 1 {
+        // As a tract user turning on threads does: the matmuls and the
+        // plugin's scatters then split over this pool.
+        tract_linalg::multithread::set_default_executor(
+            tract_linalg::multithread::Executor::multithread(settings.threads),
+        );
+    }
     let case = crate::case(name)?;
     let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
     // The warm copy reads the data input's memory, whatever pages it is on.
     let mut floor_input = case.copy_floor_data()?.map(|_| runner.input(0).clone());
+    // The runner holds its own copy of the inputs: the case's would double
+    // the process's memory (1.6 GB for gnn_large).
+    drop(case);
     if settings.huge_page_inputs {
         runner.advise_huge_page_inputs()?;
         floor_input = floor_input.map(|_| runner.input(0).clone());
@@ -147,6 +168,10 @@ pub fn serve(
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
     let scatter_outputs = runner.scatter_output_bytes();
+    // Planned: the parent starts the next child only now, so that no two
+    // hold a case's transient copies at once (2.4 GB each for gnn_large).
+    println!("{READY}");
+    std::io::stdout().flush()?;
     for request in std::io::stdin().lines() {
         let ms: u64 = request?
             .trim()
@@ -211,7 +236,9 @@ pub fn peak_rss() -> Option<usize> {
 pub struct ChildRounds(Server);
 
 impl ChildRounds {
-    /// Starts `exe --child name engine mode`.
+    /// Starts `exe --child name engine mode` and waits until it has
+    /// planned; `Err` with its error (its last stderr line) if it fails
+    /// to.
     pub fn start(
         exe: &Path,
         name: &str,
@@ -225,7 +252,12 @@ impl ChildRounds {
             .args(settings.args())
             .stderr(Stdio::piped());
         let what = format!("{name} {engine} {}", mode.name());
-        Ok(ChildRounds(Server::start(command, &what)?))
+        let mut server = Server::start(command, &what)?;
+        let line = server.read()?;
+        if line != READY {
+            bail!("{what} printed {line:?} before {READY:?}");
+        }
+        Ok(ChildRounds(server))
     }
 
     /// One round of `budget`; `Err` with the child's error (its last

@@ -1,5 +1,6 @@
 //! Benchmarks of the scatter plugin. Each row is a [`case::Case`]: the
-//! one-node workloads ([`workloads`]), the gradients of three of them
+//! one-node workloads ([`workloads`]: the issues' scatters, a fresh KV
+//! cache moved into every call, GNN message passing), the gradients of three of them
 //! ([`grads`]), the real GTCRN model per frame ([`gtcrn`]), models of
 //! PyTorch's exporters ([`exported`]) and Piper ([`piper`]). A [`runner::Runner`] runs a case in each calling
 //! [`runner::Mode`]; [`child`] measures one (engine, mode) in a process of
@@ -38,27 +39,32 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The rows `filter` selects (a name containing any of its comma-separated
-/// substrings, so that `kv_step,yolo_head` times every exported pair in one
-/// report), in table order: the one-node workloads, their gradients, GTCRN,
-/// the exported models, the Loop rows; Piper (a 63 MB model fetched on
-/// demand) only when the filter names it.
+/// Whether `entry` of a filter selects row `name`: it is part of the name,
+/// or with a trailing `$` its end (`se_add_axis1$` leaves out
+/// `se_add_axis1_grad`).
+fn matches(name: &str, entry: &str) -> bool {
+    match entry.strip_suffix('$') {
+        Some(end) => name.ends_with(end),
+        None => name.contains(entry),
+    }
+}
+
+/// The rows `filter` selects (comma-separated entries, a row selected by
+/// any, see [`matches`]), in table order: the one-node workloads,
+/// their gradients, GTCRN, the exported models, the Loop rows; Piper (a 63 MB model fetched on demand)
+/// only when the filter names it.
 pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
-    let parts: Option<Vec<&str>> = filter.map(|f| f.split(',').filter(|p| !p.is_empty()).collect());
-    let selected = |n: &str| {
-        parts
-            .as_ref()
-            .is_none_or(|ps| ps.iter().any(|p| n.contains(p)))
-    };
+    // An empty entry (`kv_step,`) selects nothing rather than everything.
+    fn entries(f: &str) -> impl Iterator<Item = &str> {
+        f.split(',').filter(|e| !e.is_empty())
+    }
+    let selected = |n: &str| filter.is_none_or(|f| entries(f).any(|e| matches(n, e)));
     let mut names: Vec<&str> = NAMES.into_iter().filter(|n| selected(n)).collect();
     names.extend(grads::NAMES.into_iter().filter(|n| selected(n)));
     names.extend([gtcrn::NAME].into_iter().filter(|n| selected(n)));
     names.extend(exported::NAMES.into_iter().filter(|n| selected(n)));
     names.extend(loops::NAMES.into_iter().filter(|n| selected(n)));
-    if parts
-        .as_ref()
-        .is_some_and(|ps| ps.iter().any(|p| piper::NAME.contains(p)))
-    {
+    if filter.is_some_and(|f| entries(f).any(|e| piper::NAME.contains(e))) {
         names.push(piper::NAME);
     }
     names
@@ -79,6 +85,24 @@ pub fn case(name: &str) -> Result<case::Case> {
     }
 }
 
+/// The thread count a threaded row ([`workloads::Extras::threaded`]) is
+/// measured at besides 1: the bench machine's cores.
+pub const THREADS: usize = 2;
+
+/// The floor of a random-index scatter with shared data, no scatter in it:
+/// the output written once (`data` into the warm `dst`) and `indices` and
+/// `updates` each read once, in order. Integer sums, so the reads
+/// vectorize and run at memory speed (a float sum would wait on each add).
+#[inline(never)]
+pub fn floor(dst: &mut [f32], data: &[f32], indices: &[i64], updates: &[f32]) -> u64 {
+    dst.copy_from_slice(data);
+    let indices = indices.iter().fold(0u64, |a, &x| a.wrapping_add(x as u64));
+    let updates = updates
+        .iter()
+        .fold(0u32, |a, x| a.wrapping_add(x.to_bits()));
+    indices.wrapping_add(updates as u64)
+}
+
 /// Copies `src` into the warm `dst`: the floor of any op that must copy
 /// its data input.
 #[inline(never)]
@@ -89,6 +113,20 @@ pub fn memcpy(dst: &mut [f32], src: &[f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_filter_selects_the_rows_any_of_its_comma_separated_entries_matches() {
+        assert_eq!(
+            case_names(Some("se_add_axis1$,gnn_")),
+            ["se_add_axis1", "gnn_painn", "gnn_large"]
+        );
+        assert_eq!(
+            case_names(Some("se_add_axis1")),
+            ["se_add_axis1", "se_add_axis1_grad"]
+        );
+        assert!(case_names(Some("nothing$")).is_empty());
+        assert!(case_names(None).len() > NAMES.len());
+    }
 
     #[test]
     fn a_comma_separated_filter_selects_the_rows_of_any_of_its_parts() {

@@ -220,6 +220,7 @@ pub fn case(name: &str) -> Result<Case> {
         copy_bound: false,
         summarized: false,
         gradient: None,
+        extras: Default::default(),
     })
 }
 

@@ -4,18 +4,25 @@
 //! of its own for its peak RSS; then a warm and a fresh copy of data, and
 //! onnxruntime (1 thread, io binding); the gradient rows against PyTorch
 //! autograd's backward (1 thread) when a Python with torch is found.
-//! Prints the time table, the gradient table, the peak-RSS table, one line
-//! per target and a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
+//! Threaded rows (large copy-bound, random-index and GNN) also time the
+//! plugin's one-shot with tract's executor of [`THREADS`] threads and
+//! onnxruntime at [`THREADS`] intra-op threads; random-index rows their
+//! floor; GNN rows PyTorch's `index_add_`/`scatter_add_` at 1 and
+//! [`THREADS`] threads. Prints the time table, the threads table, the GNN
+//! table, the gradient table, the peak-RSS table, one line per target and
+//! a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
 //! (fetched by `cargo xtask conformance --filter piper`). Run through
 //! `cargo xtask bench` (release).
 //!
-//! Options: `--filter SUBSTRING[,SUBSTRING...]`, `--budget-ms N` (per measurement),
+//! Options: `--filter S[,S...]` (substrings; `name$` matches the end),
+//! `--budget-ms N` (per measurement),
 //! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
 //! `--no-stock`, `--output FILE`,
 //! `--pool-capacity N` (every output pool's capacity, default 1),
 //! `--huge-page-inputs` (the caller's large inputs on huge pages, as
 //! numpy's for onnxruntime); `--child
-//! NAME ENGINE MODE` is the per-measurement process ([`scatter_bench::child`]).
+//! NAME ENGINE MODE [--threads N]` is the per-measurement process
+//! ([`scatter_bench::child`]).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -25,10 +32,13 @@ use scatter_bench::case::Case;
 use scatter_bench::case::Ownership;
 use scatter_bench::child::{self, ChildRounds, ENGINES, Measured};
 use scatter_bench::ort::OrtRounds;
-use scatter_bench::report::{Row, export_ratios, gradient_table, rss_table, targets, time_table};
+use scatter_bench::report::{
+    Row, export_ratios, gnn_table, gradient_table, rss_table, targets, thread_targets,
+    threads_table, time_table,
+};
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
-use scatter_bench::{case_names, exported, grads, memcpy, ort};
+use scatter_bench::{THREADS, case_names, exported, floor, grads, memcpy, ort, workloads};
 
 struct Options {
     filter: Option<String>,
@@ -72,6 +82,7 @@ fn options() -> Result<Options> {
             "--child" => o.child = Some([value()?, value()?, value()?]),
             "--pool-capacity" => o.settings.pool_capacity = Some(value()?.parse()?),
             "--huge-page-inputs" => o.settings.huge_page_inputs = true,
+            "--threads" => o.settings.threads = value()?.parse()?,
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
@@ -136,6 +147,20 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
     Ok(())
 }
 
+/// The row's floor ([`scatter_bench::floor`]) into a warm buffer.
+fn measure_floor(row: &mut Row, case: &Case, budget: Budget) -> Result<()> {
+    let (data, indices, updates) = case.floor_inputs()?;
+    let mut dst = vec![0f32; data.len()];
+    row.floor = Some(
+        measure(budget, || {
+            std::hint::black_box(floor(&mut dst, data, indices, updates));
+            Ok::<_, anyhow::Error>(())
+        })?
+        .median(),
+    );
+    Ok(())
+}
+
 /// Rounds per row. A round times every (engine, mode) and onnxruntime
 /// once, one after the other (the order rotating from round to round), in
 /// processes kept alive across rounds; each gets a fifth of the budget.
@@ -144,19 +169,69 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
 /// each round ([`scatter_bench::report::Rounds::paired`]), where the drift is shared.
 const ROUNDS: u32 = 5;
 
-/// What one round asks of: an (engine, mode) child, or onnxruntime on the
-/// case written to this directory.
+/// What one round asks of: an (engine, mode) child, or onnxruntime, at a
+/// thread count.
 enum Series {
     Child {
         engine: &'static str,
         mode: Mode,
+        threads: usize,
         rounds: ChildRounds,
     },
-    Ort(PathBuf),
+    Ort {
+        threads: usize,
+        /// The case as [`ort::write_case`] wrote it.
+        dir: PathBuf,
+    },
+}
+
+/// The onnxruntime servers: 1 thread, and [`THREADS`] for the threaded
+/// rows.
+struct OrtServers {
+    one: OrtRounds,
+    threads: Option<OrtRounds>,
+}
+
+/// `plugin one-shot`, `plugin one-shot 2 threads`: what the notes and
+/// progress lines call a child's series.
+fn series_name(engine: &str, mode: Mode, threads: usize) -> String {
+    match threads {
+        1 => format!("{engine} {}", mode.name()),
+        _ => format!("{engine} {} {threads} threads", mode.name()),
+    }
+}
+
+/// A started child as a series, or why it is n/a (it failed to plan:
+/// stock tract lacks an op).
+fn push_child(
+    series: &mut Vec<(usize, Option<Series>)>,
+    c: usize,
+    row: &mut Row,
+    engine: &'static str,
+    mode: Mode,
+    threads: usize,
+    started: Result<ChildRounds>,
+) {
+    match started {
+        Ok(rounds) => series.push((
+            c,
+            Some(Series::Child {
+                engine,
+                mode,
+                threads,
+                rounds,
+            }),
+        )),
+        Err(err) => {
+            let what = series_name(engine, mode, threads);
+            eprintln!("  {}: {what}: n/a ({err:#})", row.name);
+            row.not_measured.push((what, format!("{err:#}")));
+        }
+    }
 }
 
 /// Every (engine, mode) of each case and, for a case with an onnxruntime
-/// directory ([`ort::write_case`]) and `ort` the server, onnxruntime, in
+/// directory ([`ort::write_case`]) and `ort` the servers, onnxruntime, in
 /// [`ROUNDS`] paired rounds. Several cases (an exported pair,
 /// [`exported::twin`]) share their rounds: round `i` of each of their
 /// series is timed within seconds of the others', so ratios between the
@@ -165,13 +240,13 @@ fn measure_cases(
     cases: &[(&Case, Option<PathBuf>)],
     o: &Options,
     exe: &std::path::Path,
-    mut ort: Option<&mut OrtRounds>,
+    mut ort: Option<&mut OrtServers>,
 ) -> Result<Vec<Row>> {
-    let mut rows = vec![];
     let budget = Budget {
         time: o.budget.time / ROUNDS,
         ..o.budget
     };
+    let mut rows = vec![];
     // (case index, series)
     let mut series: Vec<(usize, Option<Series>)> = vec![];
     for (c, (case, ort_dir)) in cases.iter().enumerate() {
@@ -181,10 +256,16 @@ fn measure_cases(
             copy_bound: case.copy_bound,
             summarized: case.summarized,
             gradient: case.gradient.is_some(),
+            threaded: case.extras.threaded,
+            gnn: case.extras.gnn,
+            fresh_each_call: case.extras.fresh_each_call,
             ..Row::default()
         };
         if let Some(data) = case.copy_floor_data()? {
             measure_copies(&mut row, data, o.budget)?;
+        }
+        if case.extras.floor {
+            measure_floor(&mut row, case, o.budget)?;
         }
         for engine in ENGINES.into_iter().filter(|e| *e != "stock" || o.stock) {
             for mode in Mode::ALL {
@@ -195,21 +276,53 @@ fn measure_cases(
                     ));
                     continue;
                 }
-                let rounds = ChildRounds::start(exe, &case.name, engine, mode, o.settings)?;
+                if mode != Mode::Owned && case.extras.fresh_each_call {
+                    row.not_measured.push((
+                        format!("{engine} {}", mode.name()),
+                        "owned mode only: the other modes are snd_kv_cache's".into(),
+                    ));
+                    continue;
+                }
+                let started = ChildRounds::start(exe, &case.name, engine, mode, o.settings);
+                push_child(&mut series, c, &mut row, engine, mode, 1, started);
+            }
+        }
+        if case.extras.threaded {
+            let settings = child::Settings {
+                threads: THREADS,
+                ..o.settings
+            };
+            let started = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, settings);
+            push_child(
+                &mut series,
+                c,
+                &mut row,
+                "plugin",
+                Mode::OneShot,
+                THREADS,
+                started,
+            );
+        }
+        // onnxruntime has no owned mode to compare a fresh cache's with.
+        if let (Some(servers), Some(dir)) = (ort.as_ref(), ort_dir)
+            && !case.extras.fresh_each_call
+        {
+            series.push((
+                c,
+                Some(Series::Ort {
+                    threads: 1,
+                    dir: dir.clone(),
+                }),
+            ));
+            if case.extras.threaded && servers.threads.is_some() {
                 series.push((
                     c,
-                    Some(Series::Child {
-                        engine,
-                        mode,
-                        rounds,
+                    Some(Series::Ort {
+                        threads: THREADS,
+                        dir: dir.clone(),
                     }),
                 ));
             }
-        }
-        if ort.is_some()
-            && let Some(dir) = ort_dir
-        {
-            series.push((c, Some(Series::Ort(dir.clone()))));
         }
         rows.push(row);
     }
@@ -221,21 +334,31 @@ fn measure_cases(
             let result = match entry.as_mut() {
                 None => continue,
                 Some(Series::Child { rounds, .. }) => rounds.round(budget.time),
-                Some(Series::Ort(dir)) => {
-                    let server = ort.as_mut().expect("an Ort series has a server");
-                    server.round(dir, budget).map(|median| Measured {
-                        median,
-                        ..Measured::default()
-                    })
+                Some(Series::Ort { threads, dir }) => {
+                    let servers = ort.as_mut().expect("an Ort series has a server");
+                    let server = match threads {
+                        1 => Some(&mut servers.one),
+                        _ => servers.threads.as_mut(),
+                    };
+                    server
+                        .context("no onnxruntime server at this thread count")
+                        .and_then(|server| server.round(dir, budget))
+                        .map(|median| Measured {
+                            median,
+                            ..Measured::default()
+                        })
                 }
             };
             match result {
                 Ok(m) => measured[i].push(m),
                 Err(err) => {
                     let what = match entry {
-                        Some(Series::Child { engine, mode, .. }) => {
-                            format!("{engine} {}", mode.name())
-                        }
+                        Some(Series::Child {
+                            engine,
+                            mode,
+                            threads,
+                            ..
+                        }) => series_name(engine, *mode, *threads),
                         _ => "onnxruntime".into(),
                     };
                     eprintln!("  {}: {what}: n/a ({err:#})", rows[*c].name);
@@ -254,15 +377,25 @@ fn measure_cases(
         let row = &mut rows[*c];
         let medians: Vec<Duration> = rounds.iter().map(|m| m.median).collect();
         match s {
-            Some(Series::Child { engine, mode, .. }) => {
+            Some(Series::Child {
+                engine,
+                mode,
+                threads,
+                ..
+            }) => {
                 eprintln!(
-                    "  {}: {engine} {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
+                    "  {}: {}: {} ({} calls in {ROUNDS} rounds, peak RSS {:.1} MB)",
                     row.name,
-                    mode.name(),
+                    series_name(engine, *mode, *threads),
                     human(combined.median),
                     combined.calls,
                     combined.peak_rss.unwrap_or(0) as f64 / 1e6
                 );
+                if *threads > 1 {
+                    row.plugin_threads = Some(combined);
+                    row.rounds.plugin_threads = medians;
+                    continue;
+                }
                 let m = Mode::ALL.iter().position(|x| x == mode).expect("in ALL");
                 if *engine == "plugin" {
                     if *mode == Mode::OneShot && combined.warm_copy.is_some() {
@@ -276,10 +409,19 @@ fn measure_cases(
                     row.rounds.stock[m] = medians;
                 }
             }
-            Some(Series::Ort(_)) => {
-                eprintln!("  {}: onnxruntime: {}", row.name, human(combined.median));
-                row.ort = Some(combined.median);
-                row.rounds.ort = medians;
+            Some(Series::Ort { threads, .. }) => {
+                eprintln!(
+                    "  {}: onnxruntime {threads} thread(s): {}",
+                    row.name,
+                    human(combined.median)
+                );
+                if *threads > 1 {
+                    row.ort_threads = Some(combined.median);
+                    row.rounds.ort_threads = medians;
+                } else {
+                    row.ort = Some(combined.median);
+                    row.rounds.ort = medians;
+                }
             }
             None => {}
         }
@@ -324,7 +466,8 @@ fn main() -> Result<()> {
     } else {
         None
     };
-    let torch_python = if o.torch && names.iter().any(|n| grads::NAMES.contains(n)) {
+    let torch_rows = |n: &&str| grads::NAMES.contains(n) || workloads::GNN.contains(n);
+    let torch_python = if o.torch && names.iter().any(torch_rows) {
         match ort::find_torch_python(o.torch_python.as_deref(), o.python.as_deref()) {
             Ok(p) => Some(p),
             Err(e) => {
@@ -338,9 +481,23 @@ fn main() -> Result<()> {
     let ort_dir = std::env::temp_dir().join(format!("scatter-bench-{}", std::process::id()));
     let torch_dir = ort_dir.join("torch");
 
+    let threaded = names.iter().any(|n| workloads::THREADED.contains(n));
     let mut ort_rounds = match &python {
-        Some(python) => match OrtRounds::start(python) {
-            Ok(server) => Some(server),
+        Some(python) => match OrtRounds::start(python, 1) {
+            Ok(one) => Some(OrtServers {
+                one,
+                threads: if threaded {
+                    match OrtRounds::start(python, THREADS) {
+                        Ok(server) => Some(server),
+                        Err(e) => {
+                            eprintln!("onnxruntime {THREADS}-thread column skipped: {e:#}");
+                            None
+                        }
+                    }
+                } else {
+                    None
+                },
+            }),
             Err(e) => {
                 eprintln!("onnxruntime column skipped: {e:#}");
                 None
@@ -371,9 +528,10 @@ fn main() -> Result<()> {
                     ort::write_case(&torch_dir, &case)?;
                 }
                 None
-            } else if ort_rounds.is_some() {
+            } else if ort_rounds.is_some() || (case.extras.gnn && torch_python.is_some()) {
+                // GNN rows are written for PyTorch too (bench_torch_gnn.py).
                 ort::write_case(&ort_dir, &case)?;
-                Some(ort_dir.join(&case.name))
+                ort_rounds.is_some().then(|| ort_dir.join(&case.name))
             } else {
                 None
             };
@@ -392,7 +550,23 @@ fn main() -> Result<()> {
     drop(ort_rounds);
 
     let mut torch_version = None;
-    if let Some((python, version)) = &torch_python {
+    if let Some((python, version)) = torch_python.as_ref().filter(|_| rows.iter().any(|r| r.gnn)) {
+        eprintln!("PyTorch: timing index_add_ and scatter_add_ on the GNN rows...");
+        // bench_torch_gnn.py reads only the directories marked gnn.txt.
+        match ort::run_torch_gnn(python, &ort_dir, o.budget) {
+            Ok(times) => {
+                for row in &mut rows {
+                    row.torch_gnn = times.get(&row.name).copied();
+                }
+                torch_version = Some(version.clone());
+            }
+            Err(e) => eprintln!("PyTorch GNN columns skipped: {e:#}"),
+        }
+    }
+    if let Some((python, version)) = torch_python
+        .as_ref()
+        .filter(|_| rows.iter().any(|r| r.gradient))
+    {
         eprintln!("PyTorch: timing the gradient rows' backward...");
         match ort::run_torch(python, &torch_dir, o.budget) {
             Ok(times) => {
@@ -453,6 +627,32 @@ fn main() -> Result<()> {
             "Output pools set to capacity {capacity} (`--pool-capacity`; the default is 1).\n\n"
         ));
     }
+    if let Some(table) = threads_table(&rows) {
+        out.push_str(&format!(
+            "Threads: the plugin's one-shot with tract's executor of {THREADS} threads installed \
+             (`tract_linalg::multithread::set_default_executor(Executor::multithread({THREADS}))`, \
+             in a process of its own) and onnxruntime with `intra_op_num_threads={THREADS}`, \
+             against 1 thread, in the same paired rounds. floor: the random-index rows' data \
+             copied into a warm output and their indices and updates read once, in order, no \
+             scatter (`scatter_bench::floor`); one-shot/floor is a ratio of medians.\n\n"
+        ));
+        out.push_str(&table);
+        out.push('\n');
+    }
+    if let Some(table) = gnn_table(&rows) {
+        out.push_str(&format!(
+            "GNN message passing (`ScatterElements` add along axis 0 of the [E] destinations \
+             `Unsqueeze`d and `Expand`ed along the features, as PyTorch's dynamo exporter writes \
+             `scatter_add_`; uniform random destinations): the plugin's one-shot \
+             and onnxruntime as above; PyTorch {} `data.clone().index_add_(0, dst, msg)` and \
+             `data.clone().scatter_add_(0, dst.view(-1, 1).expand_as(msg), msg)` with \
+             `torch.set_num_threads(n)`, timed after every row (ratios of medians, over its \
+             faster op).\n\n",
+            torch_version.as_deref().unwrap_or("(not run)")
+        ));
+        out.push_str(&table);
+        out.push('\n');
+    }
     if let Some(table) = gradient_table(&rows) {
         out.push_str(&format!(
             "Gradients (`ScatterElementsGrad`/`ScatterNDGrad` of the plugin's training domain on \
@@ -471,7 +671,7 @@ fn main() -> Result<()> {
     out.push_str("Peak RSS (MB, each engine and mode in a process of its own):\n\n");
     out.push_str(&rss_table(&rows));
     out.push('\n');
-    for line in targets(&rows) {
+    for line in targets(&rows).into_iter().chain(thread_targets(&rows)) {
         out.push_str(&format!("- {line}.\n"));
     }
     for (stem, target) in exported::PAIRS {

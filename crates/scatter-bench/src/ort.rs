@@ -132,6 +132,10 @@ pub fn write_case(dir: &Path, case: &Case) -> Result<()> {
             format!("{} {limit}\n", case.input_names[input]),
         )?;
     }
+    if case.extras.gnn {
+        // Marks the row for xtask/bench_torch_gnn.py.
+        std::fs::write(dir.join("gnn.txt"), "")?;
+    }
     if let Some(g) = &case.gradient {
         std::fs::write(
             dir.join("grad.txt"),
@@ -186,18 +190,20 @@ pub struct TorchGrad {
     pub aliased: bool,
 }
 
-/// Runs `xtask/<name> <dir>` with `python` and `budget`'s limits, its
-/// stderr passed through; returns the script's path and its stdout.
+/// Runs `xtask/<name> <dir> <extra>` with `python` and `budget`'s limits,
+/// its stderr passed through; returns the script's path and its stdout.
 fn run_timing_script(
     python: &Path,
     name: &str,
     dir: &Path,
     budget: Budget,
+    extra: &[&str],
 ) -> Result<(PathBuf, String)> {
     let script = workspace_root().join("xtask").join(name);
     let out = Command::new(python)
         .arg(&script)
         .arg(dir)
+        .args(extra)
         .args(["--budget", &budget.time.as_secs_f64().to_string()])
         .args(["--min-runs", &budget.min_iters.to_string()])
         .args(["--max-runs", &budget.max_iters.to_string()])
@@ -213,7 +219,7 @@ fn run_timing_script(
 /// Times every gradient row under `dir` with `xtask/bench_torch_grad.py`
 /// (one thread): PyTorch's times per row name.
 pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<String, TorchGrad>> {
-    let (script, stdout) = run_timing_script(python, "bench_torch_grad.py", dir, budget)?;
+    let (script, stdout) = run_timing_script(python, "bench_torch_grad.py", dir, budget, &[])?;
     let mut times = BTreeMap::new();
     for line in stdout.lines() {
         // "<name> <backward s> <runs> <forward+backward s> <runs> <aliased>"
@@ -239,19 +245,77 @@ pub fn run_torch(python: &Path, dir: &Path, budget: Budget) -> Result<BTreeMap<S
     Ok(times)
 }
 
+/// PyTorch's `index_add_` and `scatter_add_` on one GNN row, at 1 thread
+/// (index 0) and [`crate::THREADS`] (index 1).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TorchGnn {
+    pub index_add: [Option<Duration>; 2],
+    pub scatter_add: [Option<Duration>; 2],
+}
+
+/// Times every GNN row under `dir` with `xtask/bench_torch_gnn.py` at 1
+/// and [`crate::THREADS`] threads: PyTorch's times per row name.
+pub fn run_torch_gnn(
+    python: &Path,
+    dir: &Path,
+    budget: Budget,
+) -> Result<BTreeMap<String, TorchGnn>> {
+    let threads = format!("1,{}", crate::THREADS);
+    let (script, stdout) = run_timing_script(
+        python,
+        "bench_torch_gnn.py",
+        dir,
+        budget,
+        &["--threads", &threads],
+    )?;
+    parse_torch_gnn(&stdout).with_context(|| format!("reading {}'s output", script.display()))
+}
+
+/// Lines "<name> <op> <threads> <median seconds> <runs>".
+fn parse_torch_gnn(stdout: &str) -> Result<BTreeMap<String, TorchGnn>> {
+    let mut times: BTreeMap<String, TorchGnn> = BTreeMap::new();
+    for line in stdout.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [name, op, threads, median, _] = fields[..] else {
+            bail!("{line:?}: expected five fields");
+        };
+        let slot = match threads.parse::<usize>() {
+            Ok(1) => 0,
+            Ok(n) if n == crate::THREADS => 1,
+            _ => bail!(
+                "{line:?}: threads {threads:?}, expected 1 or {}",
+                crate::THREADS
+            ),
+        };
+        let secs: f64 = median
+            .parse()
+            .with_context(|| format!("{line:?}: median {median:?}"))?;
+        let entry = times.entry(name.to_string()).or_default();
+        let column = match op {
+            "index_add_" => &mut entry.index_add,
+            "scatter_add_" => &mut entry.scatter_add,
+            _ => bail!("{line:?}: op {op:?}, expected index_add_ or scatter_add_"),
+        };
+        column[slot] = Some(Duration::from_secs_f64(secs));
+    }
+    Ok(times)
+}
+
 /// onnxruntime's side of the paired rounds: one `xtask/bench_ort.py
-/// --serve` (single thread, io binding) for the whole bench, asked for a
+/// --serve` (io binding) per thread count for the whole bench, asked for a
 /// round of a workload at a time; its session stays loaded between rounds
 /// of the same workload.
 pub struct OrtRounds(Server);
 
 impl OrtRounds {
-    pub fn start(python: &Path) -> Result<OrtRounds> {
+    /// A server whose sessions run `threads` intra-op threads.
+    pub fn start(python: &Path, threads: usize) -> Result<OrtRounds> {
         let script = workspace_root().join("xtask/bench_ort.py");
         let mut command = Command::new(python);
         command
             .arg(&script)
             .arg("--serve")
+            .args(["--threads", &threads.to_string()])
             .stderr(std::process::Stdio::inherit());
         Ok(OrtRounds(Server::start(
             command,
@@ -278,5 +342,39 @@ impl OrtRounds {
             .parse()
             .with_context(|| format!("parsing bench_ort.py's line {line:?}"))?;
         Ok(Duration::from_secs_f64(secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_gnn_lines_fill_one_thread_and_threads_columns() {
+        let out = "gnn_painn index_add_ 1 2.0e-3 10\n\
+                   gnn_painn scatter_add_ 1 3.0e-3 10\n\
+                   gnn_painn index_add_ 2 1.0e-3 10\n";
+        let times = parse_torch_gnn(out).unwrap();
+        let ms = |x: u64| Some(Duration::from_millis(x));
+        assert_eq!(
+            times["gnn_painn"],
+            TorchGnn {
+                index_add: [ms(2), ms(1)],
+                scatter_add: [ms(3), None],
+            }
+        );
+    }
+
+    #[test]
+    fn torch_gnn_lines_with_an_unknown_op_or_thread_count_are_refused() {
+        let err = parse_torch_gnn("g index_put_ 1 1e-3 5").unwrap_err();
+        assert!(
+            format!("{err}").contains("expected index_add_ or scatter_add_"),
+            "{err}"
+        );
+        let err = parse_torch_gnn("g index_add_ 3 1e-3 5").unwrap_err();
+        assert!(format!("{err}").contains("expected 1 or 2"), "{err}");
+        let err = parse_torch_gnn("g index_add_ 1").unwrap_err();
+        assert!(format!("{err}").contains("five fields"), "{err}");
     }
 }

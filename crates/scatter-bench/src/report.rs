@@ -6,9 +6,10 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use crate::THREADS;
 use crate::child::Measured;
 use crate::loops;
-use crate::ort::TorchGrad;
+use crate::ort::{TorchGnn, TorchGrad};
 use crate::runner::Mode;
 use crate::timing::human;
 
@@ -35,6 +36,18 @@ pub struct Row {
     pub torch: Option<TorchGrad>,
     /// `(engine and mode, reason)` for each measurement that is n/a.
     pub not_measured: Vec<(String, String)>,
+    /// Measured at [`THREADS`] threads too: the plugin's one-shot and
+    /// onnxruntime ([`threads_table`]).
+    pub threaded: bool,
+    pub plugin_threads: Option<Measured>,
+    pub ort_threads: Option<Duration>,
+    /// The row's floor ([`crate::floor`]), random-index rows only.
+    pub floor: Option<Duration>,
+    /// A GNN row ([`gnn_table`]) and PyTorch's times on it.
+    pub gnn: bool,
+    pub torch_gnn: Option<TorchGnn>,
+    /// Only the owned mode, a fresh copy of data moved into each call.
+    pub fresh_each_call: bool,
     /// Per-round medians: round `i` of every series was timed within
     /// seconds of round `i` of the others, so their ratio is taken round
     /// by round ([`Rounds::paired`]).
@@ -50,6 +63,9 @@ pub struct Rounds {
     pub ort: Vec<Duration>,
     /// The warm copy timed in the plugin's one-shot process.
     pub warm_copy: Vec<Duration>,
+    /// The plugin's one-shot and onnxruntime at [`THREADS`] threads.
+    pub plugin_threads: Vec<Duration>,
+    pub ort_threads: Vec<Duration>,
 }
 
 impl Rounds {
@@ -118,6 +134,67 @@ impl Row {
         let i = index(mode);
         Rounds::paired(&self.rounds.plugin[i], &self.rounds.stock[i])
             .or_else(|| ratio(self.plugin(mode), self.stock(mode)))
+    }
+
+    /// The plugin's one-shot at [`THREADS`] threads over 1 thread (paired).
+    pub fn plugin_scaling(&self) -> Option<f64> {
+        let one = &self.rounds.plugin[index(Mode::OneShot)];
+        Rounds::paired(&self.rounds.plugin_threads, one).or_else(|| {
+            ratio(
+                self.plugin_threads.map(|m| m.median),
+                self.plugin(Mode::OneShot),
+            )
+        })
+    }
+
+    /// onnxruntime at [`THREADS`] threads over 1 thread (paired).
+    pub fn ort_scaling(&self) -> Option<f64> {
+        Rounds::paired(&self.rounds.ort_threads, &self.rounds.ort)
+            .or_else(|| ratio(self.ort_threads, self.ort))
+    }
+
+    /// The plugin's one-shot over onnxruntime at [`THREADS`] threads each.
+    pub fn threads_vs_ort(&self) -> Option<f64> {
+        Rounds::paired(&self.rounds.plugin_threads, &self.rounds.ort_threads)
+            .or_else(|| ratio(self.plugin_threads.map(|m| m.median), self.ort_threads))
+    }
+
+    /// The plugin's one-shot over the row's floor.
+    pub fn vs_floor(&self) -> Option<f64> {
+        ratio(self.plugin(Mode::OneShot), self.floor)
+    }
+
+    /// The plugin's one-shot at 1 thread (`slot` 0) or [`THREADS`] (1).
+    fn one_shot_at(&self, slot: usize) -> Option<Duration> {
+        match slot {
+            0 => self.plugin(Mode::OneShot),
+            _ => self.plugin_threads.map(|m| m.median),
+        }
+    }
+
+    /// PyTorch's faster of `index_add_` and `scatter_add_` at 1 thread
+    /// (`slot` 0) or [`THREADS`] (1).
+    fn torch_best(&self, slot: usize) -> Option<Duration> {
+        let t = self.torch_gnn?;
+        [t.index_add[slot], t.scatter_add[slot]]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The plugin's one-shot over onnxruntime at 1 thread (`slot` 0) or
+    /// [`THREADS`] (1).
+    fn vs_ort_at(&self, slot: usize) -> Option<f64> {
+        match slot {
+            0 => self.vs_ort(Mode::OneShot),
+            _ => self.threads_vs_ort(),
+        }
+    }
+
+    /// The plugin's one-shot over PyTorch's faster op at 1 thread (`slot`
+    /// 0) or [`THREADS`] (1).
+    fn vs_torch_at(&self, slot: usize) -> Option<f64> {
+        ratio(self.one_shot_at(slot), self.torch_best(slot))
     }
 
     /// The plugin's one-shot over the warm copy timed in its process.
@@ -214,6 +291,164 @@ pub fn time_table(rows: &[Row]) -> String {
         );
     }
     s
+}
+
+/// The thread-count table of the threaded rows: the plugin's one-shot and
+/// onnxruntime at 1 and [`THREADS`] threads, each one's scaling (paired),
+/// and the random-index rows' floor with the one-shot's distance from it.
+/// `None` without threaded rows.
+pub fn threads_table(rows: &[Row]) -> Option<String> {
+    let threaded: Vec<&Row> = rows.iter().filter(|r| r.threaded).collect();
+    if threaded.is_empty() {
+        return None;
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| workload | plugin one-shot 1 thread | plugin one-shot {THREADS} threads | plugin \
+         {THREADS}/1 | ort 1 thread | ort {THREADS} threads | ort {THREADS}/1 | plugin/ort \
+         {THREADS} threads | floor | one-shot/floor |"
+    );
+    let _ = writeln!(s, "|{}", "---|".repeat(10));
+    for r in threaded {
+        let star = if r.copy_bound { "*" } else { "" };
+        let _ = writeln!(
+            s,
+            "| {}{star} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name,
+            cell(r.plugin(Mode::OneShot)),
+            cell(r.plugin_threads.map(|m| m.median)),
+            rcell(r.plugin_scaling()),
+            cell(r.ort),
+            cell(r.ort_threads),
+            rcell(r.ort_scaling()),
+            rcell(r.threads_vs_ort()),
+            if r.floor.is_some() {
+                cell(r.floor)
+            } else {
+                "–".into()
+            },
+            if r.floor.is_some() {
+                rcell(r.vs_floor())
+            } else {
+                "–".into()
+            },
+        );
+    }
+    Some(s)
+}
+
+/// The GNN table: the plugin's one-shot against onnxruntime and PyTorch's
+/// `index_add_` and `scatter_add_` at 1 and [`THREADS`] threads; the
+/// ratios against onnxruntime are paired, against PyTorch (timed after
+/// every row) of medians, over its faster op. `None` without GNN rows.
+pub fn gnn_table(rows: &[Row]) -> Option<String> {
+    let gnn: Vec<&Row> = rows.iter().filter(|r| r.gnn).collect();
+    if gnn.is_empty() {
+        return None;
+    }
+    let mut s = String::new();
+    let at = |what: &str| format!("{what} 1 thread | {what} {THREADS} threads");
+    let _ = writeln!(
+        s,
+        "| workload | {} | {} | {} | {} | {} | {} |",
+        at("plugin one-shot"),
+        at("ort"),
+        at("PyTorch index_add_"),
+        at("PyTorch scatter_add_"),
+        at("plugin/ort"),
+        at("plugin/PyTorch"),
+    );
+    let _ = writeln!(s, "|{}", "---|".repeat(13));
+    for r in gnn {
+        let torch = r.torch_gnn.unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name,
+            cell(r.one_shot_at(0)),
+            cell(r.one_shot_at(1)),
+            cell(r.ort),
+            cell(r.ort_threads),
+            cell(torch.index_add[0]),
+            cell(torch.index_add[1]),
+            cell(torch.scatter_add[0]),
+            cell(torch.scatter_add[1]),
+            rcell(r.vs_ort_at(0)),
+            rcell(r.vs_ort_at(1)),
+            rcell(r.vs_torch_at(0)),
+            rcell(r.vs_torch_at(1)),
+        );
+    }
+    Some(s)
+}
+
+/// `met`, `missed`, or `n/a` when nothing was measured.
+fn met(values: &[Option<f64>], target: f64) -> &'static str {
+    if values.iter().all(Option::is_none) {
+        "n/a"
+    } else if values.iter().flatten().all(|x| *x <= target) {
+        "met"
+    } else {
+        "missed"
+    }
+}
+
+/// The target lines of issue 25's rows: thread scaling per threaded row,
+/// GNN rows against onnxruntime and PyTorch, the fresh-cache row against
+/// stock tract, and how far the random-index rows are from their floor.
+pub fn thread_targets(rows: &[Row]) -> Vec<String> {
+    let mut lines = vec![];
+    for r in rows.iter().filter(|r| r.threaded) {
+        let plugin = r.plugin_scaling();
+        lines.push(format!(
+            "{}: {THREADS} threads ≤ 0.6× of 1 thread: plugin one-shot {} ({}), onnxruntime {}",
+            r.name,
+            rcell(plugin),
+            met(&[plugin], 0.6),
+            rcell(r.ort_scaling())
+        ));
+    }
+    for r in rows.iter().filter(|r| r.gnn) {
+        let ratios = [
+            r.vs_ort_at(0),
+            r.vs_torch_at(0),
+            r.vs_ort_at(1),
+            r.vs_torch_at(1),
+        ];
+        lines.push(format!(
+            "{} ≤ onnxruntime and ≤ PyTorch at equal thread counts: 1 thread: ort {}, PyTorch {}; \
+             {THREADS} threads: ort {}, PyTorch {} ({})",
+            r.name,
+            rcell(ratios[0]),
+            rcell(ratios[1]),
+            rcell(ratios[2]),
+            rcell(ratios[3]),
+            met(&ratios, 1.0)
+        ));
+    }
+    for r in rows.iter().filter(|r| r.fresh_each_call) {
+        let owned = r.vs_stock(Mode::Owned);
+        lines.push(format!(
+            "{} owned, a fresh cache moved into every call, within 1.2× of stock tract's: {} ({})",
+            r.name,
+            rcell(owned),
+            met(&[owned], 1.2)
+        ));
+    }
+    let floored: Vec<String> = rows
+        .iter()
+        .filter(|r| r.floor.is_some())
+        .map(|r| format!("{} {}", r.name, rcell(r.vs_floor())))
+        .collect();
+    if !floored.is_empty() {
+        lines.push(format!(
+            "random-index rows' one-shot over their floor (read indices and updates once, write \
+             the output once): {}",
+            floored.join(", ")
+        ));
+    }
+    lines
 }
 
 /// The gradient table: the plugin's kept-inputs modes against PyTorch's
@@ -376,7 +611,9 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
     ));
     let kv: Vec<String> = rows
         .iter()
-        .filter(|r| r.name.contains("kv"))
+        // A fresh cache moved in frees the last one each call: its own
+        // target is against stock tract (`thread_targets`).
+        .filter(|r| r.name.contains("kv") && !r.fresh_each_call)
         .filter_map(|r| r.plugin(Mode::Owned).map(|d| (r, d)))
         .map(|(r, d)| {
             let ok = if d < Duration::from_micros(100) {
@@ -780,6 +1017,90 @@ mod tests {
         assert!(
             last.contains("missed on snd_kv_cache one-shot +77.6 MB"),
             "{last}"
+        );
+    }
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    /// A threaded random-index row measured in three rounds: the plugin
+    /// halves at 2 threads in every round while the machine drifts.
+    fn threaded_row() -> Row {
+        let mut r = row();
+        r.name = "se_max_dense_axis0".into();
+        r.copy_bound = false;
+        r.threaded = true;
+        r.plugin_threads = measured(3, 100, 32);
+        r.ort_threads = Some(ms(4));
+        r.floor = Some(ms(1));
+        r.rounds.plugin[0] = vec![ms(6), ms(5), ms(12)];
+        r.rounds.plugin_threads = vec![ms(3), ms(3), ms(6)];
+        r.rounds.ort = vec![ms(5), ms(5), ms(10)];
+        r.rounds.ort_threads = vec![ms(4), ms(4), ms(8)];
+        r
+    }
+
+    fn gnn_row() -> Row {
+        let mut r = threaded_row();
+        r.name = "gnn_painn".into();
+        r.gnn = true;
+        r.torch_gnn = Some(TorchGnn {
+            index_add: [Some(ms(6)), Some(ms(2))],
+            scatter_add: [Some(ms(8)), None],
+        });
+        r
+    }
+
+    fn fresh_row() -> Row {
+        let mut r = row();
+        r.name = "snd_kv_fresh".into();
+        r.fresh_each_call = true;
+        r.plugin = [None, None, measured(2, 100, 32)];
+        r.stock = [None, None, measured(1, 66, 0)];
+        r.rounds.plugin[2] = vec![ms(2), ms(2), ms(3)];
+        r.rounds.stock[2] = vec![ms(2), ms(1), ms(2)];
+        r
+    }
+
+    #[test]
+    fn a_fresh_cache_row_is_judged_against_stock_not_by_the_owned_kv_write_line() {
+        let mut fed_back = row();
+        fed_back.plugin[2] = Some(Measured {
+            median: Duration::from_micros(2),
+            ..measured(0, 100, 32).unwrap()
+        });
+        let lines = targets(&[fed_back, fresh_row()]);
+        let kv = lines
+            .iter()
+            .find(|l| l.starts_with("owned KV write"))
+            .unwrap();
+        assert_eq!(kv, "owned KV write < 0.1 ms: snd_kv_cache 2.00 µs (met)");
+    }
+
+    #[test]
+    fn the_threads_table_shows_both_thread_counts_their_scaling_and_the_floor() {
+        let rows = [row(), threaded_row()];
+        insta::assert_snapshot!(threads_table(&rows).unwrap());
+        assert!(threads_table(&rows[..1]).is_none(), "no threaded row");
+    }
+
+    #[test]
+    fn the_gnn_table_compares_the_plugin_with_ort_and_pytorch_at_each_thread_count() {
+        let rows = [threaded_row(), gnn_row()];
+        insta::assert_snapshot!(gnn_table(&rows).unwrap());
+        assert!(gnn_table(&rows[..1]).is_none(), "no GNN row");
+    }
+
+    #[test]
+    fn thread_targets_give_one_verdict_per_threaded_gnn_and_fresh_row() {
+        let mut unmeasured = gnn_row();
+        unmeasured.name = "gnn_large".into();
+        unmeasured.torch_gnn = None;
+        unmeasured.ort_threads = None;
+        unmeasured.rounds.ort_threads.clear();
+        insta::assert_snapshot!(
+            thread_targets(&[row(), threaded_row(), gnn_row(), unmeasured, fresh_row()]).join("\n")
         );
     }
 }

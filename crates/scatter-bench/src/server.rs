@@ -43,8 +43,21 @@ impl Server {
     pub fn ask(&mut self, request: &str) -> Result<String> {
         let stdin = self.stdin.as_mut().context("the server was stopped")?;
         let sent = writeln!(stdin, "{request}").and_then(|_| stdin.flush());
+        self.answer(sent.is_ok())
+    }
+
+    /// The next line the process prints unasked (a line it writes once
+    /// ready); `Err` as [`Server::ask`]'s if it exits instead.
+    pub fn read(&mut self) -> Result<String> {
+        let running = self.stdin.is_some();
+        self.answer(running)
+    }
+
+    /// The line read back when `sent`, else (or at end of output) the
+    /// process's failure.
+    fn answer(&mut self, sent: bool) -> Result<String> {
         let mut line = String::new();
-        let read = if sent.is_ok() {
+        let read = if sent {
             self.stdout.read_line(&mut line).ok()
         } else {
             None
@@ -102,5 +115,16 @@ mod tests {
         let err = server.ask("100").unwrap_err();
         assert_eq!(format!("{err:#}"), "planning: no such op");
         assert!(server.ask("100").is_err(), "a stopped server stays stopped");
+    }
+
+    #[test]
+    fn a_line_printed_unasked_is_read_and_a_death_before_it_is_an_error() {
+        let mut server = Server::start(sh("echo ready; read l; echo \"got $l\""), "ready").unwrap();
+        assert_eq!(server.read().unwrap(), "ready");
+        assert_eq!(server.ask("1").unwrap(), "got 1");
+        let mut failing =
+            Server::start(sh("echo 'planning: no such op' >&2; exit 2"), "x").unwrap();
+        let err = failing.read().unwrap_err();
+        assert_eq!(format!("{err:#}"), "planning: no such op");
     }
 }

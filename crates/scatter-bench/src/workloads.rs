@@ -6,8 +6,8 @@ use tract_onnx_scatter::tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx_scatter::tract_onnx::pb::tensor_shape_proto::{Dimension, dimension};
 use tract_onnx_scatter::tract_onnx::pb::{
-    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto,
-    TypeProto, ValueInfoProto, type_proto,
+    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
+    TensorShapeProto, TypeProto, ValueInfoProto, type_proto,
 };
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
@@ -49,10 +49,36 @@ pub struct Workload {
     pub reduction: &'static str,
     /// Time dominated by the copy of data when data is shared.
     pub copy_bound: bool,
+    /// What the row is measured for beyond the engines' calling modes.
+    pub extras: Extras,
+    /// `indices` hold one row index per update row (`[E]`); the model
+    /// broadcasts them as PyTorch's dynamo exporter writes
+    /// `scatter_add_(0, idx.unsqueeze(1).expand_as(msg), msg)` with static
+    /// shapes: `Unsqueeze(indices, [1])`, `Expand` to the updates' shape
+    /// (a constant), then the op on axis 0.
+    pub broadcast_rows: bool,
+}
+
+/// What a row is measured for beyond every engine's calling modes (all
+/// off for most rows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// Also at [`crate::THREADS`] threads: the plugin's one-shot with
+    /// tract's executor installed, onnxruntime with `intra_op_num_threads`.
+    pub threaded: bool,
+    /// A random-index row: its floor (read indices and updates once, write
+    /// the output once; [`crate::floor`]) is timed beside it.
+    pub floor: bool,
+    /// A GNN message-passing row: also timed against PyTorch's
+    /// `index_add_` and `scatter_add_` at 1 and [`crate::THREADS`] threads.
+    pub gnn: bool,
+    /// Only the owned mode, a fresh copy of data moved into every call
+    /// (the other modes are another row's).
+    pub fresh_each_call: bool,
 }
 
 /// The names of [`workloads`], in order.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 12] = [
     "se_ov_example6",
     "se_add_axis1",
     "se_max_dense_axis0",
@@ -62,6 +88,36 @@ pub const NAMES: [&str; 9] = [
     "snd_add_hist",
     "se_tiny",
     "ts_kv_decode",
+    "snd_kv_fresh",
+    "gnn_painn",
+    "gnn_large",
+];
+
+/// The large copy-bound, random-index and GNN rows: measured at 1 and
+/// [`crate::THREADS`] threads.
+pub const THREADED: [&str; 10] = [
+    "se_ov_example6",
+    "se_add_axis1",
+    "se_max_dense_axis0",
+    "snd_rows",
+    "snd_elems",
+    "snd_kv_cache",
+    "snd_add_hist",
+    "ts_kv_decode",
+    "gnn_painn",
+    "gnn_large",
+];
+
+/// The GNN message-passing rows, timed against PyTorch too.
+pub const GNN: [&str; 2] = ["gnn_painn", "gnn_large"];
+
+/// The random-index rows, timed beside their floor.
+const FLOORED: [&str; 5] = [
+    "se_max_dense_axis0",
+    "snd_elems",
+    "snd_add_hist",
+    "gnn_painn",
+    "gnn_large",
 ];
 
 /// The workloads stock tract can run (it has no `TensorScatter`).
@@ -141,6 +197,8 @@ fn elements(
         axis: axis as i64,
         reduction,
         copy_bound,
+        extras: Extras::default(),
+        broadcast_rows: false,
     }
 }
 
@@ -171,6 +229,8 @@ fn nd(
         axis: 0,
         reduction,
         copy_bound,
+        extras: Extras::default(),
+        broadcast_rows: false,
     }
 }
 
@@ -197,7 +257,7 @@ fn distinct(n: usize, total: usize, rng: &mut Rng) -> Vec<usize> {
 
 /// Builds the workload called `name` (one of [`NAMES`]).
 pub fn workload(name: &str) -> Option<Workload> {
-    Some(match name {
+    let mut w = match name {
         "se_ov_example6" => elements(
             "se_ov_example6",
             &[1000, 256, 7, 7],
@@ -296,6 +356,8 @@ pub fn workload(name: &str) -> Option<Workload> {
             axis: 0,
             reduction: "none",
             copy_bound: false,
+            extras: Extras::default(),
+            broadcast_rows: false,
         },
         // One decode step of a KV cache: a single token written at a
         // position of a [batch 1, 32 heads, 2048 positions, 128] f32 cache.
@@ -317,10 +379,64 @@ pub fn workload(name: &str) -> Option<Workload> {
                 axis: -2,
                 reduction: "none",
                 copy_bound: true,
+                extras: Extras::default(),
+                broadcast_rows: false,
             }
         }
+        // A fresh cache moved into every call (the caller keeps none
+        // across calls): what the output pool must not make slower than
+        // stock tract.
+        "snd_kv_fresh" => {
+            let mut w = workload("snd_kv_cache")?;
+            w.name = "snd_kv_fresh";
+            w.extras = Extras {
+                fresh_each_call: true,
+                ..Extras::default()
+            };
+            w
+        }
+        // PaiNN's message passing: 17k edge messages of 128 features into
+        // 659 atoms (the shipped model's sizes).
+        "gnn_painn" => gnn("gnn_painn", 17_000, 128, 659, 10),
+        "gnn_large" => gnn("gnn_large", 1_000_000, 64, 100_000, 11),
         _ => return None,
-    })
+    };
+    w.extras.threaded |= THREADED.contains(&name);
+    w.extras.floor |= FLOORED.contains(&name);
+    Some(w)
+}
+
+/// GNN message passing as PyTorch's dynamo exporter writes
+/// `out.scatter_add_(0, idx.unsqueeze(1).expand_as(msg), msg)` (and
+/// TorchScript, with `Shape(msg)` for the constant): `edges` messages of
+/// `features` into `nodes` rows, `ScatterElements(reduction=add)` on axis
+/// 0 of the `[edges]` destinations broadcast along the features
+/// ([`Workload::broadcast_rows`]). Destinations uniform at random
+/// (seeded): a graph's edge list sorted by source scatters to
+/// destinations in no particular order.
+fn gnn(name: &'static str, edges: usize, features: usize, nodes: usize, seed: u64) -> Workload {
+    let mut rng = Rng::new(seed);
+    let data = rng.f32s(nodes * features);
+    let indices = rng.indices(edges, nodes);
+    let updates = rng.f32s(edges * features);
+    Workload {
+        name,
+        op: ScatterOp::ScatterElements,
+        data_shape: vec![nodes, features],
+        data,
+        indices_shape: vec![edges],
+        indices,
+        updates_shape: vec![edges, features],
+        updates,
+        axis: 0,
+        reduction: "add",
+        copy_bound: false,
+        extras: Extras {
+            gnn: true,
+            ..Extras::default()
+        },
+        broadcast_rows: true,
+    }
 }
 
 /// Every workload whose name contains `filter`.
@@ -359,9 +475,10 @@ impl Workload {
         self.data.len() * std::mem::size_of::<f32>()
     }
 
-    /// A one-node model (opset 18; 24 for `TensorScatter`, mode linear):
+    /// A one-node model (opset 18; 24 for `TensorScatter`, mode linear;
+    /// the exporter's broadcast before it for [`Workload::broadcast_rows`]):
     /// graph inputs `data`, `indices`, `updates` (none constant, so no
-    /// load-time rewrite applies), output `output`.
+    /// load-time rewrite of constant indices applies), output `output`.
     pub fn model_proto(&self) -> ModelProto {
         let mut attribute = vec![];
         if self.op != ScatterOp::ScatterNd {
@@ -392,6 +509,21 @@ impl Workload {
             ScatterOp::TensorScatter => (["data", "updates", "indices"], 24, 11),
             _ => (["data", "indices", "updates"], 18, 8),
         };
+        let mut node_inputs = node_inputs.map(String::from).to_vec();
+        let (mut node, initializer) = if self.broadcast_rows {
+            node_inputs[1] = "expand".into();
+            self.broadcast_rows_nodes()
+        } else {
+            (vec![], vec![])
+        };
+        node.push(NodeProto {
+            input: node_inputs,
+            output: vec!["output".into()],
+            name: "scatter".into(),
+            op_type: self.op.onnx_name().into(),
+            attribute,
+            ..Default::default()
+        });
         let graph = GraphProto {
             name: self.name.into(),
             input: vec![
@@ -400,14 +532,8 @@ impl Workload {
                 value_info("updates", &self.updates_shape, DataType::Float),
             ],
             output: vec![value_info("output", &self.data_shape, DataType::Float)],
-            node: vec![NodeProto {
-                input: node_inputs.map(String::from).to_vec(),
-                output: vec!["output".into()],
-                name: "scatter".into(),
-                op_type: self.op.onnx_name().into(),
-                attribute,
-                ..Default::default()
-            }],
+            node,
+            initializer,
             ..Default::default()
         };
         ModelProto {
@@ -420,6 +546,34 @@ impl Workload {
             graph: Some(graph),
             ..Default::default()
         }
+    }
+
+    /// dynamo's `Unsqueeze(indices, [1]) -> unsqueeze`, `Expand(unsqueeze,
+    /// updates' shape) -> expand` ([`Workload::broadcast_rows`]), with
+    /// their constant inputs as initializers.
+    fn broadcast_rows_nodes(&self) -> (Vec<NodeProto>, Vec<TensorProto>) {
+        let ints = |name: &str, values: Vec<i64>| TensorProto {
+            name: name.into(),
+            dims: vec![values.len() as i64],
+            data_type: DataType::Int64 as i32,
+            int64_data: values,
+            ..Default::default()
+        };
+        let node = |op: &str, inputs: [&str; 2], output: &str| NodeProto {
+            input: inputs.map(String::from).to_vec(),
+            output: vec![output.into()],
+            name: format!("node_{op}"),
+            op_type: op.into(),
+            ..Default::default()
+        };
+        let shape = self.updates_shape.iter().map(|&d| d as i64).collect();
+        (
+            vec![
+                node("Unsqueeze", ["indices", "val_0"], "unsqueeze"),
+                node("Expand", ["unsqueeze", "val_4"], "expand"),
+            ],
+            vec![ints("val_0", vec![1]), ints("val_4", shape)],
+        )
     }
 
     pub fn model_bytes(&self) -> Vec<u8> {
@@ -436,5 +590,36 @@ impl Workload {
 
     pub fn updates_tensor(&self) -> TractResult<Tensor> {
         tensor1(&self.updates).into_shape(&self.updates_shape)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gnn_rows_are_the_exporters_broadcast_and_run_as_a_row_scatter() {
+        let w = gnn("gnn_small", 300, 8, 13, 1);
+        let model = tract_onnx_scatter::onnx()
+            .model_for_read(&mut &w.model_bytes()[..])
+            .unwrap()
+            .into_optimized()
+            .unwrap();
+        let ops: Vec<String> = model.nodes().iter().map(|n| n.op.name().into()).collect();
+        assert!(ops.iter().any(|o| o == "ScatterND"), "{ops:?}");
+        assert!(!ops.iter().any(|o| o.contains("Broadcast")), "{ops:?}");
+        let plan = model.into_runnable().unwrap();
+        let inputs = [w.data_tensor(), w.indices_tensor(), w.updates_tensor()];
+        let inputs = inputs.map(|t| t.unwrap().into_tvalue());
+        let out = plan.run(inputs.into_iter().collect()).unwrap();
+        // Each edge's features added to its destination row, edge by edge.
+        let mut want = w.data.clone();
+        for (e, &row) in w.indices.iter().enumerate() {
+            for f in 0..8 {
+                want[row as usize * 8 + f] += w.updates[e * 8 + f];
+            }
+        }
+        let view = out[0].try_as_plain_ram().unwrap();
+        assert_eq!(view.as_slice::<f32>().unwrap(), &want[..]);
     }
 }

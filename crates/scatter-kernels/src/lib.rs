@@ -37,6 +37,7 @@ mod index;
 mod nd;
 mod nd_par;
 pub mod parallel;
+mod prefetch;
 mod reduction;
 mod shape;
 mod tensor_scatter;

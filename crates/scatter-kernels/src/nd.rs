@@ -393,6 +393,9 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let (len, run, runs) = (self.plan.slice_len, self.plan.run_len, &self.plan.runs[..]);
         debug_assert_eq!(data.len(), self.plan.data_len);
         debug_assert_eq!(updates.len(), self.plan.tuples * len);
+        if self.prefetches_rows::<T>() {
+            return self.visit_rows_prefetching(data, updates, f);
+        }
         self.visit(|o, t| {
             for (j, &r) in runs.iter().enumerate() {
                 let (d, u) = (o + r, t * len + j * run);
@@ -416,6 +419,69 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
                 }
             }
         })
+    }
+
+    /// Whether [`Self::visit_slices`] asks for each destination row ahead
+    /// ([`crate::prefetch`]): whole rows of row-major data (`k == 1`, one
+    /// run per slice) at least a cache line long, into data beyond L2.
+    fn prefetches_rows<T>(&self) -> bool {
+        let size = std::mem::size_of::<T>();
+        let plan = self.plan;
+        plan.k == 1
+            && plan.runs.len() == 1
+            && plan.run_len == plan.slice_len
+            && plan.slice_len.saturating_mul(size) >= crate::prefetch::MIN_ROW_BYTES
+            && plan.data_len.saturating_mul(size) >= crate::prefetch::FROM_BYTES
+    }
+
+    /// [`Self::visit_slices`] for [`Self::prefetches_rows`] plans: the same
+    /// calls in the same order, each row's destination asked for
+    /// [`crate::prefetch::DISTANCE`] rows before it is written.
+    #[inline(always)]
+    fn visit_rows_prefetching<T>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        mut f: impl FnMut(&mut [T], &[T]),
+    ) {
+        let plan = self.plan;
+        let (len, stride, dim) = (
+            plan.slice_len,
+            plan.data_strides[0],
+            plan.data_shape[0] as i64,
+        );
+        // One run per slice: the run is the slice, at `runs[0]` past the
+        // tuple's offset.
+        let run = plan.runs[0];
+        let offset = |i: &I| {
+            let i = i.to_i64();
+            (if i < 0 { i + dim } else { i }) as usize * stride + run
+        };
+        let base = data.as_ptr();
+        let bytes = len * std::mem::size_of::<T>();
+        let ahead = self.indices.iter().skip(crate::prefetch::DISTANCE);
+        let mut ahead = ahead.map(offset);
+        for (t, i) in self.indices.iter().enumerate() {
+            if let Some(next) = ahead.next() {
+                // Only an address: nothing is read through it.
+                crate::prefetch::lines(base.wrapping_add(next), bytes);
+            }
+            let (d, u) = (offset(i), t * len);
+            debug_assert!(d + len <= data.len() && u + len <= updates.len());
+            // SAFETY: the offsets `visit_slices` computes, for `k == 1`
+            // and one run per slice (`run_len == slice_len`): `d = o + r`
+            // with `o = j * stride`, `j` the index validated by
+            // `check_indices` into `[0, dim - 1]`, and `r = runs[0]`, so
+            // `d + len <= data.len()` by `visit_slices`' proof; `t <
+            // tuples` and `updates.len() == tuples * len` (`check_buffers`)
+            // give `u + len <= updates.len()`.
+            unsafe {
+                f(
+                    data.get_unchecked_mut(d..d + len),
+                    updates.get_unchecked(u..u + len),
+                )
+            }
+        }
     }
 
     /// Like [`Self::apply`] for any `Clone` type with a caller-given

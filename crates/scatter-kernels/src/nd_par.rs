@@ -18,7 +18,7 @@ use std::mem::MaybeUninit;
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::fused_copy::CopyingScatter;
-use crate::parallel::{Blocks, Copying, Output, PartTask};
+use crate::parallel::{Blocks, Copying, Output, PartTask, even_bounds};
 use crate::shape::check_len;
 use crate::{
     CheckedNdIndices, Element, IndexValue, Input, NdPlan, Parallel, Reduction, ScatterError,
@@ -316,7 +316,14 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     ) -> Result<(), ScatterError> {
         T::check_reduction(reduction)?;
         self.check_buffers(data, updates)?;
-        match self.split_buckets::<T>(par, schedule, indices_bytes::<T, I>(updates.len())) {
+        let bytes = indices_bytes::<T, I>(updates.len());
+        if reduction != Reduction::Mean
+            && let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes)
+        {
+            self.apply_row_scan(data, updates, reduction, par, &bounds);
+            return Ok(());
+        }
+        match self.split_buckets::<T>(par, schedule, bytes) {
             Some(b) if reduction != Reduction::Mean => {
                 self.apply_buckets(data, updates, reduction, par, schedule, &b);
                 Ok(())
@@ -341,6 +348,10 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         self.check_buffers(dst, updates)?;
         check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
         let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+        if let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes) {
+            self.apply_row_scan(Copying { dst, src }, updates, reduction, par, &bounds);
+            return Ok(());
+        }
         match self.split_buckets::<T>(par, schedule, bytes) {
             Some(b) => {
                 self.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, &b);
@@ -348,6 +359,75 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             }
             None => self.write_copying(dst, src, updates, reduction),
         }
+    }
+
+    /// The output's task bounds (whole rows) for a row scan
+    /// ([`Schedule`]'s row-scan rule), when the split rule holds: rows of
+    /// row-major data, picked one per tuple (`k == 1`).
+    fn row_scan_bounds<T>(
+        &self,
+        par: &dyn Parallel,
+        schedule: &Schedule,
+        bytes: usize,
+    ) -> Option<Vec<usize>> {
+        let plan = self.plan;
+        let len = plan.slice_len;
+        let rows_of_data = plan.k == 1
+            && plan.runs[..] == [0]
+            && plan.run_len == len
+            && len > 0
+            && plan.data_strides[0] == len
+            && plan.data_len == plan.data_shape[0].checked_mul(len)?;
+        if !rows_of_data
+            || len.saturating_mul(std::mem::size_of::<T>()) < schedule.row_scan_from_row_bytes
+        {
+            return None;
+        }
+        let rows = plan.data_shape[0];
+        let tasks = schedule.tasks(par, bytes, rows);
+        if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.row_scan_from_rows_per_task) {
+            return None;
+        }
+        Some(
+            even_bounds(rows, tasks)
+                .into_iter()
+                .map(|r| r * len)
+                .collect(),
+        )
+    }
+
+    /// Each task owns whole rows `bounds[t]..bounds[t + 1]` (in elements)
+    /// and reads every index, applying the update rows that land in its
+    /// range in their order: each element sees the serial sequence. Copying
+    /// (`data` a [`Copying`]), a task copies its rows first. Callers
+    /// checked the reduction (`Mean` refused) and the buffers, and
+    /// [`Self::row_scan_bounds`] the layout.
+    fn apply_row_scan<T: Element, O: Output<T>>(
+        &self,
+        data: O,
+        updates: &[T],
+        reduction: Reduction,
+        par: &dyn Parallel,
+        bounds: &[usize],
+    ) {
+        debug_assert_eq!(data.len(), self.plan.data_len);
+        debug_assert_eq!(updates.len(), self.plan.tuples * self.plan.slice_len);
+        let prefetch = std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
+            || self.plan.data_len.saturating_mul(std::mem::size_of::<T>())
+                >= crate::prefetch::FROM_BYTES;
+        with_combiner(
+            reduction,
+            RowScanRun {
+                indices: self.indices,
+                rows: self.plan.data_shape[0],
+                len: self.plan.slice_len,
+                bounds,
+                data,
+                par,
+                updates,
+                prefetch,
+            },
+        );
     }
 
     /// Buckets for a split over `par`, when the split rule holds: about
@@ -465,6 +545,95 @@ impl<T: Element, O: Output<T>> WithCombiner<T> for BucketRun<'_, T, O> {
             f,
         };
         self.data.for_each_part(self.par, self.bounds, &task);
+    }
+}
+
+/// One row-scan application ([`CheckedNdIndices::apply_row_scan`]), run
+/// with a combining function.
+struct RowScanRun<'r, T, I, O> {
+    indices: &'r [I],
+    /// Rows of data (`data_shape[0]`), each of `len` elements.
+    rows: usize,
+    len: usize,
+    /// Task `t` owns the output's `bounds[t]..bounds[t + 1]`.
+    bounds: &'r [usize],
+    data: O,
+    par: &'r dyn Parallel,
+    updates: &'r [T],
+    /// Ask for each destination row ahead ([`crate::prefetch`]).
+    prefetch: bool,
+}
+
+impl<T: Element, I: IndexValue, O: Output<T>> WithCombiner<T> for RowScanRun<'_, T, I, O> {
+    type Out = ();
+
+    fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
+        let task = RowScanTask {
+            indices: self.indices,
+            rows: self.rows,
+            len: self.len,
+            bounds: self.bounds,
+            updates: self.updates,
+            prefetch: self.prefetch,
+            f,
+        };
+        self.data.for_each_part(self.par, self.bounds, &task);
+    }
+}
+
+/// What the task owning a range of whole rows does: every index in order,
+/// the rows it owns applied.
+struct RowScanTask<'r, T, I, F> {
+    indices: &'r [I],
+    rows: usize,
+    len: usize,
+    bounds: &'r [usize],
+    updates: &'r [T],
+    prefetch: bool,
+    f: F,
+}
+
+impl<T: Element, I: IndexValue, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask<T>
+    for RowScanTask<'_, T, I, F>
+{
+    fn run<B: Blocks<T> + ?Sized>(&self, t: usize, start: usize, part: &mut B) {
+        let RowScanTask {
+            indices,
+            rows,
+            len,
+            bounds,
+            updates,
+            prefetch,
+            f,
+        } = *self;
+        let (first, end) = (start / len, bounds[t + 1] / len);
+        // The task's rows, validated indices as rows `[0, rows - 1]`.
+        let row = |i: &I| {
+            let i = i.to_i64();
+            (if i < 0 { i + rows as i64 } else { i }) as usize
+        };
+        let block = part.block(0, bounds[t + 1] - start);
+        let base = block.as_ptr();
+        let mut ahead = indices.iter().skip(crate::prefetch::DISTANCE).map(row);
+        for (e, i) in indices.iter().enumerate() {
+            if prefetch
+                && let Some(next) = ahead.next()
+                && (first..end).contains(&next)
+            {
+                // Only an address: nothing is read through it.
+                let at = base.wrapping_add((next - first) * len);
+                crate::prefetch::lines(at, len * std::mem::size_of::<T>());
+            }
+            let r = row(i);
+            if !(first..end).contains(&r) {
+                continue;
+            }
+            let d = (r - first) * len;
+            let u = e * len;
+            for (d, u) in block[d..d + len].iter_mut().zip(&updates[u..u + len]) {
+                f(d, u)
+            }
+        }
     }
 }
 

@@ -82,6 +82,14 @@ impl Parallel for Serial {
 ///   indices ([`crate::NdPlan::check_indices_sorted`]), when there are at
 ///   least [`Schedule::sorted_from_updates_per_block`] updates per block on
 ///   average (fewer, and the sort costs more than the misses it saves).
+///
+/// **Row scan** (split ScatterND of whole rows). A split ScatterND whose
+/// index tuples pick rows of row-major data (`k == 1`) of at least
+/// [`Schedule::row_scan_from_row_bytes`] each, and has at least
+/// [`Schedule::row_scan_from_rows_per_task`] rows per task, sorts
+/// nothing: each task owns a range of whole rows and reads every index,
+/// applying the updates that land in its range, in order (GNN message
+/// passing: a sort by block then reads the update rows out of order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
     /// Bytes moved below which a `*_par` kernel runs serially.
@@ -103,6 +111,12 @@ pub struct Schedule {
     /// spend on the neighbours' columns (a 128-feature f32 scatter-add ran
     /// twice as slowly split in two halves of 256 bytes).
     pub min_split_row_bytes: usize,
+    /// Fewest bytes per row for a split ScatterND of rows to scan rather
+    /// than sort (a cache line: shorter slices are element scatters).
+    pub row_scan_from_row_bytes: usize,
+    /// Fewest rows per task for the row scan: every task reads every
+    /// index, so the rows must outweigh that.
+    pub row_scan_from_rows_per_task: usize,
 }
 
 impl Schedule {
@@ -120,6 +134,8 @@ impl Schedule {
         min_tile_columns: 16,
         sorted_from_updates_per_block: 64,
         min_split_row_bytes: 4096,
+        row_scan_from_row_bytes: 64,
+        row_scan_from_rows_per_task: 64,
     };
 
     /// Everything split and blocked, with the smallest blocks: for tests
@@ -132,6 +148,10 @@ impl Schedule {
         min_tile_columns: 1,
         sorted_from_updates_per_block: 0,
         min_split_row_bytes: 0,
+        // The sort by block stays what EAGER drives; the row scan has a
+        // schedule of its own in the tests.
+        row_scan_from_row_bytes: usize::MAX,
+        row_scan_from_rows_per_task: usize::MAX,
     };
 
     /// Tasks for `bytes` of work over `units` independent units.

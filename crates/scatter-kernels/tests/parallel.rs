@@ -72,14 +72,20 @@ fn destinations<T: Val>(len: usize) -> [(&'static str, Vec<MaybeUninit<T>>); 2] 
     ]
 }
 
-/// Schedules that force the split and the blocking on small inputs, and
-/// the default one.
-fn schedules() -> [Schedule; 3] {
+/// Schedules that force the split and the blocking on small inputs, the
+/// split ScatterND of rows by row scan rather than by sorting, and the
+/// default one.
+fn schedules() -> [Schedule; 4] {
     let bands = Schedule {
         block_bytes: 24,
         ..Schedule::EAGER
     };
-    [Schedule::EAGER, bands, Schedule::DEFAULT]
+    let row_scan = Schedule {
+        row_scan_from_row_bytes: 0,
+        row_scan_from_rows_per_task: 0,
+        ..Schedule::EAGER
+    };
+    [Schedule::EAGER, bands, row_scan, Schedule::DEFAULT]
 }
 
 /// A value compared bit for bit.

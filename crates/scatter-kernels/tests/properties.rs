@@ -1343,3 +1343,73 @@ fn tensor_scatter_rows_after_a_zero_dimension_may_overflow_without_panicking() {
         .apply(&mut cache, &[]);
     assert_eq!(r, Ok(()));
 }
+
+/// Whole rows into data past the kernels' prefetch threshold (1 MiB, rows
+/// of at least a cache line: the destination row of each update is asked
+/// for rows ahead) land as the oracle says, for every reduction and
+/// index type, with duplicate and negative rows; the first and last
+/// rows (prefetching runs out of rows ahead) and a row of the last node
+/// included.
+#[test]
+fn row_scatters_into_data_past_the_prefetch_threshold_match_the_oracle() {
+    let (nodes, features, edges) = (4096usize, 64usize, 3001usize);
+    let data: Vec<f32> = (0..nodes * features)
+        .map(|i| (i % 1009) as f32 * 0.37 - 150.0)
+        .collect();
+    let updates: Vec<f32> = (0..edges * features)
+        .map(|i| (i % 113) as f32 * 0.011 + 0.5)
+        .collect();
+    let n = nodes as i64;
+    let indices: Vec<i64> = (0..edges as i64)
+        .map(|e| match e {
+            0 => n - 1,
+            1 => -n,
+            _ => (e * 2654435761) % (2 * n) - n,
+        })
+        .collect();
+    let (data_shape, indices_shape, updates_shape) =
+        ([nodes, features], [edges, 1], [edges, features]);
+    for reduction in [
+        Reduction::None,
+        Reduction::Add,
+        Reduction::Mul,
+        Reduction::Max,
+        Reduction::Min,
+    ] {
+        let want = oracle::scatter_nd(
+            &data,
+            &data_shape,
+            &indices,
+            &indices_shape,
+            &updates,
+            &updates_shape,
+            reduction,
+        )
+        .unwrap();
+        let mut got = data.clone();
+        scatter_kernels::scatter_nd(
+            &mut got,
+            &data_shape,
+            &indices,
+            &indices_shape,
+            &updates,
+            &updates_shape,
+            reduction,
+        )
+        .unwrap();
+        assert!(all_same(&got, &want), "i64 {reduction:?}");
+        let narrow: Vec<i32> = indices.iter().map(|&i| i as i32).collect();
+        let mut got = data.clone();
+        scatter_kernels::scatter_nd(
+            &mut got,
+            &data_shape,
+            &narrow,
+            &indices_shape,
+            &updates,
+            &updates_shape,
+            reduction,
+        )
+        .unwrap();
+        assert!(all_same(&got, &want), "i32 {reduction:?}");
+    }
+}

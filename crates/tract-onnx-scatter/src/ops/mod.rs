@@ -10,9 +10,10 @@
 //!
 //! What the homes share: where an output buffer comes from
 //! (`fresh_buffer`, `copy_target`, `output_pool`), the declutter rewrites
-//! (`block_assignment`, `transpose_fold`, and `move_chains`, the transposes
-//! they read as one permutation), the rules of tract's axis machinery for
-//! the scatters (`axis_changes`), and the mapping of tract's types
+//! (`block_assignment`, `transpose_fold`, `broadcast_rows`, and
+//! `move_chains`, the transposes they read as one permutation), the rules
+//! of tract's axis machinery for the scatters (`axis_changes`), and the
+//! mapping of tract's types
 //! and dims to the kernels' (`types`, `shapes`). None of those modules
 //! names a home except the rewrites, which rewrite the homes' ops.
 
@@ -24,6 +25,7 @@ use crate::parse::Deviations;
 
 pub mod axis_changes;
 pub mod block_assignment;
+pub mod broadcast_rows;
 pub mod copy_target;
 pub mod fresh_buffer;
 pub mod indexed;

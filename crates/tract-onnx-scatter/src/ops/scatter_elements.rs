@@ -236,7 +236,10 @@ impl TypedOp for ScatterElements {
         indexed::output_facts(self, inputs)
     }
 
-    /// Empty indices write nothing: the op is the identity on data.
+    /// A transpose pair around the op folds away
+    /// ([`crate::ops::transpose_fold`]); a broadcast row index makes it a
+    /// row scatter ([`crate::ops::broadcast_rows`]). Empty indices write
+    /// nothing: the op is the identity on data.
     fn declutter(
         &self,
         model: &TypedModel,
@@ -244,6 +247,11 @@ impl TypedOp for ScatterElements {
     ) -> TractResult<Option<TypedModelPatch>> {
         // A transpose pair around the scatter: drop both.
         if let Some(patch) = crate::ops::transpose_fold::fold_scatter_elements(self, model, node)? {
+            return Ok(Some(patch));
+        }
+        // A row index broadcast along the features (GNN message passing):
+        // a row scatter.
+        if let Some(patch) = crate::ops::broadcast_rows::rewrite(self, model, node)? {
             return Ok(Some(patch));
         }
         let indices = model.outlet_fact(node.inputs[1])?;

@@ -11,6 +11,7 @@ use tract_onnx::pb::NodeProto;
 use crate::nnef::{data_indices_updates, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
+use crate::ops::broadcast_rows;
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
@@ -171,7 +172,10 @@ impl IndexedScatter for ScatterNd {
         // destination block in the pass that checks them.
         let sorted = plan
             .check_indices_sorted(indices, element_bytes, &Schedule::DEFAULT)
-            .map_err(|e| site.error(e))?;
+            .map_err(|e| {
+                // Standing for a ScatterElements: its index positions.
+                site.error(broadcast_rows::elements_position(site.op, data.rank(), e))
+            })?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
         let fuse = |data: &Tensor| self.fuses_the_copy(plan, &sorted, data);
