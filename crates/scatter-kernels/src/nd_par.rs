@@ -378,8 +378,10 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             && len > 0
             && plan.data_strides[0] == len
             && plan.data_len == plan.data_shape[0].checked_mul(len)?;
+        let row_bytes = len.saturating_mul(std::mem::size_of::<T>());
         if !rows_of_data
-            || len.saturating_mul(std::mem::size_of::<T>()) < schedule.row_scan_from_row_bytes
+            || row_bytes < schedule.row_scan_from_row_bytes
+            || row_bytes < schedule.nd_split_from_slice_bytes
         {
             return None;
         }
@@ -439,7 +441,8 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         bytes: usize,
     ) -> Option<Buckets> {
         let plan = self.plan;
-        if !sortable(plan) {
+        let slice_bytes = plan.slice_len.saturating_mul(std::mem::size_of::<T>());
+        if !sortable(plan) || slice_bytes < schedule.nd_split_from_slice_bytes {
             return None;
         }
         let slices = plan.data_len / plan.slice_len;

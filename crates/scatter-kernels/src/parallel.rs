@@ -83,6 +83,10 @@ impl Parallel for Serial {
 ///   least [`Schedule::sorted_from_updates_per_block`] updates per block on
 ///   average (fewer, and the sort costs more than the misses it saves).
 ///
+/// ScatterND splits only slices of at least
+/// [`Schedule::nd_split_from_slice_bytes`]; smaller ones run serially
+/// (blocked when the blocking rule holds) whatever the threads.
+///
 /// **Row scan** (split ScatterND of whole rows). A split ScatterND whose
 /// index tuples pick rows of row-major data (`k == 1`) of at least
 /// [`Schedule::row_scan_from_row_bytes`] each, and has at least
@@ -117,6 +121,15 @@ pub struct Schedule {
     /// Fewest rows per task for the row scan: every task reads every
     /// index, so the rows must outweigh that.
     pub row_scan_from_rows_per_task: usize,
+    /// Fewest bytes per slice for ScatterND to split at all (row scan or
+    /// sort by block). Measured on the 2-core EPYC with both cores free
+    /// (`cargo xtask bench`, load 1.1–1.4), two threads against one:
+    /// element and row scatters of 4–512 B slices ran 0.97× (`snd_elems`),
+    /// 1.02× (`gnn_painn`), 1.49× (`gnn_large`) and 1.71×
+    /// (`snd_add_hist`) — each task reads every index, or the sort costs
+    /// more than the misses it saves — while 4 MiB slices ran 0.89×
+    /// (`snd_rows`, the copy split).
+    pub nd_split_from_slice_bytes: usize,
 }
 
 impl Schedule {
@@ -136,6 +149,7 @@ impl Schedule {
         min_split_row_bytes: 4096,
         row_scan_from_row_bytes: 64,
         row_scan_from_rows_per_task: 64,
+        nd_split_from_slice_bytes: 4096,
     };
 
     /// Everything split and blocked, with the smallest blocks: for tests
@@ -152,6 +166,7 @@ impl Schedule {
         // schedule of its own in the tests.
         row_scan_from_row_bytes: usize::MAX,
         row_scan_from_rows_per_task: usize::MAX,
+        nd_split_from_slice_bytes: 0,
     };
 
     /// Tasks for `bytes` of work over `units` independent units.

@@ -1,0 +1,66 @@
+//! Which ScatterND work `Schedule::DEFAULT` splits over threads: slices
+//! of at least `nd_split_from_slice_bytes` (large rows, whose split ran
+//! faster on two free cores), never element or small-row scatters (their
+//! split ran up to 1.7× *slower* than one thread: see the field's doc).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use scatter_kernels::{CopyingScatter, NdPlan, Parallel, Reduction};
+
+/// Two threads claimed; counts the tasks it was handed and runs them in
+/// order on the caller's thread.
+#[derive(Default)]
+struct CountingTwoThreads(AtomicUsize);
+
+impl Parallel for CountingTwoThreads {
+    fn threads(&self) -> usize {
+        2
+    }
+
+    fn for_each(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        self.0.fetch_add(tasks, Ordering::Relaxed);
+        (0..tasks).for_each(task)
+    }
+}
+
+/// Tasks handed out by an in-place and a copying ScatterND of `rows`
+/// distinct rows of `row_len` f32 into `[data_rows, row_len]`.
+fn tasks_of(data_rows: usize, row_len: usize, rows: usize) -> (usize, usize) {
+    let plan = NdPlan::new(&[data_rows, row_len], &[rows, 1], &[rows, row_len]).unwrap();
+    let indices: Vec<i64> = (0..rows as i64)
+        .map(|r| (r * 7) % data_rows as i64)
+        .collect();
+    let token = plan.check_indices(&indices).unwrap();
+    let updates = vec![1f32; rows * row_len];
+    let par = CountingTwoThreads::default();
+    let mut data = vec![0f32; data_rows * row_len];
+    token
+        .apply_par(&mut data, &updates, Reduction::Add, &par)
+        .unwrap();
+    let in_place = par.0.swap(0, Ordering::Relaxed);
+    let mut dst = vec![std::mem::MaybeUninit::new(0f32); data.len()];
+    token
+        .apply_copying_par(&mut dst, &data, &updates, Reduction::None, &par)
+        .unwrap();
+    (in_place, par.0.load(Ordering::Relaxed))
+}
+
+#[test]
+fn element_scatters_run_on_one_thread_whatever_the_host_offers() {
+    // 1 << 18 single elements (3 MiB of indices and updates) into 4 MiB.
+    assert_eq!(tasks_of(1 << 20, 1, 1 << 18), (0, 0));
+}
+
+#[test]
+fn gnn_sized_rows_run_on_one_thread_whatever_the_host_offers() {
+    // 64-feature f32 rows (256 B): message passing into 8192 nodes (2 MiB).
+    assert_eq!(tasks_of(8192, 64, 16384), (0, 0));
+}
+
+#[test]
+fn rows_of_a_page_and_more_are_split() {
+    // 16 KiB rows, 64 of 128 written: 4 MiB of updates.
+    let (in_place, copying) = tasks_of(128, 4096, 64);
+    assert!(in_place >= 2, "in place: {in_place} tasks");
+    assert!(copying >= 2, "copying: {copying} tasks");
+}
