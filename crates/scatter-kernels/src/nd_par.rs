@@ -361,8 +361,8 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         }
     }
 
-    /// The output's task bounds (whole rows) for a row scan
-    /// ([`Schedule`]'s row-scan rule), when the split rule holds: rows of
+    /// The output's task bounds (whole rows) for a row split
+    /// ([`Schedule`]'s row-split rule), when the split rule holds: rows of
     /// row-major data, picked one per tuple (`k == 1`).
     fn row_scan_bounds<T>(
         &self,
@@ -381,7 +381,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let row_bytes = len.saturating_mul(std::mem::size_of::<T>());
         if !rows_of_data
             || row_bytes < schedule.row_scan_from_row_bytes
-            || row_bytes < schedule.nd_split_from_slice_bytes
+            || u32::try_from(plan.tuples).is_err()
         {
             return None;
         }
@@ -399,8 +399,9 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     }
 
     /// Each task owns whole rows `bounds[t]..bounds[t + 1]` (in elements)
-    /// and reads every index, applying the update rows that land in its
-    /// range in their order: each element sees the serial sequence. Copying
+    /// and applies, row by row, the update rows landing on each in their
+    /// original order ([`RowOrder`], built once here): each element sees
+    /// the serial sequence. Copying
     /// (`data` a [`Copying`]), a task copies its rows first. Callers
     /// checked the reduction (`Mean` refused) and the buffers, and
     /// [`Self::row_scan_bounds`] the layout.
@@ -417,11 +418,11 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let prefetch = std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
             || self.plan.data_len.saturating_mul(std::mem::size_of::<T>())
                 >= crate::prefetch::FROM_BYTES;
+        let by_row = RowOrder::new(self.indices, self.plan.data_shape[0]);
         with_combiner(
             reduction,
             RowScanRun {
-                indices: self.indices,
-                rows: self.plan.data_shape[0],
+                by_row: &by_row,
                 len: self.plan.slice_len,
                 bounds,
                 data,
@@ -551,29 +552,63 @@ impl<T: Element, O: Output<T>> WithCombiner<T> for BucketRun<'_, T, O> {
     }
 }
 
-/// One row-scan application ([`CheckedNdIndices::apply_row_scan`]), run
+/// The update rows grouped by destination row (compressed sparse rows):
+/// `order[starts[r]..starts[r + 1]]` are the tuples landing on row `r`,
+/// in their original order (a stable counting sort), so that each
+/// destination row sees the serial sequence of its updates. Built once,
+/// on the caller's thread, from validated indices.
+struct RowOrder {
+    starts: Vec<usize>,
+    order: Vec<u32>,
+}
+
+impl RowOrder {
+    fn new<I: IndexValue>(indices: &[I], rows: usize) -> RowOrder {
+        // Validated indices as rows `[0, rows - 1]`.
+        let row = |i: &I| {
+            let i = i.to_i64();
+            (if i < 0 { i + rows as i64 } else { i }) as usize
+        };
+        let mut starts = vec![0usize; rows + 1];
+        for i in indices {
+            starts[row(i) + 1] += 1;
+        }
+        for r in 0..rows {
+            starts[r + 1] += starts[r];
+        }
+        let mut next = starts[..rows].to_vec();
+        // `sortable` plans only: the tuple count fits u32.
+        let mut order = vec![0u32; indices.len()];
+        for (e, i) in indices.iter().enumerate() {
+            let r = row(i);
+            order[next[r]] = e as u32;
+            next[r] += 1;
+        }
+        RowOrder { starts, order }
+    }
+}
+
+/// One row-split application ([`CheckedNdIndices::apply_row_scan`]), run
 /// with a combining function.
-struct RowScanRun<'r, T, I, O> {
-    indices: &'r [I],
-    /// Rows of data (`data_shape[0]`), each of `len` elements.
-    rows: usize,
+struct RowScanRun<'r, T, O> {
+    by_row: &'r RowOrder,
+    /// Elements per row.
     len: usize,
     /// Task `t` owns the output's `bounds[t]..bounds[t + 1]`.
     bounds: &'r [usize],
     data: O,
     par: &'r dyn Parallel,
     updates: &'r [T],
-    /// Ask for each destination row ahead ([`crate::prefetch`]).
+    /// Ask for each update row ahead ([`crate::prefetch`]).
     prefetch: bool,
 }
 
-impl<T: Element, I: IndexValue, O: Output<T>> WithCombiner<T> for RowScanRun<'_, T, I, O> {
+impl<T: Element, O: Output<T>> WithCombiner<T> for RowScanRun<'_, T, O> {
     type Out = ();
 
     fn call<F: Fn(&mut T, &T) + Copy + Send + Sync>(self, f: F) {
         let task = RowScanTask {
-            indices: self.indices,
-            rows: self.rows,
+            by_row: self.by_row,
             len: self.len,
             bounds: self.bounds,
             updates: self.updates,
@@ -584,11 +619,10 @@ impl<T: Element, I: IndexValue, O: Output<T>> WithCombiner<T> for RowScanRun<'_,
     }
 }
 
-/// What the task owning a range of whole rows does: every index in order,
-/// the rows it owns applied.
-struct RowScanTask<'r, T, I, F> {
-    indices: &'r [I],
-    rows: usize,
+/// What the task owning a range of whole rows does: its rows in order,
+/// each with the update rows landing on it, in their original order.
+struct RowScanTask<'r, T, F> {
+    by_row: &'r RowOrder,
     len: usize,
     bounds: &'r [usize],
     updates: &'r [T],
@@ -596,13 +630,10 @@ struct RowScanTask<'r, T, I, F> {
     f: F,
 }
 
-impl<T: Element, I: IndexValue, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask<T>
-    for RowScanTask<'_, T, I, F>
-{
+impl<T: Element, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask<T> for RowScanTask<'_, T, F> {
     fn run<B: Blocks<T> + ?Sized>(&self, t: usize, start: usize, part: &mut B) {
         let RowScanTask {
-            indices,
-            rows,
+            by_row,
             len,
             bounds,
             updates,
@@ -610,31 +641,22 @@ impl<T: Element, I: IndexValue, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask
             f,
         } = *self;
         let (first, end) = (start / len, bounds[t + 1] / len);
-        // The task's rows, validated indices as rows `[0, rows - 1]`.
-        let row = |i: &I| {
-            let i = i.to_i64();
-            (if i < 0 { i + rows as i64 } else { i }) as usize
-        };
         let block = part.block(0, bounds[t + 1] - start);
-        let base = block.as_ptr();
-        let mut ahead = indices.iter().skip(crate::prefetch::DISTANCE).map(row);
-        for (e, i) in indices.iter().enumerate() {
-            if prefetch
-                && let Some(next) = ahead.next()
-                && (first..end).contains(&next)
-            {
-                // Only an address: nothing is read through it.
-                let at = base.wrapping_add((next - first) * len);
-                crate::prefetch::lines(at, len * std::mem::size_of::<T>());
-            }
-            let r = row(i);
-            if !(first..end).contains(&r) {
-                continue;
-            }
+        let mine = &by_row.order[by_row.starts[first]..by_row.starts[end]];
+        let mut k = 0;
+        for r in first..end {
             let d = (r - first) * len;
-            let u = e * len;
-            for (d, u) in block[d..d + len].iter_mut().zip(&updates[u..u + len]) {
-                f(d, u)
+            for _ in by_row.starts[r]..by_row.starts[r + 1] {
+                if prefetch && let Some(&ahead) = mine.get(k + crate::prefetch::DISTANCE) {
+                    // Only an address: nothing is read through it.
+                    let at = updates.as_ptr().wrapping_add(ahead as usize * len);
+                    crate::prefetch::lines(at, len * std::mem::size_of::<T>());
+                }
+                let u = mine[k] as usize * len;
+                k += 1;
+                for (d, u) in block[d..d + len].iter_mut().zip(&updates[u..u + len]) {
+                    f(d, u)
+                }
             }
         }
     }

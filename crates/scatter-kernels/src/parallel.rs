@@ -87,13 +87,15 @@ impl Parallel for Serial {
 /// [`Schedule::nd_split_from_slice_bytes`]; smaller ones run serially
 /// (blocked when the blocking rule holds) whatever the threads.
 ///
-/// **Row scan** (split ScatterND of whole rows). A split ScatterND whose
+/// **Row split** (split ScatterND of whole rows). A split ScatterND whose
 /// index tuples pick rows of row-major data (`k == 1`) of at least
 /// [`Schedule::row_scan_from_row_bytes`] each, and has at least
-/// [`Schedule::row_scan_from_rows_per_task`] rows per task, sorts
-/// nothing: each task owns a range of whole rows and reads every index,
-/// applying the updates that land in its range, in order (GNN message
-/// passing: a sort by block then reads the update rows out of order).
+/// [`Schedule::row_scan_from_rows_per_task`] rows per task, groups the
+/// update rows by destination row once (a stable counting sort, on the
+/// caller's thread), and each task owns a range of whole rows, applying
+/// each row's updates in their original order (GNN message passing:
+/// every update row read once; a scan of every index per task streamed
+/// the update array once per task and lost to one thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
     /// Bytes moved below which a `*_par` kernel runs serially.
@@ -121,14 +123,13 @@ pub struct Schedule {
     /// Fewest rows per task for the row scan: every task reads every
     /// index, so the rows must outweigh that.
     pub row_scan_from_rows_per_task: usize,
-    /// Fewest bytes per slice for ScatterND to split at all (row scan or
-    /// sort by block). Measured on the 2-core EPYC with both cores free
-    /// (`cargo xtask bench`, load 1.1–1.4), two threads against one:
-    /// element and row scatters of 4–512 B slices ran 0.97× (`snd_elems`),
-    /// 1.02× (`gnn_painn`), 1.49× (`gnn_large`) and 1.71×
-    /// (`snd_add_hist`) — each task reads every index, or the sort costs
-    /// more than the misses it saves — while 4 MiB slices ran 0.89×
-    /// (`snd_rows`, the copy split).
+    /// Fewest bytes per slice for ScatterND to split by sorting its
+    /// updates by block (the row split of whole rows is not bound by it).
+    /// Measured on the 2-core EPYC with both cores free (`cargo xtask
+    /// bench`, load 1.1–1.4), two threads against one: element scatters
+    /// ran 0.97× (`snd_elems`) and 1.71× (`snd_add_hist`): the sort costs
+    /// more than the misses it saves; 4 MiB slices ran 0.89× (`snd_rows`,
+    /// the copy split).
     pub nd_split_from_slice_bytes: usize,
 }
 
