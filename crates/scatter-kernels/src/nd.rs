@@ -247,6 +247,18 @@ impl NdPlan {
 }
 
 impl<I: IndexValue> CheckedNdIndices<'_, I> {
+    /// A validated index of a `k == 1` token as a position along data's
+    /// first axis, negative indices counted from its end.
+    #[inline(always)]
+    pub(crate) fn first_axis_position(&self, i: &I) -> usize {
+        let i = i.to_i64();
+        (if i < 0 {
+            i + self.plan.data_shape[0] as i64
+        } else {
+            i
+        }) as usize
+    }
+
     /// Calls `f(data_offset, tuple_number)` for every index tuple in
     /// row-major order; the slice written is
     /// `data[offset..offset + slice_len]`.
@@ -263,11 +275,9 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             return;
         }
         if plan.k == 1 {
-            let (stride, dim) = (plan.data_strides[0], plan.data_shape[0] as i64);
+            let stride = plan.data_strides[0];
             for (t, i) in self.indices.iter().enumerate() {
-                let i = i.to_i64();
-                let j = if i < 0 { i + dim } else { i } as usize;
-                f(j * stride, t);
+                f(self.first_axis_position(i) * stride, t);
             }
             return;
         }

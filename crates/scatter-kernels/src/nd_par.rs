@@ -418,7 +418,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let prefetch = std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
             || self.plan.data_len.saturating_mul(std::mem::size_of::<T>())
                 >= crate::prefetch::FROM_BYTES;
-        let by_row = RowOrder::new(self.indices, self.plan.data_shape[0]);
+        let by_row = RowOrder::new(self);
         with_combiner(
             reduction,
             RowScanRun {
@@ -563,25 +563,22 @@ struct RowOrder {
 }
 
 impl RowOrder {
-    fn new<I: IndexValue>(indices: &[I], rows: usize) -> RowOrder {
-        // Validated indices as rows `[0, rows - 1]`.
-        let row = |i: &I| {
-            let i = i.to_i64();
-            (if i < 0 { i + rows as i64 } else { i }) as usize
-        };
+    /// From a token whose tuples pick whole rows (`k == 1`).
+    fn new<I: IndexValue>(token: &CheckedNdIndices<'_, I>) -> RowOrder {
+        let rows = token.plan.data_shape[0];
         let mut starts = vec![0usize; rows + 1];
-        for i in indices {
-            starts[row(i) + 1] += 1;
+        for i in token.indices {
+            starts[token.first_axis_position(i) + 1] += 1;
         }
         for r in 0..rows {
             starts[r + 1] += starts[r];
         }
         let mut next = starts[..rows].to_vec();
-        // `sortable` plans only: the tuple count fits u32.
-        let mut order = vec![0u32; indices.len()];
-        for (e, i) in indices.iter().enumerate() {
-            let r = row(i);
-            order[next[r]] = e as u32;
+        // `row_scan_bounds` checked that the tuple count fits u32.
+        let mut order = vec![0u32; token.indices.len()];
+        for (t, i) in token.indices.iter().enumerate() {
+            let r = token.first_axis_position(i);
+            order[next[r]] = t as u32;
             next[r] += 1;
         }
         RowOrder { starts, order }
