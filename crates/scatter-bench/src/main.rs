@@ -237,7 +237,7 @@ fn push_child(
 /// series is timed within seconds of the others', so ratios between the
 /// cases are paired too.
 fn measure_cases(
-    cases: &[(&Case, Option<PathBuf>)],
+    cases: &[(Case, Option<PathBuf>)],
     o: &Options,
     exe: &std::path::Path,
     mut ort: Option<&mut OrtServers>,
@@ -537,8 +537,6 @@ fn main() -> Result<()> {
             };
             cases.push((case, ort_dir));
         }
-        let cases: Vec<(&Case, Option<PathBuf>)> =
-            cases.iter().map(|(c, d)| (c, d.clone())).collect();
         rows.extend(
             measure_cases(&cases, &o, &exe, ort_rounds.as_mut()).context(group.join(" + "))?,
         );
