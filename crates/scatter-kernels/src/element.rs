@@ -58,15 +58,13 @@ macro_rules! integer {
             }
             #[inline(always)]
             fn max(acc: &mut Self, update: &Self) {
-                if *update > *acc {
-                    *acc = *update
-                }
+                // A store either way: a select, not a branch mispredicted
+                // on every other random update.
+                *acc = (*acc).max(*update)
             }
             #[inline(always)]
             fn min(acc: &mut Self, update: &Self) {
-                if *update < *acc {
-                    *acc = *update
-                }
+                *acc = (*acc).min(*update)
             }
             fn mean(sum: &Self, count: usize) -> Self {
                 // Rounds towards negative infinity; i128 holds every value
@@ -86,15 +84,20 @@ macro_rules! float_minmax {
     () => {
         #[inline(always)]
         fn max(acc: &mut Self, update: &Self) {
-            if !acc.is_nan() && (update.is_nan() || *update > *acc) {
-                *acc = *update
-            }
+            // Stored either way, so the compiler selects instead of
+            // branching: with random values the branch was mispredicted
+            // about every other update (se_max_dense_axis0 ran 1.6x
+            // slower). NaN propagates: a NaN accumulator stays, a NaN
+            // update is taken.
+            let (a, u) = (*acc, *update);
+            let take = !a.is_nan() & (u.is_nan() | (u > a));
+            *acc = if take { u } else { a };
         }
         #[inline(always)]
         fn min(acc: &mut Self, update: &Self) {
-            if !acc.is_nan() && (update.is_nan() || *update < *acc) {
-                *acc = *update
-            }
+            let (a, u) = (*acc, *update);
+            let take = !a.is_nan() & (u.is_nan() | (u < a));
+            *acc = if take { u } else { a };
         }
     };
 }
