@@ -8,7 +8,7 @@ use std::mem::MaybeUninit;
 use std::time::Instant;
 
 use scatter_kernels::{
-    CopyingScatter, ElementsPlan, NdPlan, Parallel, Reduction, Schedule, Serial,
+    CopyingScatter, ElementsPlan, NdPlan, Parallel, Reduction, Schedule, Serial, write_copy_par,
 };
 
 /// Each task on a scoped thread (a pool would hand off faster); with
@@ -152,6 +152,49 @@ fn main() {
         time(9, || {
             token
                 .apply_copying_par(&mut dst, &data, &updates, Reduction::Max, &par)
+                .unwrap();
+        }),
+    );
+
+    // se_ov_example6: [1000, 256, 7, 7] f32 (50 MB), 125x20x7x6 updates
+    // along axis 0: one slab, indices short of the inner dims, so the
+    // scatter is not split; the copy is.
+    let (shape, ishape) = ([1000usize, 256, 7, 7], [125usize, 20, 7, 6]);
+    let (n, m) = (
+        shape.iter().product::<usize>(),
+        ishape.iter().product::<usize>(),
+    );
+    let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let indices: Vec<i64> = (0..m).map(|_| (rng.next() % 1000) as i64).collect();
+    let updates: Vec<f32> = (0..m).map(|i| -(i as f32)).collect();
+    let plan = ElementsPlan::new(&shape, &ishape, &ishape, 0).unwrap();
+    let token = plan.check_indices(&indices).unwrap();
+    let mut dst = vec![MaybeUninit::new(0f32); n];
+    row(
+        "50 MB write_copy_par, 1 thread",
+        time(9, || {
+            write_copy_par(&Serial, &Schedule::DEFAULT, &mut dst, &data);
+        }),
+    );
+    row(
+        "50 MB write_copy_par, threads",
+        time(9, || {
+            write_copy_par(&par, &Schedule::DEFAULT, &mut dst, &data);
+        }),
+    );
+    row(
+        "se_ov_example6 apply_copying, serial",
+        time(9, || {
+            token
+                .apply_copying(&mut dst, &data, &updates, Reduction::None)
+                .unwrap();
+        }),
+    );
+    row(
+        "se_ov_example6 apply_copying_par (copy split), threads",
+        time(9, || {
+            token
+                .apply_copying_par(&mut dst, &data, &updates, Reduction::None, &par)
                 .unwrap();
         }),
     );

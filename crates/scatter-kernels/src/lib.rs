@@ -58,7 +58,7 @@ pub use parallel::{Parallel, Schedule, Serial};
 pub use reduction::Reduction;
 pub use shape::{element_count, row_major_strides};
 pub use tensor_scatter::{CheckedWriteIndices, TensorScatterMode, TensorScatterPlan};
-pub use uninit::{write_copy, write_copy_in_pieces};
+pub use uninit::{write_copy, write_copy_in_pieces, write_copy_par};
 pub use update::scatter_elements_update;
 
 /// Validates everything, then scatters `updates` into `data` along `axis`

@@ -20,6 +20,7 @@ use crate::combiner::{WithCombiner, with_combiner};
 use crate::fused_copy::CopyingScatter;
 use crate::parallel::{Blocks, Copying, Output, PartTask, even_bounds};
 use crate::shape::check_len;
+use crate::uninit::write_copy_par;
 use crate::{
     CheckedNdIndices, Element, IndexValue, Input, NdPlan, Parallel, Reduction, ScatterError,
     Schedule,
@@ -356,6 +357,17 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             Some(b) => {
                 self.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, &b);
                 Ok(())
+            }
+            // Serial scatter, parallel copy: a whole copy then the
+            // serial apply, bit for bit the fused result. The copy around
+            // the slices (`write_copying`) stays when the slices cover
+            // more than half the output, where it saves most of a copy.
+            None if reduction != Reduction::Mean
+                && schedule.tasks(par, bytes, dst.len()) > 1
+                && updates.len() <= dst.len() / 2 =>
+            {
+                let data = write_copy_par(par, schedule, dst, src);
+                self.apply(data, updates, reduction)
             }
             None => self.write_copying(dst, src, updates, reduction),
         }

@@ -72,10 +72,21 @@ fn destinations<T: Val>(len: usize) -> [(&'static str, Vec<MaybeUninit<T>>); 2] 
     ]
 }
 
+/// A schedule under which no scatter splits but every copy does: the
+/// parallel copy then the serial scatter of the copying kernels.
+const COPY_SPLIT: Schedule = Schedule {
+    parallel_from_bytes: 0,
+    blocked_from_bytes: usize::MAX,
+    min_split_row_bytes: usize::MAX,
+    nd_split_from_slice_bytes: usize::MAX,
+    row_scan_from_row_bytes: usize::MAX,
+    ..Schedule::DEFAULT
+};
+
 /// Schedules that force the split and the blocking on small inputs, the
-/// split ScatterND of rows by row scan rather than by sorting, and the
-/// default one.
-fn schedules() -> [Schedule; 4] {
+/// split ScatterND of rows by row scan rather than by sorting, the split
+/// copy alone, and the default one.
+fn schedules() -> [Schedule; 5] {
     let bands = Schedule {
         block_bytes: 24,
         ..Schedule::EAGER
@@ -85,7 +96,13 @@ fn schedules() -> [Schedule; 4] {
         row_scan_from_rows_per_task: 0,
         ..Schedule::EAGER
     };
-    [Schedule::EAGER, bands, row_scan, Schedule::DEFAULT]
+    [
+        Schedule::EAGER,
+        bands,
+        row_scan,
+        COPY_SPLIT,
+        Schedule::DEFAULT,
+    ]
 }
 
 /// A value compared bit for bit.
@@ -606,6 +623,10 @@ fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_th
             assert_copying_gives(&format!("{path}, banded"), &want, &|d, par| {
                 token.apply_copying_scheduled(d, &data, &updates, reduction, par, &bands)
             });
+            // The copy split, the scatter serial.
+            assert_copying_gives(&format!("{path}, copy split"), &want, &|d, par| {
+                token.apply_copying_scheduled(d, &data, &updates, reduction, par, &COPY_SPLIT)
+            });
         }
     }
     // ScatterND: data [6, 8, 8]; slices of 64, 8 and 1 elements, and a
@@ -638,6 +659,11 @@ fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_th
             // Blocks split over tasks, each copied before its updates.
             assert_copying_gives(&format!("{path}, split"), &want, &|d, par| {
                 token.apply_copying_scheduled(d, data, &updates, reduction, par, &eager)
+            });
+            // The copy split, the scatter serial (slices covering at most
+            // half the output; else around the slices).
+            assert_copying_gives(&format!("{path}, copy split"), &want, &|d, par| {
+                token.apply_copying_scheduled(d, data, &updates, reduction, par, &COPY_SPLIT)
             });
             // Sorted by block, serial or split.
             let sorted = plan.check_indices_sorted(&indices, 4, &eager).unwrap();

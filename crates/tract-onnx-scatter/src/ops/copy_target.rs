@@ -9,7 +9,10 @@
 //! where that pays ([`CopyPolicy`]): the kernels' `CopyingScatter` takes
 //! the target as `&mut [MaybeUninit<T>]` and hands it back written.
 
-use scatter_kernels::{CopyingScatter, Element, Reduction, write_copy, write_copy_in_pieces};
+use scatter_kernels::{
+    CopyingScatter, Element, Parallel, Reduction, Schedule, write_copy, write_copy_in_pieces,
+    write_copy_par,
+};
 use tract_core::internal::*;
 
 use crate::ops::fresh_buffer::Unwritten;
@@ -85,7 +88,13 @@ impl Target {
                             src.len()
                         ))
                     );
-                    Ok(if fresh {
+                    let threads = TractThreads::current();
+                    Ok(if threads.threads() > 1 {
+                        // Split over the caller's executor when large: a
+                        // copy nothing is fused into is the whole cost of
+                        // a copy-bound scatter (TensorScatter's cache).
+                        write_copy_par(&threads, &Schedule::DEFAULT, dst, src)
+                    } else if fresh {
                         // Whole, not in pieces: into fresh pages glibc's
                         // streaming stores win (a kept-and-fed-back 33.6 MB
                         // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
