@@ -83,6 +83,11 @@ impl Parallel for Serial {
 ///   least [`Schedule::sorted_from_updates_per_block`] updates per block on
 ///   average (fewer, and the sort costs more than the misses it saves).
 ///
+/// **Copy split.** A copying kernel whose scatter is not split still
+/// splits its copy by the split rule ([`crate::write_copy_par`]) and then
+/// applies serially (ScatterND: when the update slices cover at most half
+/// the output; more, and copying around them saves more than a thread).
+///
 /// ScatterND splits only slices of at least
 /// [`Schedule::nd_split_from_slice_bytes`]; smaller ones run serially
 /// (blocked when the blocking rule holds) whatever the threads.
