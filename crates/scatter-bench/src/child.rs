@@ -167,6 +167,8 @@ pub fn serve(
         _ => None,
     };
     let mut warm = data.map(|d| vec![0f32; d.len()]);
+    // At more than one thread the warm copy is split over them too.
+    let threads = settings.threads;
     let scatter_outputs = runner.scatter_output_bytes();
     // Planned: the parent starts the next child only now, so that no two
     // hold a case's transient copies at once (2.4 GB each for gnn_large).
@@ -190,7 +192,11 @@ pub fn serve(
             || {
                 if let (Some(src), Some(dst)) = (data, warm.as_mut()) {
                     let t = Instant::now();
-                    crate::memcpy(dst, src);
+                    if threads > 1 {
+                        crate::memcpy_on_tract_threads(dst, src);
+                    } else {
+                        crate::memcpy(dst, src);
+                    }
                     std::hint::black_box(&dst);
                     copies.samples.push(t.elapsed());
                 }

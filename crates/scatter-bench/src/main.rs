@@ -392,6 +392,8 @@ fn measure_cases(
                     combined.peak_rss.unwrap_or(0) as f64 / 1e6
                 );
                 if *threads > 1 {
+                    row.rounds.warm_copy_threads =
+                        rounds.iter().filter_map(|m| m.warm_copy).collect();
                     row.plugin_threads = Some(combined);
                     row.rounds.plugin_threads = medians;
                     continue;
@@ -630,7 +632,9 @@ fn main() -> Result<()> {
             "Threads: the plugin's one-shot with tract's executor of {THREADS} threads installed \
              (`tract_linalg::multithread::set_default_executor(Executor::multithread({THREADS}))`, \
              in a process of its own) and onnxruntime with `intra_op_num_threads={THREADS}`, \
-             against 1 thread, in the same paired rounds. floor: the random-index rows' data \
+             against 1 thread, in the same paired rounds. warm copy {THREADS}/1: the warm \
+             copy split over those {THREADS} threads (timed in the threaded process) over the \
+             serial one, what a second core adds to a copy here. floor: the random-index rows' data \
              copied into a warm output and their indices and updates read once, in order, no \
              scatter (`scatter_bench::floor`); one-shot/floor is a ratio of medians.\n\n"
         ));

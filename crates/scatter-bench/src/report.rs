@@ -66,6 +66,9 @@ pub struct Rounds {
     /// The plugin's one-shot and onnxruntime at [`THREADS`] threads.
     pub plugin_threads: Vec<Duration>,
     pub ort_threads: Vec<Duration>,
+    /// The warm copy split over [`THREADS`] threads, timed in the
+    /// plugin's threaded process.
+    pub warm_copy_threads: Vec<Duration>,
 }
 
 impl Rounds {
@@ -145,6 +148,13 @@ impl Row {
                 self.plugin(Mode::OneShot),
             )
         })
+    }
+
+    /// The warm copy split over [`THREADS`] threads over the serial one
+    /// (paired): what a second core adds to the bandwidth of a copy, the
+    /// bound of a copy-bound row's scaling.
+    pub fn copy_scaling(&self) -> Option<f64> {
+        Rounds::paired(&self.rounds.warm_copy_threads, &self.rounds.warm_copy)
     }
 
     /// onnxruntime at [`THREADS`] threads over 1 thread (paired).
@@ -306,19 +316,24 @@ pub fn threads_table(rows: &[Row]) -> Option<String> {
     let _ = writeln!(
         s,
         "| workload | plugin one-shot 1 thread | plugin one-shot {THREADS} threads | plugin \
-         {THREADS}/1 | ort 1 thread | ort {THREADS} threads | ort {THREADS}/1 | plugin/ort \
-         {THREADS} threads | floor | one-shot/floor |"
+         {THREADS}/1 | warm copy {THREADS}/1 | ort 1 thread | ort {THREADS} threads | ort \
+         {THREADS}/1 | plugin/ort {THREADS} threads | floor | one-shot/floor |"
     );
-    let _ = writeln!(s, "|{}", "---|".repeat(10));
+    let _ = writeln!(s, "|{}", "---|".repeat(11));
     for r in threaded {
         let star = if r.copy_bound { "*" } else { "" };
         let _ = writeln!(
             s,
-            "| {}{star} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {}{star} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.name,
             cell(r.plugin(Mode::OneShot)),
             cell(r.plugin_threads.map(|m| m.median)),
             rcell(r.plugin_scaling()),
+            if r.copy_bound || r.floor.is_some() {
+                rcell(r.copy_scaling())
+            } else {
+                "–".into()
+            },
             cell(r.ort),
             cell(r.ort_threads),
             rcell(r.ort_scaling()),
@@ -401,8 +416,14 @@ pub fn thread_targets(rows: &[Row]) -> Vec<String> {
     let mut lines = vec![];
     for r in rows.iter().filter(|r| r.threaded) {
         let plugin = r.plugin_scaling();
+        let copy = match r.copy_scaling() {
+            Some(c) if r.copy_bound || r.floor.is_some() => {
+                format!(", warm copy {}", rcell(Some(c)))
+            }
+            _ => String::new(),
+        };
         lines.push(format!(
-            "{}: {THREADS} threads ≤ 0.6× of 1 thread: plugin one-shot {} ({}), onnxruntime {}",
+            "{}: {THREADS} threads ≤ 0.6× of 1 thread: plugin one-shot {} ({}), onnxruntime {}{copy}",
             r.name,
             rcell(plugin),
             met(&[plugin], 0.6),
@@ -1038,6 +1059,8 @@ mod tests {
         r.rounds.plugin_threads = vec![ms(3), ms(3), ms(6)];
         r.rounds.ort = vec![ms(5), ms(5), ms(10)];
         r.rounds.ort_threads = vec![ms(4), ms(4), ms(8)];
+        r.rounds.warm_copy = vec![ms(2), ms(2), ms(4)];
+        r.rounds.warm_copy_threads = vec![ms(1), ms(2), ms(3)];
         r
     }
 
