@@ -232,6 +232,15 @@ fn main() {
             )
         }),
     );
+    row(
+        "snd_elems check_indices_sorted_par (check + sort), threads",
+        time(9, || {
+            drop(
+                plan.check_indices_sorted_par(&indices, 4, &Schedule::DEFAULT, &par)
+                    .unwrap(),
+            )
+        }),
+    );
     let token = plan.check_indices(&indices).unwrap();
     let sorted = plan
         .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
@@ -278,9 +287,9 @@ fn main() {
         }),
     );
     row(
-        "snd_elems check_sorted + apply, threads",
+        "snd_elems check_sorted_par + apply, threads",
         time(9, || {
-            plan.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+            plan.check_indices_sorted_par(&indices, 4, &Schedule::DEFAULT, &par)
                 .unwrap()
                 .apply_par(&mut out, &updates, Reduction::None, &par)
                 .unwrap()

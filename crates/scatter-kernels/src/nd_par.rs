@@ -15,10 +15,14 @@
 //! sort, so a host may keep it as long as the indices do not change.
 
 use std::mem::MaybeUninit;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::fused_copy::CopyingScatter;
-use crate::parallel::{Blocks, Copying, Output, PartTask, even_bounds};
+use crate::parallel::{
+    Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds, for_each_part, split_at_bounds,
+};
 use crate::shape::check_len;
 use crate::uninit::write_copy_par;
 use crate::{
@@ -133,6 +137,21 @@ impl NdPlan {
         element_bytes: usize,
         schedule: &Schedule,
     ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
+        self.check_indices_sorted_par(indices, element_bytes, schedule, &crate::Serial)
+    }
+
+    /// [`Self::check_indices_sorted`] on `par`: by the split rule over
+    /// the bytes of the indices, each task checks a contiguous range of
+    /// tuples and counts them per block, then places them; the tuples of
+    /// a block are placed task after task, so the sort is the serial one,
+    /// entry for entry, at any thread count.
+    pub fn check_indices_sorted_par<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        element_bytes: usize,
+        schedule: &Schedule,
+        par: &dyn Parallel,
+    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
         let bytes = |n: usize| n.saturating_mul(element_bytes);
         let block_len = block_len(self, schedule.block_bytes, element_bytes);
         let blocks = self.data_len.div_ceil(block_len.max(1));
@@ -147,41 +166,160 @@ impl NdPlan {
                 buckets: None,
             });
         }
-        // One pass: every component checked (errors deferred to
-        // `check_indices`, which finds the first), every offset computed.
-        let mut bad = false;
-        let mut offsets = Vec::with_capacity(self.tuples);
-        let (strides, dims) = (&self.data_strides[..self.k], &self.data_shape[..self.k]);
-        if self.k == 0 {
-            offsets.resize(self.tuples, 0);
-        } else {
-            for tuple in indices.chunks_exact(self.k) {
-                let mut offset = 0usize;
-                for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
-                    let (i, d) = (i.to_i64(), dim as i64);
-                    // As in `ElementsPlan::check_indices`: [-d, d - 1]
-                    // folds onto [0, 2d - 1] in wrapping arithmetic.
-                    bad |= (i.wrapping_add(d) as u64) >= (2 * d as u64);
-                    let j = if i < 0 { i.wrapping_add(d) } else { i } as usize;
-                    offset = offset.wrapping_add(j.wrapping_mul(stride));
+        let tasks = schedule.tasks(par, std::mem::size_of_val(indices), self.tuples);
+        let bounds = even_bounds(self.tuples, tasks);
+        let block_of = FastDiv::new(block_len.min(u32::MAX as usize) as u32);
+        // One pass per task over its tuples: every component checked
+        // (errors deferred to `check_indices`, which finds the first),
+        // every offset computed and counted in its block.
+        let mut offsets = vec![0u32; self.tuples];
+        let counted: Vec<Mutex<Option<Counted>>> = (0..tasks).map(|_| Mutex::new(None)).collect();
+        let parts = split_at_bounds(&mut offsets, &bounds).into_iter();
+        for_each_part(par, parts.zip(0..tasks).collect(), |t, part, _| {
+            let first = bounds[t] * self.k;
+            let tuples = &indices[first..first + part.len() * self.k];
+            let mut counts = vec![0usize; blocks];
+            let bad = self.offsets_into(tuples, part);
+            // A bad tuple's offset may lie past the data: not counted (the
+            // check then fails).
+            for &o in part.iter() {
+                if let Some(c) = counts.get_mut(block_of.div(o)) {
+                    *c += 1;
                 }
-                offsets.push(offset as u32);
             }
-        }
-        if bad {
+            *lock(&counted[t]) = Some((counts, bad));
+        });
+        let counted: Vec<Counted> = counted
+            .into_iter()
+            .map(|c| c.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect::<Option<_>>()
+            // A host that skipped a task: the whole pass here, serially.
+            .unwrap_or_else(|| {
+                let bad = self.offsets_into(indices, &mut offsets);
+                let mut counts = vec![vec![0usize; blocks]; tasks];
+                for (t, w) in bounds.windows(2).enumerate() {
+                    for &o in &offsets[w[0]..w[1]] {
+                        if let Some(c) = counts[t].get_mut(block_of.div(o)) {
+                            *c += 1;
+                        }
+                    }
+                }
+                counts.into_iter().map(|c| (c, bad)).collect()
+            });
+        if counted.iter().any(|(_, bad)| *bad) {
             // The first bad component, worded as `check_indices` words it.
             return Err(self
                 .check_indices(indices)
                 .err()
                 .unwrap_or_else(|| disagreement(self)));
         }
+        let buckets = place(&offsets, &bounds, &counted, block_len, block_of, par);
         Ok(SortedNdIndices {
             checked: CheckedNdIndices {
                 plan: self,
                 indices,
             },
-            buckets: Some(bucket(offsets, self.data_len, block_len)),
+            buckets: Some(buckets),
         })
+    }
+
+    /// Writes the data offset of each tuple of `tuples` (whole tuples)
+    /// into `offsets`; whether some component is out of its range.
+    fn offsets_into<I: IndexValue>(&self, tuples: &[I], offsets: &mut [u32]) -> bool {
+        let mut bad = false;
+        if self.k == 0 {
+            offsets.fill(0);
+            return false;
+        }
+        let (strides, dims) = (&self.data_strides[..self.k], &self.data_shape[..self.k]);
+        for (tuple, slot) in tuples.chunks_exact(self.k).zip(offsets) {
+            let mut offset = 0usize;
+            for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
+                let (i, d) = (i.to_i64(), dim as i64);
+                // As in `ElementsPlan::check_indices`: [-d, d - 1]
+                // folds onto [0, 2d - 1] in wrapping arithmetic.
+                bad |= (i.wrapping_add(d) as u64) >= (2 * d as u64);
+                let j = if i < 0 { i.wrapping_add(d) } else { i } as usize;
+                offset = offset.wrapping_add(j.wrapping_mul(stride));
+            }
+            *slot = offset as u32;
+        }
+        bad
+    }
+}
+
+/// One task's tuples counted per destination block, and whether one of
+/// them is out of bounds.
+type Counted = (Vec<usize>, bool);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The second half of the counting sort: each task places its tuples
+/// (`bounds[t]..bounds[t + 1]`, counted per block in `counted[t]`) at the
+/// block's start plus what earlier tasks placed in the block, in order;
+/// the entries are the serial stable sort's.
+fn place(
+    offsets: &[u32],
+    bounds: &[usize],
+    counted: &[Counted],
+    block_len: usize,
+    block_of: FastDiv,
+    par: &dyn Parallel,
+) -> Buckets {
+    let blocks = counted.first().map_or(0, |(c, _)| c.len());
+    let tasks = counted.len();
+    // firsts[t][b]: the first slot of task t's tuples in block b.
+    let mut firsts = vec![vec![0usize; blocks]; tasks];
+    let mut starts = vec![0usize; blocks + 1];
+    let mut at = 0usize;
+    for b in 0..blocks {
+        starts[b] = at;
+        for t in 0..tasks {
+            firsts[t][b] = at;
+            at += counted[t].0[b];
+        }
+    }
+    starts[blocks] = at;
+    debug_assert_eq!(at, offsets.len());
+    let mut entries = vec![(0u32, 0u32); offsets.len()];
+    let out = DisjointSlice::new(&mut entries);
+    let done: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
+    let run = |t: usize| {
+        let mut next = firsts[t].clone();
+        let to = out.as_mut_ptr();
+        for (j, &o) in offsets
+            .iter()
+            .enumerate()
+            .take(bounds[t + 1])
+            .skip(bounds[t])
+        {
+            let slot = &mut next[block_of.div(o)];
+            assert!(*slot < out.len(), "a slot past the entries");
+            // SAFETY: `slot < out.len()` (asserted). Task t's tuples of
+            // block b go to `firsts[t][b]..firsts[t][b] + counted[t][b]`,
+            // ranges disjoint over every (t, b) (prefix sums of the
+            // counts); `offsets` and `block_of` are the ones counted, so
+            // no task writes past its range, and no other task writes
+            // there (each task runs once at a time, by `Parallel`'s
+            // contract and the `done` flags below).
+            unsafe { to.add(*slot).write((o, j as u32)) };
+            *slot += 1;
+        }
+        done[t].store(true, Ordering::Release);
+    };
+    par.for_each(tasks, &run);
+    // A task the host skipped: placed here (the same entries).
+    for (t, done) in done.iter().enumerate() {
+        if !done.load(Ordering::Acquire) {
+            run(t);
+        }
+    }
+    Buckets {
+        block_len,
+        starts,
+        entries,
     }
 }
 

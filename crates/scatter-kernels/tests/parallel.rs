@@ -335,6 +335,18 @@ fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
             .check_indices_sorted(&c.indices, std::mem::size_of::<T>(), &schedule)
             .unwrap();
         for (name, par) in hosts() {
+            // The sort split over the host is the serial one, entry for
+            // entry.
+            let sorted_here = plan
+                .check_indices_sorted_par(&c.indices, std::mem::size_of::<T>(), &schedule, &*par)
+                .unwrap();
+            prop_assert_eq!(
+                format!("{sorted_here:?}"),
+                format!("{sorted:?}"),
+                "sorted on {} {:?}",
+                name,
+                schedule
+            );
             let mut got = c.data.clone();
             token
                 .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
@@ -675,6 +687,22 @@ fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_th
     }
 }
 
+#[test]
+fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
+    let plan = NdPlan::new(&[64, 8], &[200, 2], &[200]).unwrap();
+    let indices: Vec<i64> = (0..200i64)
+        .flat_map(|i| [(i * 37) % 128 - 64, (i * 5) % 8])
+        .collect();
+    let serial = plan
+        .check_indices_sorted(&indices, 4, &Schedule::EAGER)
+        .unwrap();
+    assert!(serial.is_sorted());
+    let skipping = plan
+        .check_indices_sorted_par(&indices, 4, &Schedule::EAGER, &SkipsOddTasks(3))
+        .unwrap();
+    assert_eq!(format!("{skipping:?}"), format!("{serial:?}"));
+}
+
 // ---------------------------------------------------------------------------
 // Errors
 
@@ -693,6 +721,12 @@ fn a_bad_index_gives_the_sorted_check_the_plain_checks_first_error() {
                 .unwrap_err();
             assert_eq!(sorted, plain);
             assert_eq!(sorted.to_string(), plain.to_string());
+            for (name, par) in hosts() {
+                let split = plan
+                    .check_indices_sorted_par(&indices, 4, &schedule, &*par)
+                    .unwrap_err();
+                assert_eq!(split, plain, "{name}");
+            }
         }
     }
 }

@@ -169,9 +169,15 @@ impl IndexedScatter for ScatterNd {
         let site = &self.site;
         let element_bytes = data.datum_type().size_of();
         // Large random-index scatters get their updates sorted by
-        // destination block in the pass that checks them.
+        // destination block in the pass that checks them, on the caller's
+        // executor.
         let sorted = plan
-            .check_indices_sorted(indices, element_bytes, &Schedule::DEFAULT)
+            .check_indices_sorted_par(
+                indices,
+                element_bytes,
+                &Schedule::DEFAULT,
+                &TractThreads::current(),
+            )
             .map_err(|e| {
                 // Standing for a ScatterElements: its index positions.
                 site.error(broadcast_rows::elements_position(site.op, data.rank(), e))
