@@ -113,13 +113,15 @@ pub fn memcpy(dst: &mut [f32], src: &[f32]) {
 /// [`memcpy`] cut into one contiguous chunk per thread of tract's current
 /// executor, the chunks copied on it: what a second core adds to a copy
 /// on this machine, the bound of a copy-bound row's thread scaling.
+/// Below the kernels' split threshold (`Schedule::parallel_from_bytes`),
+/// serial, as the kernels' copies are.
 #[inline(never)]
 pub fn memcpy_on_tract_threads(dst: &mut [f32], src: &[f32]) {
     use tract_onnx_scatter::ops::tract_threads::TractThreads;
-    use tract_onnx_scatter::scatter_kernels::Parallel;
+    use tract_onnx_scatter::scatter_kernels::{Parallel, Schedule};
     let threads = TractThreads::current();
     let n = threads.threads().max(1);
-    if n == 1 {
+    if n == 1 || std::mem::size_of_val(src) < Schedule::DEFAULT.parallel_from_bytes {
         return memcpy(dst, src);
     }
     let chunk = dst.len().div_ceil(n).max(1);

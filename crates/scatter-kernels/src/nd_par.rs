@@ -15,8 +15,8 @@
 //! sort, so a host may keep it as long as the indices do not change.
 
 use std::mem::MaybeUninit;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::fused_copy::CopyingScatter;
@@ -47,7 +47,15 @@ struct Buckets {
 #[derive(Debug)]
 pub struct SortedNdIndices<'a, I> {
     checked: CheckedNdIndices<'a, I>,
-    buckets: Option<Buckets>,
+    buckets: Option<Arc<Buckets>>,
+}
+
+/// The sort of a [`SortedNdIndices`] by destination block, owned and
+/// cheap to clone: what a host keeps to apply the same indices again
+/// without checking and sorting them again ([`NdPlan::sorted_by`]).
+#[derive(Debug, Clone)]
+pub struct NdBlockSort {
+    buckets: Arc<Buckets>,
 }
 
 /// Whether a plan's slices can be sorted at all: row-major data (one run
@@ -219,7 +227,7 @@ impl NdPlan {
                 plan: self,
                 indices,
             },
-            buckets: Some(buckets),
+            buckets: Some(Arc::new(buckets)),
         })
     }
 
@@ -245,6 +253,44 @@ impl NdPlan {
             *slot = offset as u32;
         }
         bad
+    }
+}
+
+impl NdPlan {
+    /// The token [`Self::check_indices_sorted_par`] returned for `indices`
+    /// and kept as `sort` ([`SortedNdIndices::block_sort`]), without
+    /// reading the indices: neither checked nor sorted again. `Err` when
+    /// the sort is not one of this plan's tuple count and data length.
+    ///
+    /// # Safety
+    /// `indices` are the very values that a `check_indices_sorted*` call
+    /// of a plan equal to this one (the same data, indices and updates
+    /// shapes, the same layout) accepted when it made `sort`, unchanged
+    /// since: the token's methods index the data by them unchecked.
+    pub unsafe fn sorted_by<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        sort: &NdBlockSort,
+    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
+        let b = &sort.buckets;
+        let fits = indices.len() == self.tuples * self.k
+            && b.entries.len() == self.tuples
+            && b.block_len > 0
+            && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1;
+        if !fits {
+            return Err(ScatterError::Shape {
+                input: Input::Indices,
+                shape: crate::Dims::of(&self.indices_shape),
+                expected: "the indices a kept sort was made for (internal error)".into(),
+            });
+        }
+        Ok(SortedNdIndices {
+            checked: CheckedNdIndices {
+                plan: self,
+                indices,
+            },
+            buckets: Some(sort.buckets.clone()),
+        })
     }
 }
 
@@ -343,6 +389,12 @@ impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
     /// Whether the update slices were sorted by destination block.
     pub fn is_sorted(&self) -> bool {
         self.buckets.is_some()
+    }
+
+    /// The sort, when the slices were sorted: keep it with the indices to
+    /// apply them again through [`NdPlan::sorted_by`].
+    pub fn block_sort(&self) -> Option<NdBlockSort> {
+        self.buckets.clone().map(|buckets| NdBlockSort { buckets })
     }
 
     /// [`CheckedNdIndices::apply`], block by block when sorted, on `par`

@@ -703,6 +703,39 @@ fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
     assert_eq!(format!("{skipping:?}"), format!("{serial:?}"));
 }
 
+#[test]
+fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
+    let plan = NdPlan::new(&[64, 8], &[200, 2], &[200]).unwrap();
+    let indices: Vec<i64> = (0..200i64)
+        .flat_map(|i| [(i * 37) % 128 - 64, (i * 5) % 8])
+        .collect();
+    let updates: Vec<f32> = (0..200).map(|i| i as f32 * 0.75).collect();
+    let data: Vec<f32> = (0..512).map(|i| i as f32).collect();
+    let sorted = plan
+        .check_indices_sorted(&indices, 4, &Schedule::EAGER)
+        .unwrap();
+    let sort = sorted.block_sort().expect("sorted");
+    // SAFETY: the very indices `sort` was made from, by this plan.
+    let again = unsafe { plan.sorted_by(&indices, &sort) }.unwrap();
+    for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
+        let (mut want, mut got) = (data.clone(), data.clone());
+        sorted
+            .apply_par(&mut want, &updates, reduction, &Serial)
+            .unwrap();
+        again
+            .apply_par(&mut got, &updates, reduction, &Threads(3))
+            .unwrap();
+        assert_eq!(f32::bits(&got), f32::bits(&want), "{reduction}");
+    }
+    // A plan of another tuple count or data size: refused.
+    let fewer = NdPlan::new(&[64, 8], &[100, 2], &[100]).unwrap();
+    // SAFETY: refused before any use of the indices.
+    assert!(unsafe { fewer.sorted_by(&indices[..200], &sort) }.is_err());
+    let larger = NdPlan::new(&[4096, 8], &[200, 2], &[200]).unwrap();
+    // SAFETY: as above.
+    assert!(unsafe { larger.sorted_by(&indices, &sort) }.is_err());
+}
+
 // ---------------------------------------------------------------------------
 // Errors
 

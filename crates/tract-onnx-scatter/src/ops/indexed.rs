@@ -52,10 +52,13 @@ pub trait IndexedScatter: PooledOp {
 
     /// Checks the index values, then scatters `updates` into `data` (in
     /// place when it is exclusively owned) and returns the output.
+    /// `kept`: the tensor `indices` are the data of, when a check's result
+    /// may be kept for it ([`crate::ops::sort_cache::keepable`]).
     fn scatter<I: IndexValue>(
         &self,
         plan: &Self::Plan,
         indices: &[I],
+        kept: Option<&Arc<Tensor>>,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor>;
@@ -112,8 +115,11 @@ pub fn eval<S: IndexedScatter>(
         let (data, indices, updates) = args_3!(inputs);
         check_types(op, data.datum_type(), updates.datum_type())?;
         let plan = op.plan(data.shape(), indices.shape(), updates.shape())?;
-        let indices = types::plain_indices(site, "indices", &indices, ctx.symbols)?;
-        let output = with_index_slice!(indices, |idx| op.scatter(&plan, idx, data, &updates)?);
+        let values = types::plain_indices(site, "indices", &indices, ctx.symbols)?;
+        let output = with_index_slice!(values, |idx| {
+            let kept = crate::ops::sort_cache::keepable(&indices, idx);
+            op.scatter(&plan, idx, kept, data, &updates)?
+        });
         Ok(output.into_tvalue())
     })?;
     Ok(tvec!(output))

@@ -36,6 +36,7 @@ pub mod scatter_elements_update;
 pub mod scatter_grad;
 pub mod scatter_nd;
 pub mod shapes;
+pub mod sort_cache;
 pub mod tensor_scatter;
 pub mod tract_threads;
 pub mod transpose_fold;

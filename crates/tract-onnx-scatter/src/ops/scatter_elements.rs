@@ -180,6 +180,7 @@ impl IndexedScatter for ScatterElements {
         &self,
         plan: &ElementsPlan,
         indices: &[I],
+        _kept: Option<&Arc<Tensor>>,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor> {

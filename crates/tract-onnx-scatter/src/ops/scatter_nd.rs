@@ -16,6 +16,7 @@ use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
+use crate::ops::sort_cache::SortCache;
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
@@ -62,6 +63,10 @@ pub struct ScatterNd {
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
     pub output_pool: Option<OutputPool>,
+    /// The last sort by destination block of indices that may come back
+    /// ([`crate::ops::sort_cache`]): an execution detail, shared by
+    /// clones of one layout, ignored by equality.
+    pub sort_cache: SortCache,
 }
 
 impl ScatterNd {
@@ -72,6 +77,7 @@ impl ScatterNd {
             reduction,
             layout: None,
             output_pool: None,
+            sort_cache: SortCache::default(),
         }
     }
 
@@ -163,6 +169,7 @@ impl IndexedScatter for ScatterNd {
         &self,
         plan: &NdPlan,
         indices: &[I],
+        kept: Option<&Arc<Tensor>>,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor> {
@@ -170,14 +177,17 @@ impl IndexedScatter for ScatterNd {
         let element_bytes = data.datum_type().size_of();
         // Large random-index scatters get their updates sorted by
         // destination block in the pass that checks them, on the caller's
-        // executor.
-        let sorted = plan
-            .check_indices_sorted_par(
-                indices,
-                element_bytes,
-                &Schedule::DEFAULT,
-                &TractThreads::current(),
-            )
+        // executor; the sort of indices that come back is kept.
+        let sorted = self
+            .sort_cache
+            .sorted(plan, indices, kept, element_bytes, || {
+                plan.check_indices_sorted_par(
+                    indices,
+                    element_bytes,
+                    &Schedule::DEFAULT,
+                    &TractThreads::current(),
+                )
+            })
             .map_err(|e| {
                 // Standing for a ScatterElements: its index positions.
                 site.error(broadcast_rows::elements_position(site.op, data.rank(), e))
@@ -291,6 +301,7 @@ impl TypedOp for ScatterNd {
         let substitute_op = (moved.attribute != self.layout).then(|| {
             Box::new(ScatterNd {
                 layout: moved.attribute,
+                sort_cache: SortCache::default(),
                 ..self.clone()
             }) as Box<dyn TypedOp>
         });

@@ -59,6 +59,7 @@ use crate::ops::move_chains::{
     back_to_identity, chain_back, identity, inverse, is_identity, only_reader_at, source_through,
     wire_transpose,
 };
+use crate::ops::sort_cache::SortCache;
 use crate::ops::{ScatterElements, ScatterNd};
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
@@ -169,6 +170,7 @@ fn wire_nd(
     let updates = patch.tap_model(model, node.inputs[2])?;
     let op = ScatterNd {
         layout: Some(view.into()),
+        sort_cache: SortCache::default(),
         ..op.clone()
     };
     Ok(patch.wire_node(&node.name, op, &[data, indices, updates])?[0])
@@ -205,6 +207,7 @@ fn nd_in_data_layout(
             let updates = patch.tap_model(model, updates)?;
             let op = ScatterNd {
                 layout: (!is_identity(&layout)).then_some(layout),
+                sort_cache: SortCache::default(),
                 ..op.clone()
             };
             return Ok(Some(

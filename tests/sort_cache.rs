@@ -1,0 +1,180 @@
+//! A large random-index ScatterND keeps the sort of indices that come
+//! back (`tract_onnx_scatter::ops::sort_cache`): the same indices tensor
+//! passed again (or a constant of the model) is neither checked nor
+//! sorted again, and gives the output a fresh check gives; any other
+//! tensor, whatever its values, is checked and sorted again.
+//!
+//! The shape is just past the kernels' blocking thresholds
+//! (`scatter_kernels::Schedule::DEFAULT`: 8 MiB of output, 64 updates per
+//! 256 KiB block), where the ScatterND sorts its updates.
+
+#[path = "support/graph.rs"]
+mod graph;
+
+use graph::Graph;
+use tract_onnx_scatter::ops::ScatterNd;
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+const DATA: [usize; 2] = [2048, 1024];
+const TUPLES: usize = 1 << 14;
+
+/// Index tuples in `[-d, d)` per component, from `seed`.
+fn indices(seed: u64) -> Tensor {
+    let mut s = seed;
+    let mut below = |n: usize| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 33) % (2 * n as u64)) as i64 - n as i64
+    };
+    let v: Vec<i64> = (0..TUPLES)
+        .flat_map(|_| [below(DATA[0]), below(DATA[1])])
+        .collect();
+    Tensor::from_shape(&[TUPLES, 2], &v).unwrap()
+}
+
+fn floats(n: usize, scale: f32) -> Vec<f32> {
+    (0..n).map(|i| (i % 97) as f32 * scale).collect()
+}
+
+fn data() -> Tensor {
+    Tensor::from_shape(&DATA, &floats(DATA[0] * DATA[1], 0.5)).unwrap()
+}
+
+fn updates() -> Tensor {
+    Tensor::from_shape(&[TUPLES], &floats(TUPLES, -1.25)).unwrap()
+}
+
+/// ScatterND(add) of `[TUPLES]` updates into `DATA`; `indices` an
+/// initializer when given, else an input.
+fn graph(constant: Option<&Tensor>) -> Graph {
+    let g = Graph::new(18).input_c("data", DatumType::F32, &DATA);
+    let g = match constant {
+        Some(t) => g.init("indices", t),
+        None => g.input_c("indices", DatumType::I64, &[TUPLES, 2]),
+    };
+    g.input_c("updates", DatumType::F32, &[TUPLES])
+        .node(
+            "ScatterND",
+            &["data", "indices", "updates"],
+            &["out"],
+            vec![graph::attr_string("reduction", "add")],
+        )
+        .output("out", DatumType::F32)
+}
+
+fn plan(constant: Option<&Tensor>) -> Arc<TypedSimplePlan> {
+    graph(constant)
+        .optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap()
+}
+
+/// Whether the plan's ScatterND keeps a sort, and how many calls reused
+/// one.
+fn kept(plan: &Arc<TypedSimplePlan>) -> (bool, usize) {
+    let ops: Vec<&ScatterNd> = plan
+        .model()
+        .nodes()
+        .iter()
+        .filter_map(|n| n.op_as::<ScatterNd>())
+        .collect();
+    assert_eq!(ops.len(), 1, "one ScatterND in the plan");
+    (ops[0].sort_cache.is_kept(), ops[0].sort_cache.reused())
+}
+
+/// The output of a plan that never saw any indices before.
+fn fresh_output(indices: &Tensor) -> Tensor {
+    let out = plan(None)
+        .run(tvec![
+            data().into_tvalue(),
+            indices.clone().into_tvalue(),
+            updates().into_tvalue()
+        ])
+        .unwrap();
+    out[0].clone().into_tensor()
+}
+
+/// A run with `indices` held by the caller too (a clone of its value).
+fn run_keeping(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
+    let out = plan.run(tvec![
+        data().into_tvalue(),
+        indices.clone(),
+        updates().into_tvalue()
+    ])?;
+    Ok(out[0].clone().into_tensor())
+}
+
+#[test]
+fn indices_the_caller_passes_again_reuse_their_sort_with_the_same_output() {
+    let plan = plan(None);
+    let a = indices(1).into_tvalue();
+    let want = fresh_output(&a);
+    assert_eq!(kept(&plan), (false, 0));
+    assert_eq!(run_keeping(&plan, &a).unwrap(), want);
+    assert_eq!(kept(&plan), (true, 0), "the sort of kept indices is kept");
+    for calls in 1..=2 {
+        assert_eq!(run_keeping(&plan, &a).unwrap(), want);
+        assert_eq!(kept(&plan), (true, calls), "and reused");
+    }
+}
+
+#[test]
+fn another_indices_tensor_is_checked_and_sorted_again_whatever_its_values() {
+    let plan = plan(None);
+    let a = indices(1).into_tvalue();
+    run_keeping(&plan, &a).unwrap();
+    assert_eq!(kept(&plan), (true, 0));
+    // Other values: the output of their own sort, not of the kept one.
+    let b = indices(2).into_tvalue();
+    assert_eq!(run_keeping(&plan, &b).unwrap(), fresh_output(&b));
+    // The same values in another tensor, and the first tensor again.
+    let a_copy = (*a).clone().into_tvalue();
+    let want = fresh_output(&a);
+    assert_eq!(run_keeping(&plan, &a_copy).unwrap(), want);
+    assert_eq!(run_keeping(&plan, &a).unwrap(), want);
+    assert_eq!(kept(&plan), (true, 0), "no call reused another's sort");
+    // Out-of-bounds values after a kept sort: refused, as ever.
+    let mut bad = (*a).clone();
+    bad.try_as_plain_ram_mut()
+        .unwrap()
+        .as_slice_mut::<i64>()
+        .unwrap()[7] = 5000;
+    let err = run_keeping(&plan, &bad.into_tvalue()).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("out of bounds"), "{message}");
+    assert!(message.contains("5000"), "{message}");
+}
+
+#[test]
+fn indices_nobody_else_holds_are_not_kept() {
+    let plan = plan(None);
+    let out = plan
+        .run(tvec![
+            data().into_tvalue(),
+            indices(1).into_tvalue(),
+            updates().into_tvalue()
+        ])
+        .unwrap();
+    assert_eq!(out[0].clone().into_tensor(), fresh_output(&indices(1)));
+    assert_eq!(
+        kept(&plan),
+        (false, 0),
+        "a value made for one call is not kept"
+    );
+}
+
+#[test]
+fn constant_indices_are_sorted_once_and_give_the_fresh_output_every_call() {
+    let constant = indices(3);
+    let plan = plan(Some(&constant));
+    let want = fresh_output(&constant);
+    for calls in 0..3 {
+        let out = plan
+            .run(tvec![data().into_tvalue(), updates().into_tvalue()])
+            .unwrap();
+        assert_eq!(out[0].clone().into_tensor(), want);
+        assert_eq!(kept(&plan), (true, calls), "the sort of a constant is kept");
+    }
+}
