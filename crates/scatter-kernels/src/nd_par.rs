@@ -106,30 +106,37 @@ impl FastDiv {
     }
 }
 
-/// Counting sort of `offsets` (one per tuple, in order) by block.
-/// `data_len` and `block_len` fit `u32` (`sortable`).
-fn bucket(offsets: Vec<u32>, data_len: usize, block_len: usize) -> Buckets {
-    let blocks = data_len.div_ceil(block_len);
-    let block_of = FastDiv::new(block_len.min(u32::MAX as usize) as u32);
-    let mut starts = vec![0usize; blocks + 1];
-    for &o in &offsets {
-        starts[block_of.div(o) + 1] += 1;
+/// The block of an offset, for blocks of `block_len` elements (which fits
+/// `u32` when the data does: `sortable`, `block_len`).
+fn block_divider(block_len: usize) -> FastDiv {
+    FastDiv::new(block_len.min(u32::MAX as usize) as u32)
+}
+
+/// How many of `offsets` fall in each of `blocks` blocks. An offset past
+/// the last block (a bad tuple's, whose check then fails) is not counted.
+fn count_blocks(offsets: &[u32], blocks: usize, block_of: FastDiv) -> Vec<usize> {
+    let mut counts = vec![0usize; blocks];
+    for &o in offsets {
+        if let Some(c) = counts.get_mut(block_of.div(o)) {
+            *c += 1;
+        }
     }
-    for b in 0..blocks {
-        starts[b + 1] += starts[b];
-    }
-    let mut next = starts.clone();
-    let mut entries = vec![(0u32, 0u32); offsets.len()];
-    for (t, &o) in offsets.iter().enumerate() {
-        let slot = &mut next[block_of.div(o)];
-        entries[*slot] = (o, t as u32);
-        *slot += 1;
-    }
-    Buckets {
+    counts
+}
+
+/// Counting sort of `offsets` (one per tuple, in order) by block, on the
+/// calling thread. `data_len` and `block_len` fit `u32` (`sortable`).
+fn bucket(offsets: &[u32], data_len: usize, block_len: usize) -> Buckets {
+    let block_of = block_divider(block_len);
+    let counts = count_blocks(offsets, data_len.div_ceil(block_len), block_of);
+    place(
+        offsets,
+        &[0, offsets.len()],
+        &[counts],
         block_len,
-        starts,
-        entries,
-    }
+        block_of,
+        &crate::Serial,
+    )
 }
 
 impl NdPlan {
@@ -176,7 +183,7 @@ impl NdPlan {
         }
         let tasks = schedule.tasks(par, std::mem::size_of_val(indices), self.tuples);
         let bounds = even_bounds(self.tuples, tasks);
-        let block_of = FastDiv::new(block_len.min(u32::MAX as usize) as u32);
+        let block_of = block_divider(block_len);
         // One pass per task over its tuples: every component checked
         // (errors deferred to `check_indices`, which finds the first),
         // every offset computed and counted in its block.
@@ -186,16 +193,8 @@ impl NdPlan {
         for_each_part(par, parts.zip(0..tasks).collect(), |t, part, _| {
             let first = bounds[t] * self.k;
             let tuples = &indices[first..first + part.len() * self.k];
-            let mut counts = vec![0usize; blocks];
             let bad = self.offsets_into(tuples, part);
-            // A bad tuple's offset may lie past the data: not counted (the
-            // check then fails).
-            for &o in part.iter() {
-                if let Some(c) = counts.get_mut(block_of.div(o)) {
-                    *c += 1;
-                }
-            }
-            *lock(&counted[t]) = Some((counts, bad));
+            *lock(&counted[t]) = Some((count_blocks(part, blocks, block_of), bad));
         });
         let counted: Vec<Counted> = counted
             .into_iter()
@@ -204,15 +203,8 @@ impl NdPlan {
             // A host that skipped a task: the whole pass here, serially.
             .unwrap_or_else(|| {
                 let bad = self.offsets_into(indices, &mut offsets);
-                let mut counts = vec![vec![0usize; blocks]; tasks];
-                for (t, w) in bounds.windows(2).enumerate() {
-                    for &o in &offsets[w[0]..w[1]] {
-                        if let Some(c) = counts[t].get_mut(block_of.div(o)) {
-                            *c += 1;
-                        }
-                    }
-                }
-                counts.into_iter().map(|c| (c, bad)).collect()
+                let count = |w: &[usize]| count_blocks(&offsets[w[0]..w[1]], blocks, block_of);
+                bounds.windows(2).map(|w| (count(w), bad)).collect()
             });
         if counted.iter().any(|(_, bad)| *bad) {
             // The first bad component, worded as `check_indices` words it.
@@ -221,7 +213,8 @@ impl NdPlan {
                 .err()
                 .unwrap_or_else(|| disagreement(self)));
         }
-        let buckets = place(&offsets, &bounds, &counted, block_len, block_of, par);
+        let counts: Vec<Vec<usize>> = counted.into_iter().map(|(c, _)| c).collect();
+        let buckets = place(&offsets, &bounds, &counts, block_len, block_of, par);
         Ok(SortedNdIndices {
             checked: CheckedNdIndices {
                 plan: self,
@@ -303,19 +296,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The second half of the counting sort: each task places its tuples
-/// (`bounds[t]..bounds[t + 1]`, counted per block in `counted[t]`) at the
+/// (`bounds[t]..bounds[t + 1]`, counted per block in `counts[t]`) at the
 /// block's start plus what earlier tasks placed in the block, in order;
 /// the entries are the serial stable sort's.
 fn place(
     offsets: &[u32],
     bounds: &[usize],
-    counted: &[Counted],
+    counts: &[Vec<usize>],
     block_len: usize,
     block_of: FastDiv,
     par: &dyn Parallel,
 ) -> Buckets {
-    let blocks = counted.first().map_or(0, |(c, _)| c.len());
-    let tasks = counted.len();
+    let blocks = counts.first().map_or(0, Vec::len);
+    let tasks = counts.len();
     // firsts[t][b]: the first slot of task t's tuples in block b.
     let mut firsts = vec![vec![0usize; blocks]; tasks];
     let mut starts = vec![0usize; blocks + 1];
@@ -324,7 +317,7 @@ fn place(
         starts[b] = at;
         for t in 0..tasks {
             firsts[t][b] = at;
-            at += counted[t].0[b];
+            at += counts[t][b];
         }
     }
     starts[blocks] = at;
@@ -658,7 +651,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let block_len = block_len(plan, schedule.block_bytes, size).min(per_task);
         let mut offsets = Vec::with_capacity(plan.tuples);
         self.visit(|o, _| offsets.push(o as u32));
-        Some(bucket(offsets, plan.data_len, block_len))
+        Some(bucket(&offsets, plan.data_len, block_len))
     }
 
     /// Applies sorted slices, tasks owning contiguous ranges of blocks
