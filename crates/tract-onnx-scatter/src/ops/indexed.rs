@@ -52,13 +52,13 @@ pub trait IndexedScatter: PooledOp {
 
     /// Checks the index values, then scatters `updates` into `data` (in
     /// place when it is exclusively owned) and returns the output.
-    /// `kept`: the tensor `indices` are the data of, when a check's result
-    /// may be kept for it ([`crate::ops::sort_cache::keepable`]).
+    /// `indices` are the values of the input `indices_value` (its own
+    /// data, or their conversion from symbolic dims).
     fn scatter<I: IndexValue>(
         &self,
         plan: &Self::Plan,
         indices: &[I],
-        kept: Option<&Arc<Tensor>>,
+        indices_value: &TValue,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor>;
@@ -116,10 +116,8 @@ pub fn eval<S: IndexedScatter>(
         check_types(op, data.datum_type(), updates.datum_type())?;
         let plan = op.plan(data.shape(), indices.shape(), updates.shape())?;
         let values = types::plain_indices(site, "indices", &indices, ctx.symbols)?;
-        let output = with_index_slice!(values, |idx| {
-            let kept = crate::ops::sort_cache::keepable(&indices, idx);
-            op.scatter(&plan, idx, kept, data, &updates)?
-        });
+        let output = with_index_slice!(values, |idx| op
+            .scatter(&plan, idx, &indices, data, &updates)?);
         Ok(output.into_tvalue())
     })?;
     Ok(tvec!(output))

@@ -180,7 +180,7 @@ impl IndexedScatter for ScatterElements {
         &self,
         plan: &ElementsPlan,
         indices: &[I],
-        _kept: Option<&Arc<Tensor>>,
+        _indices_value: &TValue,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor> {

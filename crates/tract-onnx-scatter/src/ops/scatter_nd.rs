@@ -18,7 +18,7 @@ use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
-use crate::ops::sort_cache::SortCache;
+use crate::ops::sort_cache::{self, SortCache};
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
@@ -171,7 +171,7 @@ impl IndexedScatter for ScatterNd {
         &self,
         plan: &NdPlan,
         indices: &[I],
-        kept: Option<&Arc<Tensor>>,
+        indices_value: &TValue,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor> {
@@ -185,6 +185,7 @@ impl IndexedScatter for ScatterNd {
         // it saves (snd_elems in par_timings, three runs: check + apply
         // 9.0-9.5 ms unsorted, 10.0-11.7 ms sorted); it pays for a copy,
         // for threads, or when it is reused.
+        let kept = sort_cache::keepable(indices_value, indices);
         let threads = TractThreads::current();
         let unsorted = Schedule {
             blocked_from_bytes: usize::MAX,
@@ -222,7 +223,7 @@ impl IndexedScatter for ScatterNd {
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
-            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &TractThreads::current()).map_err(|e| site.error(e))
+            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &threads).map_err(|e| site.error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
             sorted.checked().apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
