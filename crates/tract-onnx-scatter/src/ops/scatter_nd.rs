@@ -83,6 +83,16 @@ impl ScatterNd {
         }
     }
 
+    /// The same op on another `layout`, with a cache of its own: a sort
+    /// is of the plan of one layout.
+    pub fn with_layout(&self, layout: Option<TVec<usize>>) -> ScatterNd {
+        ScatterNd {
+            layout,
+            sort_cache: SortCache::default(),
+            ..self.clone()
+        }
+    }
+
     /// Whether shared `data` is copied as the scatter writes
     /// ([`SortedNdIndices::apply_copying_par`]) rather than first: for a
     /// type it covers, when the updates were sorted by destination block
@@ -311,13 +321,8 @@ impl TypedOp for ScatterNd {
         rule_if_some!(
             moved = axis_changes::nd_change(self.layout.as_deref(), geometry, io, change)
         );
-        let substitute_op = (moved.attribute != self.layout).then(|| {
-            Box::new(ScatterNd {
-                layout: moved.attribute,
-                sort_cache: SortCache::default(),
-                ..self.clone()
-            }) as Box<dyn TypedOp>
-        });
+        let substitute_op = (moved.attribute != self.layout)
+            .then(|| Box::new(self.with_layout(moved.attribute)) as Box<dyn TypedOp>);
         Ok(Some(AxisChangeConsequence {
             substitute_op,
             wire_changes: moved.wires,

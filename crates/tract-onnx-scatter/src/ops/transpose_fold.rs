@@ -59,7 +59,6 @@ use crate::ops::move_chains::{
     back_to_identity, chain_back, identity, inverse, is_identity, only_reader_at, source_through,
     wire_transpose,
 };
-use crate::ops::sort_cache::SortCache;
 use crate::ops::{ScatterElements, ScatterNd};
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
@@ -168,11 +167,7 @@ fn wire_nd(
     }
     let indices = patch.tap_model(model, node.inputs[1])?;
     let updates = patch.tap_model(model, node.inputs[2])?;
-    let op = ScatterNd {
-        layout: Some(view.into()),
-        sort_cache: SortCache::default(),
-        ..op.clone()
-    };
+    let op = op.with_layout(Some(view.into()));
     Ok(patch.wire_node(&node.name, op, &[data, indices, updates])?[0])
 }
 
@@ -205,11 +200,7 @@ fn nd_in_data_layout(
             layout.extend((batch..perm.len()).map(|j| view[k + inv[j] - batch]));
             let indices = patch.tap_model(model, node.inputs[1])?;
             let updates = patch.tap_model(model, updates)?;
-            let op = ScatterNd {
-                layout: (!is_identity(&layout)).then_some(layout),
-                sort_cache: SortCache::default(),
-                ..op.clone()
-            };
+            let op = op.with_layout((!is_identity(&layout)).then_some(layout));
             return Ok(Some(
                 patch.wire_node(&node.name, op, &[data, indices, updates])?[0],
             ));
