@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds};
 use crate::shape::{check_len, element_count};
-use crate::uninit::{copy_par, write_copy_par};
+use crate::uninit::{copy_par, copy_tasks, write_copy_par};
 use crate::{
     CheckedElementsIndices, CopyingScatter, Element, ElementsPlan, IndexValue, Input, Parallel,
     Reduction, ScatterError, Schedule,
@@ -258,7 +258,7 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             .filter(|_| reduction != Reduction::Mean)
             .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
-            if reduction != Reduction::Mean && schedule.tasks(par, bytes, dst.len()) > 1 {
+            if reduction != Reduction::Mean && copy_tasks::<T>(par, schedule, dst.len()) > 1 {
                 // The scatter stays serial, but the copy (most of a large
                 // copying scatter's time) need not: the same values, then
                 // the serial apply, bit for bit the fused result.

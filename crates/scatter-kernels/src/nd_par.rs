@@ -24,7 +24,7 @@ use crate::parallel::{
     Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds, for_each_part, split_at_bounds,
 };
 use crate::shape::check_len;
-use crate::uninit::write_copy_par;
+use crate::uninit::{copy_tasks, write_copy_par};
 use crate::{
     CheckedNdIndices, Element, IndexValue, Input, NdPlan, Parallel, Reduction, ScatterError,
     Schedule,
@@ -546,7 +546,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             // the slices (`write_copying`) stays when the slices cover
             // more than half the output, where it saves most of a copy.
             None if reduction != Reduction::Mean
-                && schedule.tasks(par, bytes, dst.len()) > 1
+                && copy_tasks::<T>(par, schedule, dst.len()) > 1
                 && updates.len() <= dst.len() / 2 =>
             {
                 let data = write_copy_par(par, schedule, dst, src);

@@ -206,12 +206,17 @@ pub fn write_copy_par<'a, T: Copy + Send + Sync>(
     src: &[T],
 ) -> &'a mut [T] {
     assert_eq!(dst.len(), src.len(), "write_copy_par: lengths differ");
-    let bytes = std::mem::size_of_val(src);
-    let tasks = schedule.tasks(par, bytes, dst.len().div_ceil(piece_len::<T>()));
+    let tasks = copy_tasks::<T>(par, schedule, dst.len());
     if tasks == 1 {
         return write_copy_in_pieces(dst, src);
     }
     copy_par(par, dst, src, tasks)
+}
+
+/// The tasks [`write_copy_par`] copies `len` elements of `T` in: the
+/// split rule over the bytes copied, one element the smallest unit.
+pub(crate) fn copy_tasks<T>(par: &dyn Parallel, schedule: &Schedule, len: usize) -> usize {
+    schedule.tasks(par, len.saturating_mul(std::mem::size_of::<T>()), len)
 }
 
 /// `dst = src` on `par`, in `tasks` contiguous chunks copied in pieces:
