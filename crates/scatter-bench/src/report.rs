@@ -157,6 +157,13 @@ impl Row {
         Rounds::paired(&self.rounds.warm_copy_threads, &self.rounds.warm_copy)
     }
 
+    /// Whether the copy's scaling says something of this row: a
+    /// copy-bound row, or a random-index one beside its floor (the others
+    /// are not bound by a copy).
+    fn copy_scaling_applies(&self) -> bool {
+        self.copy_bound || self.floor.is_some()
+    }
+
     /// onnxruntime at [`THREADS`] threads over 1 thread (paired).
     pub fn ort_scaling(&self) -> Option<f64> {
         Rounds::paired(&self.rounds.ort_threads, &self.rounds.ort)
@@ -329,7 +336,7 @@ pub fn threads_table(rows: &[Row]) -> Option<String> {
             cell(r.plugin(Mode::OneShot)),
             cell(r.plugin_threads.map(|m| m.median)),
             rcell(r.plugin_scaling()),
-            if r.copy_bound || r.floor.is_some() {
+            if r.copy_scaling_applies() {
                 rcell(r.copy_scaling())
             } else {
                 "–".into()
@@ -417,7 +424,7 @@ pub fn thread_targets(rows: &[Row]) -> Vec<String> {
     for r in rows.iter().filter(|r| r.threaded) {
         let plugin = r.plugin_scaling();
         let copy = match r.copy_scaling() {
-            Some(c) if r.copy_bound || r.floor.is_some() => {
+            Some(c) if r.copy_scaling_applies() => {
                 format!(", warm copy {}", rcell(Some(c)))
             }
             _ => String::new(),
