@@ -76,7 +76,9 @@ impl Parallel for Serial {
 ///   band of `block_bytes / (n * size)` inner columns, when that is at
 ///   least [`Schedule::min_tile_columns`] (a band of `n` rows then fits
 ///   the block) and less than the row; no sorting is needed, since an
-///   update never leaves its column.
+///   update never leaves its column. Each band is copied into a
+///   contiguous buffer, scattered into there and copied back (types with
+///   no drop glue): in place its rows are a page apart.
 /// - ScatterND (row-major data): the updates are counting-sorted
 ///   (stable) by destination block, in the same pass that checks the
 ///   indices ([`crate::NdPlan::check_indices_sorted`]), when there are at
