@@ -517,84 +517,69 @@ unsafe fn bands<T, I: IndexValue>(
         }
         return;
     }
-    if tile < inner && !std::mem::needs_drop::<T>() {
-        // SAFETY: the caller's contract, passed on.
-        return unsafe { staged_bands(ptr, base, idx, upd, g, c0, c1, tile, f) };
-    }
-    let mut b0 = c0;
-    while b0 < c1 {
-        let b1 = (b0 + tile).min(c1);
-        for (ri, ru) in idx.chunks_exact(inner).zip(upd.chunks_exact(inner)) {
-            for (c, (i, u)) in ri[b0..b1].iter().zip(&ru[b0..b1]).enumerate() {
-                let i = i.to_i64();
-                let j = if i < 0 { i + dim } else { i } as usize;
-                // SAFETY: `j < dim` (checked index), `b0 + c < inner`, so
-                // the position is inside the slab, which is inside `dst`;
-                // column `b0 + c` is in `c0..c1`, this task's.
-                unsafe { f(&mut *ptr.add(base + j * inner + b0 + c), u) }
-            }
-        }
-        b0 = b1;
-    }
-}
-
-/// [`bands`] of a blocked scatter (`tile < inner`) with each band staged:
-/// copied into a contiguous buffer (`dim` rows of the band's columns),
-/// scattered into there, and copied back. The band in place spans `dim`
-/// rows a whole row apart, a page each for rows of 4 KiB or more, so its
-/// random writes missed the TLB as well as L1; staged, the same writes
-/// land in a few contiguous pages (`se_max_dense_axis0`, 2048 × 2048
-/// f32, bands of 32 columns, one thread: 30–35 ms in place, 17–21 ms
-/// staged, `examples/par_timings.rs`). The updates of each column, in the same
-/// order: the same result. Only for types with no drop glue: the band is
-/// copied bitwise and both copies exist for a while.
-///
-/// # Safety
-/// That of [`bands`], with `ptr` the start of `dst`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn staged_bands<T, I: IndexValue>(
-    ptr: *mut T,
-    base: usize,
-    idx: &[I],
-    upd: &[T],
-    g: &Geometry,
-    c0: usize,
-    c1: usize,
-    tile: usize,
-    f: impl Fn(&mut T, &T),
-) {
-    let (dim, inner) = (g.dim, g.inner);
-    let mut stage: Vec<MaybeUninit<T>> = Vec::with_capacity(dim * tile.min(c1 - c0));
+    // A blocked band in place spans `dim` rows a whole row apart, a page
+    // each for rows of 4 KiB or more, so its random writes missed the TLB
+    // as well as L1. Staged (copied into a contiguous buffer, scattered
+    // into there, copied back), the same writes land in a few contiguous
+    // pages (`se_max_dense_axis0`, 2048 × 2048 f32, bands of 32 columns,
+    // one thread: 30–35 ms in place, 17–21 ms staged,
+    // `examples/par_timings.rs`). Only for types with no drop glue: the
+    // band is copied bitwise and both copies exist for a while.
+    let staged = tile < inner && !std::mem::needs_drop::<T>();
+    let mut stage: Vec<MaybeUninit<T>> =
+        Vec::with_capacity(if staged { g.dim * tile.min(c1 - c0) } else { 0 });
     let s = stage.as_mut_ptr() as *mut T;
     let mut b0 = c0;
     while b0 < c1 {
         let b1 = (b0 + tile).min(c1);
         let w = b1 - b0;
-        for r in 0..dim {
-            // SAFETY: row `r`'s columns `b0..b1` are inside the slab (this
-            // task's columns); the stage holds `dim * w` elements; `T` has
-            // no drop glue, so the bitwise copy is a plain value.
-            unsafe {
-                std::ptr::copy_nonoverlapping(ptr.add(base + r * inner + b0), s.add(r * w), w)
-            }
-        }
+        // SAFETY (both copies): rows `0..dim` of columns `b0..b1` are inside
+        // the slab (this task's columns); the stage holds `dim * w`
+        // elements; `T` has no drop glue, so a bitwise copy is a value.
+        let (rows, stride) = if staged {
+            unsafe { copy_rows(ptr.add(base + b0), inner, s, w, g.dim, w) };
+            (s, w)
+        } else {
+            (unsafe { ptr.add(base + b0) }, inner)
+        };
         for (ri, ru) in idx.chunks_exact(inner).zip(upd.chunks_exact(inner)) {
             for (c, (i, u)) in ri[b0..b1].iter().zip(&ru[b0..b1]).enumerate() {
                 let i = i.to_i64();
-                let j = if i < 0 { i + dim as i64 } else { i } as usize;
-                // SAFETY: `j < dim` (checked index) and `c < w`: inside the
-                // stage, whose elements were all copied in above.
-                unsafe { f(&mut *s.add(j * w + c), u) }
+                let j = if i < 0 { i + dim } else { i } as usize;
+                // SAFETY: `j < dim` (checked index) and `c < w`: row `j`,
+                // column `b0 + c` of the band, in place (inside the slab,
+                // a column in `c0..c1`, this task's) or staged (copied in
+                // above).
+                unsafe { f(&mut *rows.add(j * stride + c), u) }
             }
         }
-        for r in 0..dim {
-            // SAFETY: as the copy in, the other way.
-            unsafe {
-                std::ptr::copy_nonoverlapping(s.add(r * w), ptr.add(base + r * inner + b0), w)
-            }
+        if staged {
+            unsafe { copy_rows(s, w, ptr.add(base + b0), inner, g.dim, w) };
         }
         b0 = b1;
+    }
+}
+
+/// Copies `rows` rows of `w` elements, `src_stride` apart at `src`, to
+/// rows `dst_stride` apart at `dst`.
+///
+/// # Safety
+/// Every row read is inside `src`'s allocation, every row written inside
+/// `dst`'s, and they do not overlap.
+#[inline(always)]
+unsafe fn copy_rows<T>(
+    src: *const T,
+    src_stride: usize,
+    dst: *mut T,
+    dst_stride: usize,
+    rows: usize,
+    w: usize,
+) {
+    for r in 0..rows {
+        // SAFETY: the caller's contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.add(r * src_stride), dst.add(r * dst_stride), w)
+        }
     }
 }
 
