@@ -687,12 +687,19 @@ fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_th
     }
 }
 
-#[test]
-fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
+/// A ScatterND of 200 element tuples into `[64, 8]` data, negative rows
+/// among them and destinations repeated, for the sort-by-block tests.
+fn two_hundred_tuples_into_64x8() -> (NdPlan, Vec<i64>) {
     let plan = NdPlan::new(&[64, 8], &[200, 2], &[200]).unwrap();
-    let indices: Vec<i64> = (0..200i64)
+    let indices = (0..200i64)
         .flat_map(|i| [(i * 37) % 128 - 64, (i * 5) % 8])
         .collect();
+    (plan, indices)
+}
+
+#[test]
+fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
+    let (plan, indices) = two_hundred_tuples_into_64x8();
     let serial = plan
         .check_indices_sorted(&indices, 4, &Schedule::EAGER)
         .unwrap();
@@ -705,10 +712,7 @@ fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
 
 #[test]
 fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
-    let plan = NdPlan::new(&[64, 8], &[200, 2], &[200]).unwrap();
-    let indices: Vec<i64> = (0..200i64)
-        .flat_map(|i| [(i * 37) % 128 - 64, (i * 5) % 8])
-        .collect();
+    let (plan, indices) = two_hundred_tuples_into_64x8();
     let updates: Vec<f32> = (0..200).map(|i| i as f32 * 0.75).collect();
     let data: Vec<f32> = (0..512).map(|i| i as f32).collect();
     let sorted = plan
