@@ -199,22 +199,10 @@ impl OutputPool {
     }
 }
 
-// The pool is a cache of buffers, not part of what the op computes: two
-// ops that differ only in what they retain are the same op (tract's `Op`
-// is `DynEq`: ops are compared, e.g. when models are). It lives in the op, not in an `OpState`,
-// because `SimplePlan::run` spawns a new state for every call and
-// the pool must outlive the call to be any use.
-impl PartialEq for OutputPool {
-    fn eq(&self, _other: &OutputPool) -> bool {
-        true
-    }
-}
-
-impl Eq for OutputPool {}
-
-impl std::hash::Hash for OutputPool {
-    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
-}
+// The pool is a cache of buffers: equal whatever it retains. It lives in
+// the op, not in an `OpState`, because `SimplePlan::run` spawns a new
+// state for every call and the pool must outlive the call to be any use.
+equal_as_kept_state!(OutputPool);
 
 impl std::fmt::Debug for OutputPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -124,17 +124,7 @@ impl SortCache {
     }
 }
 
-impl PartialEq for SortCache {
-    fn eq(&self, _other: &SortCache) -> bool {
-        true
-    }
-}
-
-impl Eq for SortCache {}
-
-impl std::hash::Hash for SortCache {
-    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
-}
+equal_as_kept_state!(SortCache);
 
 impl std::fmt::Debug for SortCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
