@@ -133,29 +133,38 @@ impl ElementsPlan {
             self.indices_len,
             indices.len(),
         )?;
-        let dim = self.data_shape[self.axis];
-        let bad = match i64::try_from(dim) {
-            // `index as u64 + dim` folds [-dim, dim-1] onto [0, 2*dim-1]
-            // without a branch; computed in wrapping arithmetic and exact
-            // because dim <= i64::MAX.
-            Ok(d) => indices
-                .iter()
-                .position(|i| (i.to_i64().wrapping_add(d) as u64) >= (2 * d as u64)),
-            Err(_) => None,
-        };
-        if let Some(pos) = bad {
-            return Err(ScatterError::OutOfBounds {
-                input: Input::Indices,
-                position: coords_of(pos, &self.indices_shape),
-                value: indices[pos].to_i64(),
-                axis: self.axis,
-                dim,
-            });
+        match first_out_of_range(indices, self.data_shape[self.axis]) {
+            Some(pos) => Err(self.out_of_bounds(indices, pos)),
+            None => Ok(CheckedElementsIndices {
+                plan: self,
+                indices,
+            }),
         }
-        Ok(CheckedElementsIndices {
-            plan: self,
-            indices,
-        })
+    }
+
+    /// The error naming `indices[pos]`, out of range on the axis.
+    #[cold]
+    fn out_of_bounds<I: IndexValue>(&self, indices: &[I], pos: usize) -> ScatterError {
+        ScatterError::OutOfBounds {
+            input: Input::Indices,
+            position: coords_of(pos, &self.indices_shape),
+            value: indices[pos].to_i64(),
+            axis: self.axis,
+            dim: self.data_shape[self.axis],
+        }
+    }
+}
+
+/// The position of the first index out of `[-dim, dim - 1]`.
+pub(crate) fn first_out_of_range<I: IndexValue>(indices: &[I], dim: usize) -> Option<usize> {
+    match i64::try_from(dim) {
+        // `index as u64 + dim` folds [-dim, dim-1] onto [0, 2*dim-1]
+        // without a branch; computed in wrapping arithmetic and exact
+        // because dim <= i64::MAX.
+        Ok(d) => indices
+            .iter()
+            .position(|i| (i.to_i64().wrapping_add(d) as u64) >= (2 * d as u64)),
+        Err(_) => None,
     }
 }
 

@@ -21,8 +21,10 @@
 //! staged in a contiguous buffer for types with no drop glue.
 
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::combiner::{WithCombiner, with_combiner};
+use crate::elements::first_out_of_range;
 use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds};
 use crate::shape::{check_len, element_count};
 use crate::uninit::{copy_par, copy_tasks, write_copy_par};
@@ -55,6 +57,50 @@ enum Part {
     Slabs { k0: usize, k1: usize, tile: usize },
     /// Columns `c0..c1` of every slab, banded by `tile`.
     Columns { c0: usize, c1: usize, tile: usize },
+}
+
+impl ElementsPlan {
+    /// [`Self::check_indices`] on `par` ([`Schedule::DEFAULT`]'s split
+    /// rule over the bytes of the indices): the same token, or the same
+    /// first error.
+    pub fn check_indices_par<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        par: &dyn Parallel,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        self.check_indices_scheduled(indices, par, &Schedule::DEFAULT)
+    }
+
+    /// [`Self::check_indices_par`] with explicit thresholds. Each task
+    /// reads a contiguous range of the indices; when one finds an index
+    /// out of range (or the host skipped one), the serial check runs again
+    /// and names the first, as it alone would.
+    pub fn check_indices_scheduled<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        par: &dyn Parallel,
+        schedule: &Schedule,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        let tasks = schedule.tasks(par, std::mem::size_of_val(indices), indices.len());
+        if tasks == 1 || indices.len() != self.indices_len {
+            return self.check_indices(indices);
+        }
+        let dim = self.data_shape()[self.axis()];
+        let bounds = even_bounds(indices.len(), tasks);
+        let clean: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
+        par.for_each(tasks, &|t| {
+            let range = &indices[bounds[t]..bounds[t + 1]];
+            clean[t].store(first_out_of_range(range, dim).is_none(), Ordering::Release);
+        });
+        if clean.iter().all(|c| c.load(Ordering::Acquire)) {
+            Ok(CheckedElementsIndices {
+                plan: self,
+                indices,
+            })
+        } else {
+            self.check_indices(indices)
+        }
+    }
 }
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {

@@ -769,6 +769,51 @@ fn a_bad_index_gives_the_sorted_check_the_plain_checks_first_error() {
 }
 
 #[test]
+fn a_bad_index_gives_the_split_element_check_the_serial_checks_first_error() {
+    let plan = ElementsPlan::new(&[5, 3], &[7, 3], &[7, 3], 0).unwrap();
+    let mut hosts = hosts();
+    hosts.push((
+        "3 claimed, odd tasks skipped".into(),
+        Box::new(SkipsOddTasks(3)),
+    ));
+    // Bad values first, last, in several tasks' ranges, at both edges of
+    // the range, and none at all.
+    let mut cases: Vec<Vec<i64>> = vec![(0..21).map(|i| i % 5 - 2).collect()];
+    for bad in [
+        vec![0],
+        vec![20],
+        vec![13, 4],
+        vec![19, 2, 11],
+        vec![10, 11],
+    ] {
+        for value in [5, -6, i64::MAX, i64::MIN] {
+            let mut indices = cases[0].clone();
+            for &at in &bad {
+                indices[at] = value;
+            }
+            cases.push(indices);
+        }
+    }
+    for indices in cases {
+        let serial = plan.check_indices(&indices).map(drop);
+        for schedule in schedules() {
+            for (name, par) in &hosts {
+                let split = plan
+                    .check_indices_scheduled(&indices, &**par, &schedule)
+                    .map(drop);
+                assert_eq!(split, serial, "{name}, {indices:?}");
+            }
+        }
+    }
+    // A length the plan does not have: the serial check's error.
+    let short = [0i64; 20];
+    assert_eq!(
+        plan.check_indices_par(&short, &Threads(2)).map(drop),
+        plan.check_indices(&short).map(drop)
+    );
+}
+
+#[test]
 fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
     let plan = ElementsPlan::new(&[4, 3], &[4, 3], &[4, 3], 0).unwrap();
     let token = plan.check_indices(&[1i64; 12]).unwrap();
