@@ -185,7 +185,10 @@ impl IndexedScatter for ScatterElements {
         updates: &Tensor,
     ) -> TractResult<Tensor> {
         let site = &self.site;
-        let checked = plan.check_indices(indices).map_err(|e| site.error(e))?;
+        let threads = TractThreads::current();
+        let checked = plan
+            .check_indices_par(indices, &threads)
+            .map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
         let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
@@ -206,7 +209,7 @@ impl IndexedScatter for ScatterElements {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
             checked
-                .apply_update_par(d, u, self.reduction, self.use_init_val, &TractThreads::current())
+                .apply_update_par(d, u, self.reduction, self.use_init_val, &threads)
                 .map_err(|e| site.error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
