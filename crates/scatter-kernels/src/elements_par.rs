@@ -604,8 +604,11 @@ unsafe fn bands<T, I: IndexValue>(
         {
             if strided {
                 // The band's part of the row `DISTANCE` ahead; the hint
-                // cannot fault, so past the last row is harmless too.
-                let ahead = (r + crate::prefetch::DISTANCE) * inner + b0;
+                // cannot fault, so past the last row (or a wrapped
+                // address) is harmless too.
+                let ahead = (r.wrapping_add(crate::prefetch::DISTANCE))
+                    .wrapping_mul(inner)
+                    .wrapping_add(b0);
                 crate::prefetch::lines(idx.as_ptr().wrapping_add(ahead), w * i_bytes);
                 crate::prefetch::lines(upd.as_ptr().wrapping_add(ahead), w * t_bytes);
             }
