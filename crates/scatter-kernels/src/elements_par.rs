@@ -606,7 +606,8 @@ unsafe fn bands<T, I: IndexValue>(
                 // The band's part of the row `DISTANCE` ahead; the hint
                 // cannot fault, so past the last row (or a wrapped
                 // address) is harmless too.
-                let ahead = (r.wrapping_add(crate::prefetch::DISTANCE))
+                let ahead = r
+                    .wrapping_add(crate::prefetch::DISTANCE)
                     .wrapping_mul(inner)
                     .wrapping_add(b0);
                 crate::prefetch::lines(idx.as_ptr().wrapping_add(ahead), w * i_bytes);
