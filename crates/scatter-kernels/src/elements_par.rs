@@ -572,6 +572,8 @@ unsafe fn bands<T, I: IndexValue>(
     // `examples/par_timings.rs`). Only for types with no drop glue: the
     // band is copied bitwise and both copies exist for a while.
     let staged = tile < inner && !std::mem::needs_drop::<T>();
+    // The widest band this call applies (the last may be narrower).
+    let widest = tile.min(c1 - c0);
     // A band (or a task's columns) reads part of each row of the indices
     // and updates, a row apart: a page apart or more for long rows, where
     // the hardware prefetchers lose the stream and every row waited on a
@@ -579,10 +581,10 @@ unsafe fn bands<T, I: IndexValue>(
     // runs in the op (`scatter-bench --child`, one-shot) in 17 ms instead
     // of 36–38 on one thread and 10–11 ms instead of 23 on two.
     let (t_bytes, i_bytes) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
-    let strided = tile.min(c1 - c0) < inner
+    let strided = widest < inner
         && inner.saturating_mul(t_bytes.max(i_bytes)) >= crate::prefetch::STRIDED_FROM_BYTES;
     let mut stage: Vec<MaybeUninit<T>> =
-        Vec::with_capacity(if staged { g.dim * tile.min(c1 - c0) } else { 0 });
+        Vec::with_capacity(if staged { g.dim * widest } else { 0 });
     let s = stage.as_mut_ptr() as *mut T;
     let mut b0 = c0;
     while b0 < c1 {
