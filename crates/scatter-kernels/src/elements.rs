@@ -1,6 +1,7 @@
 //! ONNX `ScatterElements` (and the deprecated `Scatter`).
 
 use crate::fact_dim::known_ne_shape;
+use crate::index::first_out_of_range;
 use crate::shape::{check_len, checked_count, coords_of, row_major_strides};
 use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
@@ -152,19 +153,6 @@ impl ElementsPlan {
             axis: self.axis,
             dim: self.data_shape[self.axis],
         }
-    }
-}
-
-/// The position of the first index out of `[-dim, dim - 1]`.
-pub(crate) fn first_out_of_range<I: IndexValue>(indices: &[I], dim: usize) -> Option<usize> {
-    match i64::try_from(dim) {
-        // `index as u64 + dim` folds [-dim, dim-1] onto [0, 2*dim-1]
-        // without a branch; computed in wrapping arithmetic and exact
-        // because dim <= i64::MAX.
-        Ok(d) => indices
-            .iter()
-            .position(|i| (i.to_i64().wrapping_add(d) as u64) >= (2 * d as u64)),
-        Err(_) => None,
     }
 }
 

@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::combiner::{WithCombiner, with_combiner};
-use crate::elements::first_out_of_range;
+use crate::index::first_out_of_range;
 use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds};
 use crate::shape::{check_len, element_count};
 use crate::uninit::{copy_par, copy_tasks, write_copy_par};

@@ -37,6 +37,20 @@ pub(crate) fn normalize(index: i64, dim: usize) -> Option<usize> {
     }
 }
 
+/// The position of the first of `indices` out of `[-dim, dim - 1]` (the
+/// ScatterElements check, serial or one task's range of it).
+pub(crate) fn first_out_of_range<I: IndexValue>(indices: &[I], dim: usize) -> Option<usize> {
+    match i64::try_from(dim) {
+        // `index as u64 + dim` folds [-dim, dim-1] onto [0, 2*dim-1]
+        // without a branch; computed in wrapping arithmetic and exact
+        // because dim <= i64::MAX.
+        Ok(d) => indices
+            .iter()
+            .position(|i| (i.to_i64().wrapping_add(d) as u64) >= (2 * d as u64)),
+        Err(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
