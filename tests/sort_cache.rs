@@ -1,12 +1,14 @@
-//! A large random-index ScatterND keeps the sort of indices that come
-//! back (`tract_onnx_scatter::ops::sort_cache`): the same indices tensor
-//! passed again (or a constant of the model) is neither checked nor
-//! sorted again, and gives the output a fresh check gives; any other
-//! tensor, whatever its values, is checked and sorted again.
+//! A ScatterND keeps the check (and, when large and random, the sort) of
+//! indices that come back (`tract_onnx_scatter::ops::sort_cache`): the
+//! same indices tensor passed again (or a constant of the model) is
+//! neither checked nor sorted again, and gives the output a fresh check
+//! gives; any other tensor, whatever its values, is checked (and sorted)
+//! again.
 //!
-//! The shape is just past the kernels' blocking thresholds
+//! `LARGE` is just past the kernels' blocking thresholds
 //! (`scatter_kernels::Schedule::DEFAULT`: 8 MiB of output, 64 updates per
-//! 256 KiB block), where the ScatterND sorts its updates.
+//! 256 KiB block), where the ScatterND sorts its updates; `SMALL` is far
+//! below them, where it only checks them.
 
 #[path = "support/graph.rs"]
 mod graph;
@@ -15,11 +17,30 @@ use graph::Graph;
 use tract_onnx_scatter::ops::ScatterNd;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-const DATA: [usize; 2] = [2048, 1024];
-const TUPLES: usize = 1 << 14;
+/// The data shape and the number of index tuples of a test graph.
+#[derive(Clone, Copy)]
+struct Size {
+    data: [usize; 2],
+    tuples: usize,
+}
 
-/// Index tuples in `[-d, d)` per component, from `seed`.
+const LARGE: Size = Size {
+    data: [2048, 1024],
+    tuples: 1 << 14,
+};
+
+const SMALL: Size = Size {
+    data: [64, 32],
+    tuples: 1 << 10,
+};
+
+/// Index tuples of `LARGE` in `[-d, d)` per component, from `seed`.
 fn indices(seed: u64) -> Tensor {
+    indices_of(LARGE, seed)
+}
+
+/// Index tuples of `size` in `[-d, d)` per component, from `seed`.
+fn indices_of(Size { data, tuples }: Size, seed: u64) -> Tensor {
     let mut s = seed;
     let mut below = |n: usize| {
         s = s
@@ -27,10 +48,10 @@ fn indices(seed: u64) -> Tensor {
             .wrapping_add(1442695040888963407);
         ((s >> 33) % (2 * n as u64)) as i64 - n as i64
     };
-    let v: Vec<i64> = (0..TUPLES)
-        .flat_map(|_| [below(DATA[0]), below(DATA[1])])
+    let v: Vec<i64> = (0..tuples)
+        .flat_map(|_| [below(data[0]), below(data[1])])
         .collect();
-    Tensor::from_shape(&[TUPLES, 2], &v).unwrap()
+    Tensor::from_shape(&[tuples, 2], &v).unwrap()
 }
 
 fn floats(n: usize, scale: f32) -> Vec<f32> {
@@ -38,22 +59,30 @@ fn floats(n: usize, scale: f32) -> Vec<f32> {
 }
 
 fn data() -> Tensor {
-    Tensor::from_shape(&DATA, &floats(DATA[0] * DATA[1], 0.5)).unwrap()
+    data_of(LARGE)
+}
+
+fn data_of(Size { data, .. }: Size) -> Tensor {
+    Tensor::from_shape(&data, &floats(data[0] * data[1], 0.5)).unwrap()
 }
 
 fn updates() -> Tensor {
-    Tensor::from_shape(&[TUPLES], &floats(TUPLES, -1.25)).unwrap()
+    updates_of(LARGE)
 }
 
-/// ScatterND(add) of `[TUPLES]` updates into `DATA`; `indices` an
+fn updates_of(Size { tuples, .. }: Size) -> Tensor {
+    Tensor::from_shape(&[tuples], &floats(tuples, -1.25)).unwrap()
+}
+
+/// ScatterND(add) of `[tuples]` updates into `data`; `indices` an
 /// initializer when given, else an input.
-fn graph(constant: Option<&Tensor>) -> Graph {
-    let g = Graph::new(18).input_c("data", DatumType::F32, &DATA);
+fn graph(Size { data, tuples }: Size, constant: Option<&Tensor>) -> Graph {
+    let g = Graph::new(18).input_c("data", DatumType::F32, &data);
     let g = match constant {
         Some(t) => g.init("indices", t),
-        None => g.input_c("indices", DatumType::I64, &[TUPLES, 2]),
+        None => g.input_c("indices", DatumType::I64, &[tuples, 2]),
     };
-    g.input_c("updates", DatumType::F32, &[TUPLES])
+    g.input_c("updates", DatumType::F32, &[tuples])
         .node(
             "ScatterND",
             &["data", "indices", "updates"],
@@ -64,16 +93,20 @@ fn graph(constant: Option<&Tensor>) -> Graph {
 }
 
 fn plan(constant: Option<&Tensor>) -> Arc<TypedSimplePlan> {
-    graph(constant)
+    plan_of(LARGE, constant)
+}
+
+fn plan_of(size: Size, constant: Option<&Tensor>) -> Arc<TypedSimplePlan> {
+    graph(size, constant)
         .optimized()
         .unwrap()
         .into_runnable()
         .unwrap()
 }
 
-/// Whether the plan's ScatterND keeps a sort, and how many calls reused
-/// one.
-fn kept(plan: &Arc<TypedSimplePlan>) -> (bool, usize) {
+/// Whether the plan's ScatterND keeps a check (`Some`), whether that holds
+/// a sort (`Some(true)`), and how many calls reused one.
+fn kept(plan: &Arc<TypedSimplePlan>) -> (Option<bool>, usize) {
     let ops: Vec<&ScatterNd> = plan
         .model()
         .nodes()
@@ -81,7 +114,7 @@ fn kept(plan: &Arc<TypedSimplePlan>) -> (bool, usize) {
         .filter_map(|n| n.op_as::<ScatterNd>())
         .collect();
     assert_eq!(ops.len(), 1, "one ScatterND in the plan");
-    (ops[0].sort_cache.is_kept(), ops[0].sort_cache.reused())
+    (ops[0].sort_cache.kept(), ops[0].sort_cache.reused())
 }
 
 /// The output of a plan that never saw any indices before.
@@ -111,12 +144,16 @@ fn indices_the_caller_passes_again_reuse_their_sort_with_the_same_output() {
     let plan = plan(None);
     let a = indices(1).into_tvalue();
     let want = fresh_output(&a);
-    assert_eq!(kept(&plan), (false, 0));
+    assert_eq!(kept(&plan), (None, 0));
     assert_eq!(run_keeping(&plan, &a).unwrap(), want);
-    assert_eq!(kept(&plan), (true, 0), "the sort of kept indices is kept");
+    assert_eq!(
+        kept(&plan),
+        (Some(true), 0),
+        "the sort of kept indices is kept"
+    );
     for calls in 1..=2 {
         assert_eq!(run_keeping(&plan, &a).unwrap(), want);
-        assert_eq!(kept(&plan), (true, calls), "and reused");
+        assert_eq!(kept(&plan), (Some(true), calls), "and reused");
     }
 }
 
@@ -125,7 +162,7 @@ fn another_indices_tensor_is_checked_and_sorted_again_whatever_its_values() {
     let plan = plan(None);
     let a = indices(1).into_tvalue();
     run_keeping(&plan, &a).unwrap();
-    assert_eq!(kept(&plan), (true, 0));
+    assert_eq!(kept(&plan), (Some(true), 0));
     // Other values: the output of their own sort, not of the kept one.
     let b = indices(2).into_tvalue();
     assert_eq!(run_keeping(&plan, &b).unwrap(), fresh_output(&b));
@@ -134,7 +171,11 @@ fn another_indices_tensor_is_checked_and_sorted_again_whatever_its_values() {
     let want = fresh_output(&a);
     assert_eq!(run_keeping(&plan, &a_copy).unwrap(), want);
     assert_eq!(run_keeping(&plan, &a).unwrap(), want);
-    assert_eq!(kept(&plan), (true, 0), "no call reused another's sort");
+    assert_eq!(
+        kept(&plan),
+        (Some(true), 0),
+        "no call reused another's sort"
+    );
     // Out-of-bounds values after a kept sort: refused, as ever.
     let mut bad = (*a).clone();
     bad.try_as_plain_ram_mut()
@@ -160,7 +201,7 @@ fn indices_nobody_else_holds_are_not_kept() {
     assert_eq!(out[0].clone().into_tensor(), fresh_output(&indices(1)));
     assert_eq!(
         kept(&plan),
-        (false, 0),
+        (None, 0),
         "a value made for one call is not kept"
     );
 }
@@ -175,6 +216,86 @@ fn constant_indices_are_sorted_once_and_give_the_fresh_output_every_call() {
             .run(tvec![data().into_tvalue(), updates().into_tvalue()])
             .unwrap();
         assert_eq!(out[0].clone().into_tensor(), want);
-        assert_eq!(kept(&plan), (true, calls), "the sort of a constant is kept");
+        assert_eq!(
+            kept(&plan),
+            (Some(true), calls),
+            "the sort of a constant is kept"
+        );
+    }
+}
+
+/// A run of a `SMALL` plan with `indices` held by the caller too.
+fn run_small(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
+    let out = plan.run(tvec![
+        data_of(SMALL).into_tvalue(),
+        indices.clone(),
+        updates_of(SMALL).into_tvalue()
+    ])?;
+    Ok(out[0].clone().into_tensor())
+}
+
+#[test]
+fn the_check_of_unsorted_indices_passed_again_is_kept_and_reused() {
+    let plan = plan_of(SMALL, None);
+    let a = indices_of(SMALL, 1).into_tvalue();
+    // Made by a plan that never saw them, from a value nobody else holds.
+    let want = plan_of(SMALL, None)
+        .run(tvec![
+            data_of(SMALL).into_tvalue(),
+            (*a).clone().into_tvalue(),
+            updates_of(SMALL).into_tvalue()
+        ])
+        .unwrap()[0]
+        .clone()
+        .into_tensor();
+    assert_eq!(run_small(&plan, &a).unwrap(), want);
+    assert_eq!(kept(&plan), (Some(false), 0), "the check alone is kept");
+    for calls in 1..=2 {
+        assert_eq!(run_small(&plan, &a).unwrap(), want);
+        assert_eq!(kept(&plan), (Some(false), calls), "and reused");
+    }
+    // Another tensor with a bad value: checked, and refused.
+    let mut bad = (*a).clone();
+    bad.try_as_plain_ram_mut()
+        .unwrap()
+        .as_slice_mut::<i64>()
+        .unwrap()[9] = -65;
+    let err = run_small(&plan, &bad.into_tvalue()).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("out of bounds"), "{message}");
+    assert!(message.contains("-65"), "{message}");
+    assert_eq!(
+        kept(&plan),
+        (Some(false), 2),
+        "the refused call reused nothing"
+    );
+}
+
+#[test]
+fn the_check_of_small_constant_indices_is_made_once() {
+    let constant = indices_of(SMALL, 4);
+    let plan = plan_of(SMALL, Some(&constant));
+    let want = plan_of(SMALL, None)
+        .run(tvec![
+            data_of(SMALL).into_tvalue(),
+            constant.clone().into_tvalue(),
+            updates_of(SMALL).into_tvalue()
+        ])
+        .unwrap()[0]
+        .clone()
+        .into_tensor();
+    for calls in 0..3 {
+        let out = plan
+            .run(tvec![
+                data_of(SMALL).into_tvalue(),
+                updates_of(SMALL).into_tvalue()
+            ])
+            .unwrap();
+        assert_eq!(out[0].clone().into_tensor(), want);
+        assert_eq!(
+            kept(&plan),
+            (Some(false), calls),
+            "the check of a constant is kept"
+        );
     }
 }

@@ -53,7 +53,7 @@ pub use fused_copy::{CopyingScatter, copy_in_pieces};
 pub use grad::{GradCalc, GradElement, GradSpec, GradToken};
 pub use index::IndexValue;
 pub use nd::{CheckedNdIndices, NdPlan};
-pub use nd_par::{NdBlockSort, SortedNdIndices};
+pub use nd_par::{NdKeptCheck, SortedNdIndices};
 pub use parallel::{Parallel, Schedule, Serial};
 pub use reduction::Reduction;
 pub use shape::{element_count, row_major_strides};

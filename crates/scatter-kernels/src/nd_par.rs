@@ -50,12 +50,21 @@ pub struct SortedNdIndices<'a, I> {
     buckets: Option<Arc<Buckets>>,
 }
 
-/// The sort of a [`SortedNdIndices`] by destination block, owned and
-/// cheap to clone: what a host keeps to apply the same indices again
-/// without checking and sorting them again ([`NdPlan::sorted_by`]).
+/// What a host keeps of a [`SortedNdIndices`] to apply the same indices
+/// again without reading them ([`NdPlan::from_kept_check`]): that they passed
+/// the check, and their sort by destination block when they were sorted.
+/// Owned and cheap to clone.
 #[derive(Debug, Clone)]
-pub struct NdBlockSort {
-    buckets: Arc<Buckets>,
+pub struct NdKeptCheck {
+    buckets: Option<Arc<Buckets>>,
+}
+
+impl NdKeptCheck {
+    /// Whether the kept token was sorted by destination block (else it
+    /// keeps only that the indices were checked).
+    pub fn is_sorted(&self) -> bool {
+        self.buckets.is_some()
+    }
 }
 
 /// Whether a plan's slices can be sorted at all: row-major data (one run
@@ -251,25 +260,27 @@ impl NdPlan {
 
 impl NdPlan {
     /// The token [`Self::check_indices_sorted_par`] returned for `indices`
-    /// and kept as `sort` ([`SortedNdIndices::block_sort`]), without
-    /// reading the indices: neither checked nor sorted again. `Err` when
-    /// the sort is not one of this plan's tuple count and data length.
+    /// and kept as `sort` ([`SortedNdIndices::kept_check`]), sorted or
+    /// not, without reading the indices: neither checked nor sorted
+    /// again. `Err` when the indices are not of this plan's length, or
+    /// the sort not of its tuple count and data length.
     ///
     /// # Safety
     /// `indices` are the very values that a `check_indices_sorted*` call
     /// of a plan equal to this one (the same data, indices and updates
     /// shapes, the same layout) accepted when it made `sort`, unchanged
     /// since: the token's methods index the data by them unchecked.
-    pub unsafe fn sorted_by<'a, I: IndexValue>(
+    pub unsafe fn from_kept_check<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
-        sort: &NdBlockSort,
+        sort: &NdKeptCheck,
     ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
-        let b = &sort.buckets;
         let fits = indices.len() == self.tuples * self.k
-            && b.entries.len() == self.tuples
-            && b.block_len > 0
-            && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1;
+            && sort.buckets.as_ref().is_none_or(|b| {
+                b.entries.len() == self.tuples
+                    && b.block_len > 0
+                    && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1
+            });
         if !fits {
             return Err(ScatterError::Shape {
                 input: Input::Indices,
@@ -282,7 +293,7 @@ impl NdPlan {
                 plan: self,
                 indices,
             },
-            buckets: Some(sort.buckets.clone()),
+            buckets: sort.buckets.clone(),
         })
     }
 }
@@ -384,10 +395,13 @@ impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
         self.buckets.is_some()
     }
 
-    /// The sort, when the slices were sorted: keep it with the indices to
-    /// apply them again through [`NdPlan::sorted_by`].
-    pub fn block_sort(&self) -> Option<NdBlockSort> {
-        self.buckets.clone().map(|buckets| NdBlockSort { buckets })
+    /// What to keep with the indices to apply them again through
+    /// [`NdPlan::from_kept_check`]: the check, and the sort when the slices
+    /// were sorted.
+    pub fn kept_check(&self) -> NdKeptCheck {
+        NdKeptCheck {
+            buckets: self.buckets.clone(),
+        }
     }
 
     /// [`CheckedNdIndices::apply`], block by block when sorted, on `par`

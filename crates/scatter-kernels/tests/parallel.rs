@@ -718,9 +718,10 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     let sorted = plan
         .check_indices_sorted(&indices, 4, &Schedule::EAGER)
         .unwrap();
-    let sort = sorted.block_sort().expect("sorted");
+    let sort = sorted.kept_check();
+    assert!(sort.is_sorted());
     // SAFETY: the very indices `sort` was made from, by this plan.
-    let again = unsafe { plan.sorted_by(&indices, &sort) }.unwrap();
+    let again = unsafe { plan.from_kept_check(&indices, &sort) }.unwrap();
     for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
         let (mut want, mut got) = (data.clone(), data.clone());
         sorted
@@ -734,10 +735,42 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     // A plan of another tuple count or data size: refused.
     let fewer = NdPlan::new(&[64, 8], &[100, 2], &[100]).unwrap();
     // SAFETY: refused before any use of the indices.
-    assert!(unsafe { fewer.sorted_by(&indices[..200], &sort) }.is_err());
+    assert!(unsafe { fewer.from_kept_check(&indices[..200], &sort) }.is_err());
     let larger = NdPlan::new(&[4096, 8], &[200, 2], &[200]).unwrap();
     // SAFETY: as above.
-    assert!(unsafe { larger.sorted_by(&indices, &sort) }.is_err());
+    assert!(unsafe { larger.from_kept_check(&indices, &sort) }.is_err());
+}
+
+#[test]
+fn a_kept_check_of_unsorted_indices_applies_as_its_token_and_fits_no_other_length() {
+    let (plan, indices) = two_hundred_tuples_into_64x8();
+    let updates: Vec<f32> = (0..200).map(|i| i as f32 * 0.75).collect();
+    let data: Vec<f32> = (0..512).map(|i| i as f32).collect();
+    // The default thresholds do not sort 2 KiB of output.
+    let checked = plan
+        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .unwrap();
+    assert!(!checked.is_sorted());
+    let kept = checked.kept_check();
+    assert!(!kept.is_sorted());
+    // SAFETY: the very indices `kept` was made from, by this plan.
+    let again = unsafe { plan.from_kept_check(&indices, &kept) }.unwrap();
+    assert!(!again.is_sorted());
+    for reduction in [Reduction::None, Reduction::Add, Reduction::Mul] {
+        let (mut want, mut got) = (data.clone(), data.clone());
+        plan.check_indices(&indices)
+            .unwrap()
+            .apply(&mut want, &updates, reduction)
+            .unwrap();
+        again
+            .apply_par(&mut got, &updates, reduction, &Threads(3))
+            .unwrap();
+        assert_eq!(f32::bits(&got), f32::bits(&want), "{reduction}");
+    }
+    // Indices of another length: refused before any is read.
+    let fewer = NdPlan::new(&[64, 8], &[100, 2], &[100]).unwrap();
+    // SAFETY: refused before any use of the indices.
+    assert!(unsafe { fewer.from_kept_check(&indices[..198], &kept) }.is_err());
 }
 
 // ---------------------------------------------------------------------------

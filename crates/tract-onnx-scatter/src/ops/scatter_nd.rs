@@ -189,12 +189,13 @@ impl IndexedScatter for ScatterNd {
         let element_bytes = data.datum_type().size_of();
         // Large random-index scatters get their updates sorted by
         // destination block in the pass that checks them, on the caller's
-        // executor; the sort of indices that come back is kept. Not when
-        // the data is written in place on one thread and the indices will
-        // not come back: there the sort costs more than the cache misses
-        // it saves (snd_elems in par_timings, three runs: check + apply
-        // 9.0-9.5 ms unsorted, 10.0-11.7 ms sorted); it pays for a copy,
-        // for threads, or when it is reused.
+        // executor; the check (and sort) of indices that come back is kept
+        // (`sort_cache`). Not sorted when the data is written in place on
+        // one thread and the indices will not come back: there the sort
+        // costs more than the cache misses it saves (snd_elems in
+        // par_timings, three runs: check + apply 9.0-9.5 ms unsorted,
+        // 10.0-11.7 ms sorted); it pays for a copy, for threads, or when
+        // it is reused.
         let kept = sort_cache::keepable(indices_value, indices);
         let threads = TractThreads::current();
         let unsorted = Schedule {

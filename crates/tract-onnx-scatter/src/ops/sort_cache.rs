@@ -1,11 +1,14 @@
-//! A ScatterND's sort by destination block, kept while its indices do not
-//! change.
+//! A ScatterND's check of its indices, and their sort by destination
+//! block, kept while its indices do not change.
 //!
-//! A large random-index ScatterND checks its indices and counting-sorts
-//! the update slices by destination block ([`NdPlan::check_indices_sorted_par`]):
-//! about half of its run on the benchmark's 1e6-element row. When the very
-//! same indices tensor comes back — a constant of the model, or an input
-//! the caller keeps and passes again — neither needs doing again.
+//! A ScatterND reads all its indices to check them before it writes; a
+//! large random-index one also counting-sorts the update slices by
+//! destination block in that pass ([`NdPlan::check_indices_sorted_par`]).
+//! Either is about half of the run of a scatter of many small slices
+//! (the benchmark's 1e6-element row with its sort; its 1M-update
+//! histogram with the check alone). When the very same indices tensor
+//! comes back — a constant of the model, or an input the caller keeps and
+//! passes again — neither needs doing again.
 //!
 //! "The very same" is the tensor's identity, not its values: the cache
 //! holds an `Arc` of the indices it sorted, so that tensor can be neither
@@ -22,22 +25,22 @@
 
 use std::sync::{Arc, Mutex};
 
-use scatter_kernels::{IndexValue, NdBlockSort, NdPlan, ScatterError, SortedNdIndices};
+use scatter_kernels::{IndexValue, NdKeptCheck, NdPlan, ScatterError, SortedNdIndices};
 use tract_core::internal::*;
 
-/// What a sort was made from: the indices tensor (kept alive and
-/// unwritten by this `Arc`; its shape is the plan's indices shape), and
-/// the data shape and element size of the plan that sorted it (the
+/// What a check (and sort) was made from: the indices tensor (kept alive
+/// and unwritten by this `Arc`; its shape is the plan's indices shape),
+/// and the data shape and element size of the plan that checked it (the
 /// updates shape follows from the two).
 struct Kept {
     indices: Arc<Tensor>,
     data_shape: TVec<usize>,
     element_bytes: usize,
-    sort: NdBlockSort,
+    sort: NdKeptCheck,
 }
 
-/// The last sort of a ScatterND node's indices, and how many calls
-/// reused it; see the module.
+/// The last check (and sort) of a ScatterND node's indices, and how many
+/// calls reused it; see the module.
 #[derive(Clone, Default)]
 pub struct SortCache(Arc<Mutex<State>>);
 
@@ -47,7 +50,7 @@ struct State {
     reused: usize,
 }
 
-/// The indices a sort may be kept for: `indices`' own tensor when the
+/// The indices a check may be kept for: `indices`' own tensor when the
 /// slice `values` is its data and someone besides this call holds it.
 pub fn keepable<'a, I>(indices: &'a TValue, values: &[I]) -> Option<&'a Arc<Tensor>> {
     let arc = indices.as_arc_tensor()?;
@@ -60,8 +63,8 @@ pub fn keepable<'a, I>(indices: &'a TValue, values: &[I]) -> Option<&'a Arc<Tens
 
 impl SortCache {
     /// The token for `indices` (the data of `kept`, when given): from the
-    /// kept sort when it was made from the same tensor by an equal plan,
-    /// else `check` (the check and sort), whose sort is then kept.
+    /// kept check when it was made from the same tensor by an equal plan,
+    /// else `check` (the check, and sort), which is then kept.
     pub fn sorted<'a, I: IndexValue>(
         &self,
         plan: &'a NdPlan,
@@ -90,30 +93,28 @@ impl SortCache {
         };
         if let Some(sort) = hit {
             // SAFETY: `indices` is the data of `kept` (`keepable`), the very
-            // tensor the kept sort was made from by a plan of the same
+            // tensor the kept check was made from by a plan of the same
             // shapes (the op's layout is fixed): held by the cache since,
             // it was neither freed nor written (module doc), so these are
             // the values that check accepted.
-            return unsafe { plan.sorted_by(indices, &sort) };
+            return unsafe { plan.from_kept_check(indices, &sort) };
         }
         let sorted = check()?;
-        if let Some(sort) = sorted.block_sort() {
-            self.lock().kept = Some(Kept {
-                indices: kept.clone(),
-                data_shape: plan.data_shape().into(),
-                element_bytes,
-                sort,
-            });
-        }
+        self.lock().kept = Some(Kept {
+            indices: kept.clone(),
+            data_shape: plan.data_shape().into(),
+            element_bytes,
+            sort: sorted.kept_check(),
+        });
         Ok(sorted)
     }
 
-    /// Whether a sort is kept (for tests).
-    pub fn is_kept(&self) -> bool {
-        self.lock().kept.is_some()
+    /// Whether a check is kept, and whether it holds a sort (for tests).
+    pub fn kept(&self) -> Option<bool> {
+        self.lock().kept.as_ref().map(|k| k.sort.is_sorted())
     }
 
-    /// How many calls applied a kept sort instead of checking and sorting
+    /// How many calls applied a kept check instead of checking again
     /// (for tests).
     pub fn reused(&self) -> usize {
         self.lock().reused
@@ -131,7 +132,11 @@ impl std::fmt::Debug for SortCache {
         write!(
             f,
             "SortCache({})",
-            if self.is_kept() { "kept" } else { "empty" }
+            match self.kept() {
+                Some(true) => "sort kept",
+                Some(false) => "check kept",
+                None => "empty",
+            }
         )
     }
 }
