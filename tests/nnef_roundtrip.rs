@@ -240,6 +240,7 @@ fn elements_update_semantics_round_trip() {
                     reduction,
                     use_init_val,
                     output_pool: None,
+                    check_cache: Default::default(),
                 };
                 let out = model
                     .wire_node("seu", op, &[data, indices, updates])

@@ -29,6 +29,16 @@ pub struct CheckedElementsIndices<'a, I> {
     pub(crate) indices: &'a [I],
 }
 
+/// What a host keeps of a [`CheckedElementsIndices`] to apply the same
+/// indices again without reading them ([`ElementsPlan::reuse_check`]):
+/// the range they were checked against. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElementsKeptCheck {
+    axis: usize,
+    dim: usize,
+    len: usize,
+}
+
 impl ElementsPlan {
     pub fn new(
         data_shape: &[usize],
@@ -143,6 +153,37 @@ impl ElementsPlan {
         }
     }
 
+    /// The token [`Self::check_indices`] returned for `indices` and kept as
+    /// `kept` ([`CheckedElementsIndices::kept_check`]), without reading the
+    /// indices. `Err` when `kept` was not checked against this plan's axis
+    /// and dimension along it, or `indices` are not of its length.
+    ///
+    /// # Safety
+    /// `indices` are the very values that a check of `kept`'s plan
+    /// accepted when it made `kept`, unchanged since: the token's methods
+    /// index the data by them unchecked.
+    pub unsafe fn reuse_check<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        kept: &ElementsKeptCheck,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        let fits = kept.axis == self.axis
+            && kept.dim == self.data_shape[self.axis]
+            && kept.len == self.indices_len
+            && indices.len() == self.indices_len;
+        if !fits {
+            return Err(ScatterError::Shape {
+                input: Input::Indices,
+                shape: Dims::of(&self.indices_shape),
+                expected: "the indices a kept check was made for (internal error)".into(),
+            });
+        }
+        Ok(CheckedElementsIndices {
+            plan: self,
+            indices,
+        })
+    }
+
     /// The error naming `indices[pos]`, out of range on the axis.
     #[cold]
     fn out_of_bounds<I: IndexValue>(&self, indices: &[I], pos: usize) -> ScatterError {
@@ -184,6 +225,17 @@ pub(crate) fn select_f32(acc: &mut f32, update: f32, better: bool) {
 }
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// What to keep with the indices to apply them again through
+    /// [`ElementsPlan::reuse_check`].
+    pub fn kept_check(&self) -> ElementsKeptCheck {
+        let plan = self.plan;
+        ElementsKeptCheck {
+            axis: plan.axis,
+            dim: plan.data_shape[plan.axis],
+            len: plan.indices_len,
+        }
+    }
+
     /// Calls `f(data_offset, indices_position)` for every index, in
     /// row-major order of the indices.
     #[inline(always)]

@@ -46,7 +46,7 @@ mod update;
 
 pub use axis::{elements_axis, tensor_scatter_axis};
 pub use element::Element;
-pub use elements::{CheckedElementsIndices, ElementsPlan};
+pub use elements::{CheckedElementsIndices, ElementsKeptCheck, ElementsPlan};
 pub use error::{Input, ScatterError};
 pub use fact_dim::{Dims, FactDim};
 pub use fused_copy::{CopyingScatter, copy_in_pieces};

@@ -51,11 +51,13 @@ pub struct SortedNdIndices<'a, I> {
 }
 
 /// What a host keeps of a [`SortedNdIndices`] to apply the same indices
-/// again without reading them ([`NdPlan::from_kept_check`]): that they passed
+/// again without reading them ([`NdPlan::reuse_check`]): that they passed
 /// the check, and their sort by destination block when they were sorted.
 /// Owned and cheap to clone.
 #[derive(Debug, Clone)]
 pub struct NdKeptCheck {
+    /// The data dimensions the index components were checked against.
+    dims: Vec<usize>,
     buckets: Option<Arc<Buckets>>,
 }
 
@@ -262,20 +264,22 @@ impl NdPlan {
     /// The token [`Self::check_indices_sorted_par`] returned for `indices`
     /// and kept as `sort` ([`SortedNdIndices::kept_check`]), sorted or
     /// not, without reading the indices: neither checked nor sorted
-    /// again. `Err` when the indices are not of this plan's length, or
-    /// the sort not of its tuple count and data length.
+    /// again. `Err` when the indices are not of this plan's length, the
+    /// check not against its dimensions, or the sort not of its tuple
+    /// count and data length.
     ///
     /// # Safety
     /// `indices` are the very values that a `check_indices_sorted*` call
     /// of a plan equal to this one (the same data, indices and updates
     /// shapes, the same layout) accepted when it made `sort`, unchanged
     /// since: the token's methods index the data by them unchecked.
-    pub unsafe fn from_kept_check<'a, I: IndexValue>(
+    pub unsafe fn reuse_check<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
         sort: &NdKeptCheck,
     ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
         let fits = indices.len() == self.tuples * self.k
+            && sort.dims[..] == self.data_shape[..self.k]
             && sort.buckets.as_ref().is_none_or(|b| {
                 b.entries.len() == self.tuples
                     && b.block_len > 0
@@ -396,10 +400,12 @@ impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
     }
 
     /// What to keep with the indices to apply them again through
-    /// [`NdPlan::from_kept_check`]: the check, and the sort when the slices
+    /// [`NdPlan::reuse_check`]: the check, and the sort when the slices
     /// were sorted.
     pub fn kept_check(&self) -> NdKeptCheck {
+        let plan = self.checked.plan;
         NdKeptCheck {
+            dims: plan.data_shape[..plan.k].to_vec(),
             buckets: self.buckets.clone(),
         }
     }

@@ -710,6 +710,22 @@ fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
     assert_eq!(format!("{skipping:?}"), format!("{serial:?}"));
 }
 
+/// `got` writes into a copy of `data` what `want` writes into another, bit
+/// for bit, with each reduction.
+fn assert_writes_as<const N: usize>(
+    data: &[f32],
+    reductions: [Reduction; N],
+    want: impl Fn(&mut [f32], Reduction) -> Result<(), ScatterError>,
+    got: impl Fn(&mut [f32], Reduction) -> Result<(), ScatterError>,
+) {
+    for reduction in reductions {
+        let (mut w, mut g) = (data.to_vec(), data.to_vec());
+        want(&mut w, reduction).unwrap();
+        got(&mut g, reduction).unwrap();
+        assert_eq!(f32::bits(&g), f32::bits(&w), "{reduction}");
+    }
+}
+
 #[test]
 fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     let (plan, indices) = two_hundred_tuples_into_64x8();
@@ -721,24 +737,20 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     let sort = sorted.kept_check();
     assert!(sort.is_sorted());
     // SAFETY: the very indices `sort` was made from, by this plan.
-    let again = unsafe { plan.from_kept_check(&indices, &sort) }.unwrap();
-    for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
-        let (mut want, mut got) = (data.clone(), data.clone());
-        sorted
-            .apply_par(&mut want, &updates, reduction, &Serial)
-            .unwrap();
-        again
-            .apply_par(&mut got, &updates, reduction, &Threads(3))
-            .unwrap();
-        assert_eq!(f32::bits(&got), f32::bits(&want), "{reduction}");
-    }
+    let again = unsafe { plan.reuse_check(&indices, &sort) }.unwrap();
+    assert_writes_as(
+        &data,
+        [Reduction::None, Reduction::Add, Reduction::Max],
+        |d, r| sorted.apply_par(d, &updates, r, &Serial),
+        |d, r| again.apply_par(d, &updates, r, &Threads(3)),
+    );
     // A plan of another tuple count or data size: refused.
     let fewer = NdPlan::new(&[64, 8], &[100, 2], &[100]).unwrap();
     // SAFETY: refused before any use of the indices.
-    assert!(unsafe { fewer.from_kept_check(&indices[..200], &sort) }.is_err());
+    assert!(unsafe { fewer.reuse_check(&indices[..200], &sort) }.is_err());
     let larger = NdPlan::new(&[4096, 8], &[200, 2], &[200]).unwrap();
     // SAFETY: as above.
-    assert!(unsafe { larger.from_kept_check(&indices, &sort) }.is_err());
+    assert!(unsafe { larger.reuse_check(&indices, &sort) }.is_err());
 }
 
 #[test]
@@ -754,23 +766,52 @@ fn a_kept_check_of_unsorted_indices_applies_as_its_token_and_fits_no_other_lengt
     let kept = checked.kept_check();
     assert!(!kept.is_sorted());
     // SAFETY: the very indices `kept` was made from, by this plan.
-    let again = unsafe { plan.from_kept_check(&indices, &kept) }.unwrap();
+    let again = unsafe { plan.reuse_check(&indices, &kept) }.unwrap();
     assert!(!again.is_sorted());
-    for reduction in [Reduction::None, Reduction::Add, Reduction::Mul] {
-        let (mut want, mut got) = (data.clone(), data.clone());
-        plan.check_indices(&indices)
-            .unwrap()
-            .apply(&mut want, &updates, reduction)
-            .unwrap();
-        again
-            .apply_par(&mut got, &updates, reduction, &Threads(3))
-            .unwrap();
-        assert_eq!(f32::bits(&got), f32::bits(&want), "{reduction}");
-    }
-    // Indices of another length: refused before any is read.
+    let serial = plan.check_indices(&indices).unwrap();
+    assert_writes_as(
+        &data,
+        [Reduction::None, Reduction::Add, Reduction::Mul],
+        |d, r| serial.apply(d, &updates, r),
+        |d, r| again.apply_par(d, &updates, r, &Threads(3)),
+    );
+    // Indices of another length, or checked against larger dimensions:
+    // refused before any is read.
     let fewer = NdPlan::new(&[64, 8], &[100, 2], &[100]).unwrap();
     // SAFETY: refused before any use of the indices.
-    assert!(unsafe { fewer.from_kept_check(&indices[..198], &kept) }.is_err());
+    assert!(unsafe { fewer.reuse_check(&indices[..198], &kept) }.is_err());
+    let smaller = NdPlan::new(&[32, 8], &[200, 2], &[200]).unwrap();
+    // SAFETY: as above.
+    assert!(unsafe { smaller.reuse_check(&indices, &kept) }.is_err());
+}
+
+#[test]
+fn a_kept_element_check_applies_as_its_token_and_fits_no_other_axis_or_dimension() {
+    let plan = ElementsPlan::new(&[16, 12], &[6, 12], &[6, 12], 0).unwrap();
+    let indices: Vec<i64> = (0..72i64).map(|i| (i * 7) % 32 - 16).collect();
+    let updates: Vec<f32> = (0..72).map(|i| i as f32 * 0.5).collect();
+    let data: Vec<f32> = (0..192).map(|i| i as f32).collect();
+    let checked = plan.check_indices(&indices).unwrap();
+    let kept = checked.kept_check();
+    // SAFETY: the very indices `kept` was made from, by this plan.
+    let again = unsafe { plan.reuse_check(&indices, &kept) }.unwrap();
+    assert_writes_as(
+        &data,
+        [Reduction::None, Reduction::Add, Reduction::Min],
+        |d, r| checked.apply(d, &updates, r),
+        |d, r| again.apply_par(d, &updates, r, &Threads(3)),
+    );
+    // Another axis, a shorter dimension along it, other indices' length:
+    // refused before any index is read.
+    let other_axis = ElementsPlan::new(&[16, 16], &[6, 12], &[6, 12], 1).unwrap();
+    let shorter = ElementsPlan::new(&[12, 12], &[6, 12], &[6, 12], 0).unwrap();
+    let fewer = ElementsPlan::new(&[16, 12], &[5, 12], &[5, 12], 0).unwrap();
+    // SAFETY: each refused before any use of the indices.
+    unsafe {
+        assert!(other_axis.reuse_check(&indices, &kept).is_err());
+        assert!(shorter.reuse_check(&indices, &kept).is_err());
+        assert!(fewer.reuse_check(&indices[..60], &kept).is_err());
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -46,6 +46,7 @@ macro_rules! equal_as_kept_state {
 pub mod axis_changes;
 pub mod block_assignment;
 pub mod broadcast_rows;
+pub mod check_cache;
 pub mod copy_target;
 pub mod fresh_buffer;
 pub mod indexed;
@@ -56,7 +57,6 @@ pub mod scatter_elements_update;
 pub mod scatter_grad;
 pub mod scatter_nd;
 pub mod shapes;
-pub mod sort_cache;
 pub mod tensor_scatter;
 pub mod tract_threads;
 pub mod transpose_fold;

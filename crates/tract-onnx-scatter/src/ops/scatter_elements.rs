@@ -13,6 +13,7 @@ use tract_onnx::pb::NodeProto;
 use crate::nnef::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
+use crate::ops::check_cache::{self, ElementsCheckCache};
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
@@ -65,6 +66,10 @@ pub struct ScatterElements {
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
     pub output_pool: Option<OutputPool>,
+    /// The last check of indices that may come back
+    /// ([`crate::ops::check_cache`]): an execution detail, shared by
+    /// clones of one axis, ignored by equality.
+    pub check_cache: ElementsCheckCache,
 }
 
 impl ScatterElements {
@@ -75,6 +80,17 @@ impl ScatterElements {
             reduction,
             use_init_val: true,
             output_pool: None,
+            check_cache: ElementsCheckCache::default(),
+        }
+    }
+
+    /// The same op along another `axis`, with a cache of its own: a check
+    /// is of the plan of one axis.
+    pub fn with_axis(&self, axis: usize) -> ScatterElements {
+        ScatterElements {
+            axis,
+            check_cache: ElementsCheckCache::default(),
+            ..self.clone()
         }
     }
 
@@ -180,14 +196,19 @@ impl IndexedScatter for ScatterElements {
         &self,
         plan: &ElementsPlan,
         indices: &[I],
-        _indices_value: &TValue,
+        indices_value: &TValue,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<Tensor> {
         let site = &self.site;
         let threads = TractThreads::current();
-        let checked = plan
-            .check_indices_par(indices, &threads)
+        let kept = check_cache::keepable(indices_value, indices);
+        let element_bytes = data.datum_type().size_of();
+        let checked = self
+            .check_cache
+            .checked(plan, indices, kept, element_bytes, || {
+                plan.check_indices_par(indices, &threads)
+            })
             .map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
@@ -305,12 +326,8 @@ impl TypedOp for ScatterElements {
         rule_if!(node.inputs.len() == 3);
         let rank = model.outlet_fact(node.inputs[0])?.rank();
         rule_if_some!(moved = axis_changes::elements_change(self.axis, rank, change));
-        let substitute_op = (moved.attribute != self.axis).then(|| {
-            Box::new(ScatterElements {
-                axis: moved.attribute,
-                ..self.clone()
-            }) as Box<dyn TypedOp>
-        });
+        let substitute_op = (moved.attribute != self.axis)
+            .then(|| Box::new(self.with_axis(moved.attribute)) as Box<dyn TypedOp>);
         Ok(Some(AxisChangeConsequence {
             substitute_op,
             wire_changes: moved.wires,
@@ -461,6 +478,7 @@ fn load_scatter_elements(
             reduction,
             use_init_val,
             output_pool: None,
+            check_cache: ElementsCheckCache::default(),
         },
         &[data, indices, updates],
     )

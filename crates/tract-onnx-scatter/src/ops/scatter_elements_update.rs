@@ -84,6 +84,7 @@ impl ScatterElementsUpdate {
             reduction: self.reduction,
             use_init_val: self.use_init_val,
             output_pool: None,
+            check_cache: Default::default(),
         })
     }
 

@@ -14,11 +14,11 @@ use crate::nnef::{data_indices_updates, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::broadcast_rows;
+use crate::ops::check_cache::{self, NdCheckCache};
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
-use crate::ops::sort_cache::{self, SortCache};
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
@@ -65,10 +65,10 @@ pub struct ScatterNd {
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
     pub output_pool: Option<OutputPool>,
-    /// The last sort by destination block of indices that may come back
-    /// ([`crate::ops::sort_cache`]): an execution detail, shared by
-    /// clones of one layout, ignored by equality.
-    pub sort_cache: SortCache,
+    /// The last check (and sort by destination block) of indices that
+    /// may come back ([`crate::ops::check_cache`]): an execution detail,
+    /// shared by clones of one layout, ignored by equality.
+    pub check_cache: NdCheckCache,
 }
 
 impl ScatterNd {
@@ -79,16 +79,16 @@ impl ScatterNd {
             reduction,
             layout: None,
             output_pool: None,
-            sort_cache: SortCache::default(),
+            check_cache: NdCheckCache::default(),
         }
     }
 
-    /// The same op on another `layout`, with a cache of its own: a sort
+    /// The same op on another `layout`, with a cache of its own: a check
     /// is of the plan of one layout.
     pub fn with_layout(&self, layout: Option<TVec<usize>>) -> ScatterNd {
         ScatterNd {
             layout,
-            sort_cache: SortCache::default(),
+            check_cache: NdCheckCache::default(),
             ..self.clone()
         }
     }
@@ -190,13 +190,13 @@ impl IndexedScatter for ScatterNd {
         // Large random-index scatters get their updates sorted by
         // destination block in the pass that checks them, on the caller's
         // executor; the check (and sort) of indices that come back is kept
-        // (`sort_cache`). Not sorted when the data is written in place on
+        // (`check_cache`). Not sorted when the data is written in place on
         // one thread and the indices will not come back: there the sort
         // costs more than the cache misses it saves (snd_elems in
         // par_timings, three runs: check + apply 9.0-9.5 ms unsorted,
         // 10.0-11.7 ms sorted); it pays for a copy, for threads, or when
         // it is reused.
-        let kept = sort_cache::keepable(indices_value, indices);
+        let kept = check_cache::keepable(indices_value, indices);
         let threads = TractThreads::current();
         let unsorted = Schedule {
             blocked_from_bytes: usize::MAX,
@@ -208,8 +208,8 @@ impl IndexedScatter for ScatterNd {
             &Schedule::DEFAULT
         };
         let sorted = self
-            .sort_cache
-            .sorted(plan, indices, kept, element_bytes, || {
+            .check_cache
+            .checked(plan, indices, kept, element_bytes, || {
                 plan.check_indices_sorted_par(indices, element_bytes, schedule, &threads)
             })
             .map_err(|e| {

@@ -293,9 +293,6 @@ fn wire_elements(
         };
         moved.push(wire);
     }
-    let op = ScatterElements {
-        axis: view[op.axis],
-        ..op.clone()
-    };
+    let op = op.with_axis(view[op.axis]);
     Ok(patch.wire_node(&node.name, op, &[data, moved[0], moved[1]])?[0])
 }

@@ -1,9 +1,9 @@
-//! A ScatterND keeps the check (and, when large and random, the sort) of
-//! indices that come back (`tract_onnx_scatter::ops::sort_cache`): the
-//! same indices tensor passed again (or a constant of the model) is
-//! neither checked nor sorted again, and gives the output a fresh check
-//! gives; any other tensor, whatever its values, is checked (and sorted)
-//! again.
+//! A ScatterND or ScatterElements keeps the check (and, for a large
+//! random-index ScatterND, the sort) of indices that come back
+//! (`tract_onnx_scatter::ops::check_cache`): the same indices tensor passed
+//! again (or a constant of the model) is neither checked nor sorted again,
+//! and gives the output a fresh check gives; any other tensor, whatever its
+//! values, is checked (and sorted) again.
 //!
 //! `LARGE` is just past the kernels' blocking thresholds
 //! (`scatter_kernels::Schedule::DEFAULT`: 8 MiB of output, 64 updates per
@@ -14,7 +14,7 @@
 mod graph;
 
 use graph::Graph;
-use tract_onnx_scatter::ops::ScatterNd;
+use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 /// The data shape and the number of index tuples of a test graph.
@@ -107,14 +107,25 @@ fn plan_of(size: Size, constant: Option<&Tensor>) -> Arc<TypedSimplePlan> {
 /// Whether the plan's ScatterND keeps a check (`Some`), whether that holds
 /// a sort (`Some(true)`), and how many calls reused one.
 fn kept(plan: &Arc<TypedSimplePlan>) -> (Option<bool>, usize) {
-    let ops: Vec<&ScatterNd> = plan
+    let cache = &only_op::<ScatterNd>(plan).check_cache;
+    (cache.kept().map(|k| k.is_sorted()), cache.reused())
+}
+
+/// The plan's one op of type `O`.
+fn only_op<O: TypedOp>(plan: &Arc<TypedSimplePlan>) -> &O {
+    let ops: Vec<&O> = plan
         .model()
         .nodes()
         .iter()
-        .filter_map(|n| n.op_as::<ScatterNd>())
+        .filter_map(|n| n.op_as::<O>())
         .collect();
-    assert_eq!(ops.len(), 1, "one ScatterND in the plan");
-    (ops[0].sort_cache.kept(), ops[0].sort_cache.reused())
+    assert_eq!(
+        ops.len(),
+        1,
+        "one {} in the plan",
+        std::any::type_name::<O>()
+    );
+    ops[0]
 }
 
 /// The output of a plan that never saw any indices before.
@@ -295,6 +306,109 @@ fn the_check_of_small_constant_indices_is_made_once() {
         assert_eq!(
             kept(&plan),
             (Some(false), calls),
+            "the check of a constant is kept"
+        );
+    }
+}
+
+/// ScatterElements(add) along axis 0 of `[256, 32]` updates into
+/// `SMALL.data`; `indices` an initializer when given, else an input.
+fn elements_plan(constant: Option<&Tensor>) -> Arc<TypedSimplePlan> {
+    let g = Graph::new(18).input_c("data", DatumType::F32, &SMALL.data);
+    let g = match constant {
+        Some(t) => g.init("indices", t),
+        None => g.input_c("indices", DatumType::I64, &ELEMENTS),
+    };
+    g.input_c("updates", DatumType::F32, &ELEMENTS)
+        .node(
+            "ScatterElements",
+            &["data", "indices", "updates"],
+            &["out"],
+            vec![
+                graph::attr_int("axis", 0),
+                graph::attr_string("reduction", "add"),
+            ],
+        )
+        .output("out", DatumType::F32)
+        .optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap()
+}
+
+const ELEMENTS: [usize; 2] = [256, 32];
+
+/// ScatterElements indices of `ELEMENTS`' shape in `[-64, 64)`.
+fn element_indices(seed: u64) -> Tensor {
+    let tuples = indices_of(
+        Size {
+            data: [SMALL.data[0], SMALL.data[0]],
+            tuples: ELEMENTS[0] * ELEMENTS[1] / 2,
+        },
+        seed,
+    );
+    tuples.into_shape(&ELEMENTS).unwrap()
+}
+
+/// Whether the plan's ScatterElements keeps a check, and how many calls
+/// reused one.
+fn elements_kept(plan: &Arc<TypedSimplePlan>) -> (bool, usize) {
+    let cache = &only_op::<ScatterElements>(plan).check_cache;
+    (cache.kept().is_some(), cache.reused())
+}
+
+/// A run of an elements plan, `indices` given when an input.
+fn run_elements(plan: &Arc<TypedSimplePlan>, indices: Option<&TValue>) -> TractResult<Tensor> {
+    let updates = Tensor::from_shape(&ELEMENTS, &floats(ELEMENTS[0] * ELEMENTS[1], -1.25))?;
+    let mut inputs = tvec![data_of(SMALL).into_tvalue()];
+    inputs.extend(indices.cloned());
+    inputs.push(updates.into_tvalue());
+    Ok(plan.run(inputs)?[0].clone().into_tensor())
+}
+
+#[test]
+fn element_indices_passed_again_reuse_their_check_and_another_tensor_is_checked() {
+    let plan = elements_plan(None);
+    let a = element_indices(5).into_tvalue();
+    // From a plan that never saw them, a value nobody else holds.
+    let want = run_elements(&elements_plan(None), Some(&(*a).clone().into_tvalue())).unwrap();
+    assert_eq!(run_elements(&plan, Some(&a)).unwrap(), want);
+    assert_eq!(elements_kept(&plan), (true, 0), "the check is kept");
+    for calls in 1..=2 {
+        assert_eq!(run_elements(&plan, Some(&a)).unwrap(), want);
+        assert_eq!(elements_kept(&plan), (true, calls), "and reused");
+    }
+    // The same values in another tensor: checked again, the same output.
+    let a_copy = (*a).clone().into_tvalue();
+    assert_eq!(run_elements(&plan, Some(&a_copy)).unwrap(), want);
+    assert_eq!(elements_kept(&plan), (true, 2));
+    // Another tensor with a bad value: checked, and refused.
+    let mut bad = (*a).clone();
+    bad.try_as_plain_ram_mut()
+        .unwrap()
+        .as_slice_mut::<i64>()
+        .unwrap()[33] = 64;
+    let err = run_elements(&plan, Some(&bad.into_tvalue())).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(message.contains("out of bounds"), "{message}");
+    assert!(message.contains("64"), "{message}");
+    assert_eq!(
+        elements_kept(&plan),
+        (true, 2),
+        "the refused call reused nothing"
+    );
+}
+
+#[test]
+fn the_check_of_constant_element_indices_is_made_once() {
+    let constant = element_indices(6);
+    let plan = elements_plan(Some(&constant));
+    let want = run_elements(&elements_plan(None), Some(&constant.clone().into_tvalue())).unwrap();
+    for calls in 0..3 {
+        assert_eq!(run_elements(&plan, None).unwrap(), want);
+        assert_eq!(
+            elements_kept(&plan),
+            (true, calls),
             "the check of a constant is kept"
         );
     }

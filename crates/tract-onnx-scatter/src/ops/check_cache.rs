@@ -1,0 +1,242 @@
+//! A scatter's check of its indices (and a ScatterND's sort of them by
+//! destination block), kept while its indices do not change.
+//!
+//! A scatter reads all its indices to check them before it writes; a
+//! large random-index ScatterND also counting-sorts the update slices by
+//! destination block in that pass ([`NdPlan::check_indices_sorted_par`]).
+//! Either can be half of the run of a scatter of many small slices (the
+//! benchmark's 1e6-element ScatterND with its sort; its 1M-update
+//! histogram with the check alone). When the very same indices tensor
+//! comes back — a constant of the model, or an input the caller keeps and
+//! passes again — neither needs doing again.
+//!
+//! "The very same" is the tensor's identity, not its values: the cache
+//! holds an `Arc` of the indices it checked, so that tensor can be neither
+//! freed (its address reused by another) nor written (tract writes a
+//! tensor only through an exclusive `Arc`) while it is kept. Only indices
+//! someone else also holds are kept (a constant node, the caller): a
+//! value made for this call alone will not come back, and keeping it would
+//! only keep its memory. One indices tensor per node is kept, the last
+//! checked, until another replaces it or the op is dropped. A kept check
+//! is reused only by a plan of the same data shape and element size, and
+//! the kernels refuse one made against other dimensions
+//! ([`NdPlan::reuse_check`], [`ElementsPlan::reuse_check`]): then
+//! the indices are checked again.
+//!
+//! Like the output pool, the cache is an execution detail of the op: it
+//! lives in the op (tract's `SimplePlan::run` spawns a new state per
+//! call), is shared by its clones, and is ignored by equality and hashing.
+
+use std::sync::{Arc, Mutex};
+
+use scatter_kernels::{
+    CheckedElementsIndices, ElementsKeptCheck, ElementsPlan, IndexValue, NdKeptCheck, NdPlan,
+    ScatterError, SortedNdIndices,
+};
+use tract_core::internal::*;
+
+/// What a check was made from: the indices tensor (kept alive and
+/// unwritten by this `Arc`; its shape is the plan's indices shape), and
+/// the data shape and element size of the plan that checked it; and what
+/// the kernels gave to keep of it.
+struct Kept<K> {
+    indices: Arc<Tensor>,
+    data_shape: TVec<usize>,
+    element_bytes: usize,
+    check: K,
+}
+
+/// The last check of a scatter node's indices (`K`: what the kernels
+/// keep of it), and how many calls reused it; see the module.
+pub struct CheckCache<K>(Arc<Mutex<State<K>>>);
+
+/// A ScatterND's cache: the check and, when it sorted, the sort.
+pub type NdCheckCache = CheckCache<NdKeptCheck>;
+
+/// A ScatterElements' (or Scatter's) cache.
+pub type ElementsCheckCache = CheckCache<ElementsKeptCheck>;
+
+struct State<K> {
+    kept: Option<Kept<K>>,
+    reused: usize,
+}
+
+impl<K> Clone for CheckCache<K> {
+    fn clone(&self) -> Self {
+        CheckCache(self.0.clone())
+    }
+}
+
+impl<K> Default for CheckCache<K> {
+    fn default() -> Self {
+        CheckCache(Arc::new(Mutex::new(State {
+            kept: None,
+            reused: 0,
+        })))
+    }
+}
+
+/// The indices a check may be kept for: `indices`' own tensor when the
+/// slice `values` is its data and someone besides this call holds it.
+pub fn keepable<'a, I>(indices: &'a TValue, values: &[I]) -> Option<&'a Arc<Tensor>> {
+    let arc = indices.as_arc_tensor()?;
+    let own = arc
+        .try_as_plain_ram()
+        .ok()
+        .is_some_and(|b| std::ptr::eq(b.as_bytes().as_ptr(), values.as_ptr().cast()));
+    (own && Arc::strong_count(arc) >= 2).then_some(arc)
+}
+
+/// A kernels' plan whose check of indices a host may keep: what it keeps
+/// of a token, and the token again from that, without reading the
+/// indices.
+pub trait KeepsChecks {
+    /// What is kept.
+    type Kept: Clone;
+    /// The checked token.
+    type Token<'a, I: IndexValue>
+    where
+        Self: 'a;
+
+    fn data_shape(&self) -> &[usize];
+
+    fn keep<I: IndexValue>(token: &Self::Token<'_, I>) -> Self::Kept;
+
+    /// The token for `indices` from `kept`; `Err` when the kernel refuses
+    /// it (other dimensions or length).
+    ///
+    /// # Safety
+    /// As the kernels' `reuse_check`: `indices` are the very values a
+    /// check accepted when it made `kept`, unchanged since.
+    unsafe fn reuse<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        kept: &Self::Kept,
+    ) -> Result<Self::Token<'a, I>, ScatterError>;
+}
+
+impl KeepsChecks for NdPlan {
+    type Kept = NdKeptCheck;
+    type Token<'a, I: IndexValue> = SortedNdIndices<'a, I>;
+
+    fn data_shape(&self) -> &[usize] {
+        NdPlan::data_shape(self)
+    }
+
+    fn keep<I: IndexValue>(token: &SortedNdIndices<'_, I>) -> NdKeptCheck {
+        token.kept_check()
+    }
+
+    unsafe fn reuse<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        kept: &NdKeptCheck,
+    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.reuse_check(indices, kept) }
+    }
+}
+
+impl KeepsChecks for ElementsPlan {
+    type Kept = ElementsKeptCheck;
+    type Token<'a, I: IndexValue> = CheckedElementsIndices<'a, I>;
+
+    fn data_shape(&self) -> &[usize] {
+        ElementsPlan::data_shape(self)
+    }
+
+    fn keep<I: IndexValue>(token: &CheckedElementsIndices<'_, I>) -> ElementsKeptCheck {
+        token.kept_check()
+    }
+
+    unsafe fn reuse<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        kept: &ElementsKeptCheck,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.reuse_check(indices, kept) }
+    }
+}
+
+impl<K: Clone> CheckCache<K> {
+    /// The token for `indices` (the data of `kept`, when given): from the
+    /// kept check when it was made from the same tensor by a plan of the
+    /// same data shape and `element_bytes` (and the kernel accepts it for
+    /// `plan`), else `check`, which is then kept.
+    pub fn checked<'a, P: KeepsChecks<Kept = K>, I: IndexValue>(
+        &self,
+        plan: &'a P,
+        indices: &'a [I],
+        kept: Option<&Arc<Tensor>>,
+        element_bytes: usize,
+        check: impl FnOnce() -> Result<P::Token<'a, I>, ScatterError>,
+    ) -> Result<P::Token<'a, I>, ScatterError> {
+        let Some(kept) = kept else {
+            return check();
+        };
+        let same = |k: &Kept<K>| {
+            Arc::ptr_eq(&k.indices, kept)
+                && k.element_bytes == element_bytes
+                && k.data_shape[..] == *plan.data_shape()
+        };
+        let hit = self
+            .lock()
+            .kept
+            .as_ref()
+            .filter(|k| same(k))
+            .map(|k| k.check.clone());
+        // SAFETY: `indices` is the data of `kept` (`keepable`), the very
+        // tensor the kept check was made from by a plan of the same data
+        // shape: held by the cache since, it was neither freed nor written
+        // (module doc), so these are the values that check accepted. The
+        // kernel refuses a check of other dimensions or another length.
+        if let Some(token) = hit.and_then(|k| unsafe { plan.reuse(indices, &k) }.ok()) {
+            self.lock().reused += 1;
+            return Ok(token);
+        }
+        let token = check()?;
+        self.lock().kept = Some(Kept {
+            indices: kept.clone(),
+            data_shape: plan.data_shape().into(),
+            element_bytes,
+            check: P::keep(&token),
+        });
+        Ok(token)
+    }
+
+    /// The kept check, if any (for tests).
+    pub fn kept(&self) -> Option<K> {
+        self.lock().kept.as_ref().map(|k| k.check.clone())
+    }
+
+    /// How many calls applied a kept check instead of checking again
+    /// (for tests).
+    pub fn reused(&self) -> usize {
+        self.lock().reused
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<K>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl<K> PartialEq for CheckCache<K> {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl<K> Eq for CheckCache<K> {}
+
+impl<K> std::hash::Hash for CheckCache<K> {
+    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
+}
+
+impl<K> std::fmt::Debug for CheckCache<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let state = if kept.kept.is_some() { "kept" } else { "empty" };
+        write!(f, "CheckCache({state})")
+    }
+}
