@@ -262,7 +262,7 @@ impl NdPlan {
 
 impl NdPlan {
     /// The token [`Self::check_indices_sorted_par`] returned for `indices`
-    /// and kept as `sort` ([`SortedNdIndices::kept_check`]), sorted or
+    /// and kept as `kept` ([`SortedNdIndices::kept_check`]), sorted or
     /// not, without reading the indices: neither checked nor sorted
     /// again. `Err` when the indices are not of this plan's length, the
     /// check not against its dimensions, or the sort not of its tuple
@@ -271,16 +271,16 @@ impl NdPlan {
     /// # Safety
     /// `indices` are the very values that a `check_indices_sorted*` call
     /// of a plan equal to this one (the same data, indices and updates
-    /// shapes, the same layout) accepted when it made `sort`, unchanged
+    /// shapes, the same layout) accepted when it made `kept`, unchanged
     /// since: the token's methods index the data by them unchecked.
     pub unsafe fn reuse_check<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
-        sort: &NdKeptCheck,
+        kept: &NdKeptCheck,
     ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
         let fits = indices.len() == self.tuples * self.k
-            && sort.dims[..] == self.data_shape[..self.k]
-            && sort.buckets.as_ref().is_none_or(|b| {
+            && kept.dims[..] == self.data_shape[..self.k]
+            && kept.buckets.as_ref().is_none_or(|b| {
                 b.entries.len() == self.tuples
                     && b.block_len > 0
                     && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1
@@ -297,7 +297,7 @@ impl NdPlan {
                 plan: self,
                 indices,
             },
-            buckets: sort.buckets.clone(),
+            buckets: kept.buckets.clone(),
         })
     }
 }

@@ -215,28 +215,23 @@ impl<K: Clone> CheckCache<K> {
     pub fn reused(&self) -> usize {
         self.lock().reused
     }
+}
 
+impl<K> CheckCache<K> {
     fn lock(&self) -> std::sync::MutexGuard<'_, State<K>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl<K> PartialEq for CheckCache<K> {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl<K> Eq for CheckCache<K> {}
-
-impl<K> std::hash::Hash for CheckCache<K> {
-    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
-}
+equal_as_kept_state!(CheckCache<K>);
 
 impl<K> std::fmt::Debug for CheckCache<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let state = if kept.kept.is_some() { "kept" } else { "empty" };
+        let state = if self.lock().kept.is_some() {
+            "kept"
+        } else {
+            "empty"
+        };
         write!(f, "CheckCache({state})")
     }
 }

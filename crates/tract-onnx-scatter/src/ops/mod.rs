@@ -24,20 +24,21 @@ use tract_onnx::model::OnnxOpRegister;
 use crate::parse::Deviations;
 
 /// `PartialEq`, `Eq` and `Hash` for what an op keeps across runs (its
-/// output pool, its kept sort): a cache, not part of what the op
+/// output pool, its kept check): a cache, not part of what the op
 /// computes, so two ops that differ only in what they keep are the same
 /// op (tract's `Op` is `DynEq`: ops are compared, e.g. when models are).
+/// A generic cache names its type parameters: `CheckCache<K>`.
 macro_rules! equal_as_kept_state {
-    ($t:ty) => {
-        impl PartialEq for $t {
-            fn eq(&self, _other: &$t) -> bool {
+    ($t:ident $(<$($g:ident),+>)?) => {
+        impl$(<$($g),+>)? PartialEq for $t$(<$($g),+>)? {
+            fn eq(&self, _other: &Self) -> bool {
                 true
             }
         }
 
-        impl Eq for $t {}
+        impl$(<$($g),+>)? Eq for $t$(<$($g),+>)? {}
 
-        impl std::hash::Hash for $t {
+        impl$(<$($g),+>)? std::hash::Hash for $t$(<$($g),+>)? {
             fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
         }
     };
