@@ -381,9 +381,20 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     #[inline(always)]
     fn fold<T>(&self, data: &mut [T], updates: &[T], mut f: impl FnMut(&mut T, &T)) {
         if self.plan.slice_len == 1 {
-            self.visit_slices(data, updates, |d, u| {
-                // SAFETY: `visit_slices` hands slices of `slice_len == 1`.
-                unsafe { f(d.get_unchecked_mut(0), u.get_unchecked(0)) }
+            // One element per tuple: no loop over runs and no slices in
+            // the loop. The run-by-run visit spent twice the instructions
+            // per update, and a scatter of single elements into
+            // cache-resident data is bound by them.
+            debug_assert!(self.plan.runs.iter().all(|&r| r == 0));
+            debug_assert_eq!(updates.len(), self.plan.tuples);
+            self.visit(|o, t| {
+                debug_assert!(o < data.len() && t < updates.len());
+                // SAFETY: `visit_slices`' proof, for slices of one element:
+                // every axis past the first k has dim 1, so the one run
+                // starts at the tuple's offset (`runs == [0]`) and `o + 1
+                // <= data.len()`; `t < tuples == updates.len()`
+                // (`check_buffers`, `slice_len == 1`).
+                unsafe { f(data.get_unchecked_mut(o), updates.get_unchecked(t)) }
             })
         } else {
             self.visit_slices(data, updates, |d, u| {
@@ -783,6 +794,29 @@ mod tests {
             "shape: updates has shape [3, 4], expected [3, 5] (indices.shape[:-1] ++ data.shape[1:], \
              with indices shape [3, 1] and data shape [4, 5])"
         );
+    }
+
+    #[test]
+    fn no_tuples_of_single_elements_write_nothing_with_any_reduction() {
+        for reduction in [
+            Reduction::None,
+            Reduction::Add,
+            Reduction::Mul,
+            Reduction::Max,
+            Reduction::Min,
+        ] {
+            for plan in [
+                NdPlan::new(&[2, 3], &[0, 2], &[0]).unwrap(),
+                NdPlan::permuted(&[2, 3], &[1, 0], &[0, 2], &[0]).unwrap(),
+            ] {
+                let mut data = vec![1f32; 6];
+                plan.check_indices(&[] as &[i64])
+                    .unwrap()
+                    .apply(&mut data, &[], reduction)
+                    .unwrap();
+                assert_eq!(data, [1.0; 6], "{reduction:?}");
+            }
+        }
     }
 
     #[test]
