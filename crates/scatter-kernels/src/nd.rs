@@ -1,6 +1,7 @@
 //! ONNX `ScatterND`.
 
 use crate::fact_dim::known_ne_shape;
+use crate::index::{CHECK_CHUNK, out_of_range};
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
 use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
@@ -224,18 +225,13 @@ impl NdPlan {
             self.tuples * self.k,
             indices.len(),
         )?;
-        if self.k > 0 {
-            for (t, tuple) in indices.chunks_exact(self.k).enumerate() {
-                for (axis, (i, &dim)) in tuple.iter().zip(&self.data_shape).enumerate() {
-                    if crate::index::normalize(i.to_i64(), dim).is_none() {
-                        return Err(ScatterError::OutOfBounds {
-                            input: Input::Indices,
-                            position: coords_of(t * self.k + axis, &self.indices_shape),
-                            value: i.to_i64(),
-                            axis,
-                            dim,
-                        });
-                    }
+        // Chunk by chunk, without a branch per component; a chunk with a
+        // bad one is read again for the first error.
+        if let Some(per_chunk) = CHECK_CHUNK.checked_div(self.k) {
+            let per_chunk = per_chunk.max(1);
+            for (c, chunk) in indices.chunks(per_chunk * self.k).enumerate() {
+                if self.any_out_of_range(chunk) {
+                    self.first_out_of_bounds(chunk, c * per_chunk)?;
                 }
             }
         }
@@ -243,6 +239,51 @@ impl NdPlan {
             plan: self,
             indices,
         })
+    }
+
+    /// Whether a component of `tuples` (whole tuples) is out of its range,
+    /// computed without a branch per component. True whenever a dim does
+    /// not fit `i64` (then the exact check decides).
+    fn any_out_of_range<I: IndexValue>(&self, tuples: &[I]) -> bool {
+        let dims = &self.data_shape[..self.k];
+        if dims.iter().any(|&d| i64::try_from(d).is_err()) {
+            return true;
+        }
+        if let [d] = *dims {
+            let d = d as i64;
+            return tuples
+                .iter()
+                .fold(false, |b, i| b | out_of_range(i.to_i64(), d));
+        }
+        tuples.chunks_exact(self.k).fold(false, |b, tuple| {
+            tuple
+                .iter()
+                .zip(dims)
+                .fold(b, |b, (i, &d)| b | out_of_range(i.to_i64(), d as i64))
+        })
+    }
+
+    /// The error of the first out-of-range component of `tuples` (whole
+    /// tuples, the first of them tuple number `first`), if any.
+    fn first_out_of_bounds<I: IndexValue>(
+        &self,
+        tuples: &[I],
+        first: usize,
+    ) -> Result<(), ScatterError> {
+        for (t, tuple) in tuples.chunks_exact(self.k).enumerate() {
+            for (axis, (i, &dim)) in tuple.iter().zip(&self.data_shape).enumerate() {
+                if crate::index::normalize(i.to_i64(), dim).is_none() {
+                    return Err(ScatterError::OutOfBounds {
+                        input: Input::Indices,
+                        position: coords_of((first + t) * self.k + axis, &self.indices_shape),
+                        value: i.to_i64(),
+                        axis,
+                        dim,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -793,6 +834,31 @@ mod tests {
             err,
             "shape: updates has shape [3, 4], expected [3, 5] (indices.shape[:-1] ++ data.shape[1:], \
              with indices shape [3, 1] and data shape [4, 5])"
+        );
+    }
+
+    #[test]
+    fn the_first_bad_component_is_reported_past_a_chunk() {
+        let tuples = 3 * CHECK_CHUNK;
+        let plan = NdPlan::new(&[3, 4], &[tuples, 2], &[tuples]).unwrap();
+        let mut indices = vec![-3i64; 2 * tuples];
+        assert!(plan.check_indices(&indices).is_ok());
+        indices[2 * (CHECK_CHUNK + 7) + 1] = 4;
+        indices[4 * CHECK_CHUNK] = -4; // tuple 2 * CHECK_CHUNK, axis 0
+        let err = plan.check_indices(&indices).unwrap_err();
+        let ScatterError::OutOfBounds {
+            position,
+            value,
+            axis,
+            dim,
+            ..
+        } = err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!(
+            (position, value, axis, dim),
+            (vec![CHECK_CHUNK + 7, 1], 4, 1, 4)
         );
     }
 

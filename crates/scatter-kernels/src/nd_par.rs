@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::fused_copy::CopyingScatter;
+use crate::index::out_of_range;
 use crate::parallel::{
     Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds, for_each_part, split_at_bounds,
 };
@@ -247,10 +248,9 @@ impl NdPlan {
         for (tuple, slot) in tuples.chunks_exact(self.k).zip(offsets) {
             let mut offset = 0usize;
             for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
+                // `sortable`: the data's length, so each dim, fits `u32`.
                 let (i, d) = (i.to_i64(), dim as i64);
-                // As in `ElementsPlan::check_indices`: [-d, d - 1]
-                // folds onto [0, 2d - 1] in wrapping arithmetic.
-                bad |= (i.wrapping_add(d) as u64) >= (2 * d as u64);
+                bad |= out_of_range(i, d);
                 let j = if i < 0 { i.wrapping_add(d) } else { i } as usize;
                 offset = offset.wrapping_add(j.wrapping_mul(stride));
             }
