@@ -37,6 +37,9 @@ pub enum Ownership {
     /// Input 0 is copied before each call, outside the timed call, and the
     /// copy moved in.
     CopiedBeforeEachCall,
+    /// Input 1 (the indices) is copied before each call, outside the timed
+    /// call, and the copy moved in; data and updates stay the caller's.
+    IndicesCopiedBeforeEachCall,
     /// No owned mode (the row shows n/a).
     None,
 }
@@ -105,6 +108,8 @@ impl Case {
             feedback: vec![],
             ownership: if w.extras.fresh_each_call {
                 Ownership::CopiedBeforeEachCall
+            } else if w.extras.new_indices_each_call {
+                Ownership::IndicesCopiedBeforeEachCall
             } else {
                 Ownership::OutputAsData
             },
@@ -112,9 +117,11 @@ impl Case {
             typed_from_inputs: false,
             has_copy_floor: true,
             copy_bound: w.copy_bound,
-            // Not in the geomeans: the fresh-cache row repeats
-            // snd_kv_cache, the GNN rows have their own table.
-            summarized: !w.extras.gnn && !w.extras.fresh_each_call,
+            // Not in the geomeans: the fresh-cache and new-indices rows
+            // repeat other rows, the GNN rows have their own table.
+            summarized: !w.extras.gnn
+                && !w.extras.fresh_each_call
+                && !w.extras.new_indices_each_call,
             gradient: None,
             extras: w.extras,
         })

@@ -48,6 +48,9 @@ pub struct Row {
     pub torch_gnn: Option<TorchGnn>,
     /// Only the owned mode, a fresh copy of data moved into each call.
     pub fresh_each_call: bool,
+    /// Only the owned mode (and onnxruntime), a new copy of the indices
+    /// moved into each call.
+    pub new_indices_each_call: bool,
     /// Per-round medians: round `i` of every series was timed within
     /// seconds of round `i` of the others, so their ratio is taken round
     /// by round ([`Rounds::paired`]).
@@ -462,6 +465,17 @@ pub fn thread_targets(rows: &[Row]) -> Vec<String> {
             r.name,
             rcell(owned),
             met(&[owned], 1.2)
+        ));
+    }
+    for r in rows.iter().filter(|r| r.new_indices_each_call) {
+        let (ort, stock) = (r.vs_ort(Mode::Owned), r.vs_stock(Mode::Owned));
+        lines.push(format!(
+            "{} owned, new indices moved into every call (checked every call), ≤ onnxruntime: \
+             {} ({}); over stock tract: {}",
+            r.name,
+            rcell(ort),
+            met(&[ort], 1.0),
+            rcell(stock)
         ));
     }
     let floored: Vec<String> = rows
@@ -1120,6 +1134,23 @@ mod tests {
         let rows = [threaded_row(), gnn_row()];
         insta::assert_snapshot!(gnn_table(&rows).unwrap());
         assert!(gnn_table(&rows[..1]).is_none(), "no GNN row");
+    }
+
+    #[test]
+    fn a_new_indices_row_is_judged_against_onnxruntime_in_its_owned_mode() {
+        let mut r = row();
+        r.name = "snd_elems_new_indices".into();
+        r.new_indices_each_call = true;
+        r.plugin = [None, None, measured(3, 100, 0)];
+        r.stock = [None, None, measured(12, 100, 0)];
+        r.ort = Some(ms(4));
+        r.rounds.plugin[2] = vec![ms(3), ms(3), ms(5)];
+        r.rounds.stock[2] = vec![ms(12), ms(11), ms(13)];
+        r.rounds.ort = vec![ms(4), ms(4), ms(4)];
+        let lines = thread_targets(&[r.clone()]);
+        insta::assert_snapshot!(lines.join("\n"));
+        r.rounds.plugin[2] = vec![ms(5), ms(5), ms(5)];
+        assert!(thread_targets(&[r])[0].contains("(missed)"));
     }
 
     #[test]

@@ -52,8 +52,9 @@ pub struct Runner {
     ownership: Ownership,
     position: Option<(usize, i64)>,
     calls: i64,
-    /// The untimed copy of input 0 the next owned call moves in
-    /// ([`Ownership::CopiedBeforeEachCall`]).
+    /// The untimed copy the next owned call moves in
+    /// ([`Ownership::CopiedBeforeEachCall`],
+    /// [`Ownership::IndicesCopiedBeforeEachCall`]).
     staged: Option<TValue>,
     /// One output of every scatter node of the model.
     scatter_output_bytes: usize,
@@ -150,10 +151,19 @@ impl Runner {
             self.inputs[input] = Some(tensor1(&[self.calls.rem_euclid(limit)]).into_tvalue());
         }
         self.calls = self.calls.wrapping_add(1);
-        if mode == Mode::Owned && self.ownership == Ownership::CopiedBeforeEachCall {
-            self.staged = Some(self.input(0).clone().into_tensor().into_tvalue());
+        if let (Mode::Owned, Some(i)) = (mode, self.copied_before_each_call()) {
+            self.staged = Some(self.input(i).clone().into_tensor().into_tvalue());
         }
         Ok(())
+    }
+
+    /// The input an owned call moves in a copy of, made before the call.
+    fn copied_before_each_call(&self) -> Option<usize> {
+        match self.ownership {
+            Ownership::CopiedBeforeEachCall => Some(0),
+            Ownership::IndicesCopiedBeforeEachCall => Some(1),
+            _ => None,
+        }
     }
 
     /// Whether input `i` is moved in by an owned call.
@@ -161,6 +171,7 @@ impl Runner {
         match self.ownership {
             Ownership::FedBack => self.feedback.iter().any(|&(_, input)| input == i),
             Ownership::OutputAsData | Ownership::CopiedBeforeEachCall => i == 0,
+            Ownership::IndicesCopiedBeforeEachCall => i == 1,
             Ownership::None => false,
         }
     }
@@ -172,7 +183,7 @@ impl Runner {
         let inputs = (0..self.inputs.len())
             .map(|i| match mode {
                 Mode::Owned if self.moved(i) => match self.ownership {
-                    Ownership::CopiedBeforeEachCall => {
+                    Ownership::CopiedBeforeEachCall | Ownership::IndicesCopiedBeforeEachCall => {
                         self.staged.take().context("prepare() stages the copy")
                     }
                     _ => self.inputs[i].take().context("put back after every call"),

@@ -75,10 +75,15 @@ pub struct Extras {
     /// Only the owned mode, a fresh copy of data moved into every call
     /// (the other modes are another row's).
     pub fresh_each_call: bool,
+    /// Only the owned mode and onnxruntime: a new copy of the indices moved
+    /// into every call, data and updates the caller's (the other modes,
+    /// whose indices come back, are another row's). A caller whose
+    /// indices change every call pays their check (and sort) every call.
+    pub new_indices_each_call: bool,
 }
 
 /// The names of [`workloads`], in order.
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 15] = [
     "se_ov_example6",
     "se_add_axis1",
     "se_max_dense_axis0",
@@ -91,6 +96,9 @@ pub const NAMES: [&str; 12] = [
     "snd_kv_fresh",
     "gnn_painn",
     "gnn_large",
+    "se_max_dense_new_indices",
+    "snd_elems_new_indices",
+    "snd_add_hist_new_indices",
 ];
 
 /// The large copy-bound, random-index and GNN rows: measured at 1 and
@@ -399,10 +407,28 @@ pub fn workload(name: &str) -> Option<Workload> {
         // 659 atoms (the shipped model's sizes).
         "gnn_painn" => gnn("gnn_painn", 17_000, 128, 659, 10),
         "gnn_large" => gnn("gnn_large", 1_000_000, 64, 100_000, 11),
+        // The random-index rows with indices that change every call.
+        "se_max_dense_new_indices" => {
+            new_indices("se_max_dense_axis0", "se_max_dense_new_indices")?
+        }
+        "snd_elems_new_indices" => new_indices("snd_elems", "snd_elems_new_indices")?,
+        "snd_add_hist_new_indices" => new_indices("snd_add_hist", "snd_add_hist_new_indices")?,
         _ => return None,
     };
     w.extras.threaded |= THREADED.contains(&name);
     w.extras.floor |= FLOORED.contains(&name);
+    Some(w)
+}
+
+/// Row `base`, its indices moved in new every call
+/// ([`Extras::new_indices_each_call`]).
+fn new_indices(base: &str, name: &'static str) -> Option<Workload> {
+    let mut w = workload(base)?;
+    w.name = name;
+    w.extras = Extras {
+        new_indices_each_call: true,
+        ..Extras::default()
+    };
     Some(w)
 }
 
