@@ -226,11 +226,15 @@ impl NdPlan {
             indices.len(),
         )?;
         // Chunk by chunk, without a branch per component; a chunk with a
-        // bad one is read again for the first error.
+        // bad one is read again for the first error. A dim past `i64` (a
+        // zero-size tensor's) leaves every chunk to the exact check.
+        let scan = self.data_shape[..self.k]
+            .iter()
+            .all(|&d| i64::try_from(d).is_ok());
         if let Some(per_chunk) = CHECK_CHUNK.checked_div(self.k) {
             let per_chunk = per_chunk.max(1);
             for (c, chunk) in indices.chunks(per_chunk * self.k).enumerate() {
-                if self.any_out_of_range(chunk) {
+                if !scan || self.any_out_of_range(chunk) {
                     self.first_out_of_bounds(chunk, c * per_chunk)?;
                 }
             }
@@ -242,13 +246,10 @@ impl NdPlan {
     }
 
     /// Whether a component of `tuples` (whole tuples) is out of its range,
-    /// computed without a branch per component. True whenever a dim does
-    /// not fit `i64` (then the exact check decides).
+    /// computed without a branch per component. The first `k` dims fit
+    /// `i64` (the caller's guard).
     fn any_out_of_range<I: IndexValue>(&self, tuples: &[I]) -> bool {
         let dims = &self.data_shape[..self.k];
-        if dims.iter().any(|&d| i64::try_from(d).is_err()) {
-            return true;
-        }
         if let [d] = *dims {
             let d = d as i64;
             return tuples
