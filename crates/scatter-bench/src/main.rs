@@ -268,6 +268,14 @@ fn measure_cases(
         if case.extras.floor {
             measure_floor(&mut row, case, o.budget)?;
         }
+        // A row repeating another in its other calling modes.
+        let owned_only = if case.extras.fresh_each_call {
+            Some("owned mode only: the other modes are snd_kv_cache's")
+        } else if case.extras.new_indices_each_call {
+            Some("owned mode only: the modes whose indices come back are another row's")
+        } else {
+            None
+        };
         for engine in ENGINES.into_iter().filter(|e| *e != "stock" || o.stock) {
             for mode in Mode::ALL {
                 if mode == Mode::Owned && case.ownership == Ownership::None {
@@ -277,19 +285,11 @@ fn measure_cases(
                     ));
                     continue;
                 }
-                if mode != Mode::Owned && case.extras.fresh_each_call {
-                    row.not_measured.push((
-                        format!("{engine} {}", mode.name()),
-                        "owned mode only: the other modes are snd_kv_cache's".into(),
-                    ));
-                    continue;
-                }
-                if mode != Mode::Owned && case.extras.new_indices_each_call {
-                    row.not_measured.push((
-                        format!("{engine} {}", mode.name()),
-                        "owned mode only: the modes whose indices come back are another row's"
-                            .into(),
-                    ));
+                if mode != Mode::Owned
+                    && let Some(why) = owned_only
+                {
+                    row.not_measured
+                        .push((format!("{engine} {}", mode.name()), why.into()));
                     continue;
                 }
                 let started = ChildRounds::start(exe, &case.name, engine, mode, o.settings);

@@ -170,8 +170,10 @@ impl Runner {
     fn moved(&self, i: usize) -> bool {
         match self.ownership {
             Ownership::FedBack => self.feedback.iter().any(|&(_, input)| input == i),
-            Ownership::OutputAsData | Ownership::CopiedBeforeEachCall => i == 0,
-            Ownership::IndicesCopiedBeforeEachCall => i == 1,
+            Ownership::OutputAsData => i == 0,
+            Ownership::CopiedBeforeEachCall | Ownership::IndicesCopiedBeforeEachCall => {
+                self.copied_before_each_call() == Some(i)
+            }
             Ownership::None => false,
         }
     }
@@ -182,11 +184,9 @@ impl Runner {
         ensure!(self.supports(mode), "no owned mode for this case");
         let inputs = (0..self.inputs.len())
             .map(|i| match mode {
-                Mode::Owned if self.moved(i) => match self.ownership {
-                    Ownership::CopiedBeforeEachCall | Ownership::IndicesCopiedBeforeEachCall => {
-                        self.staged.take().context("prepare() stages the copy")
-                    }
-                    _ => self.inputs[i].take().context("put back after every call"),
+                Mode::Owned if self.moved(i) => match self.copied_before_each_call() {
+                    Some(_) => self.staged.take().context("prepare() stages the copy"),
+                    None => self.inputs[i].take().context("put back after every call"),
                 },
                 _ => Ok(self.input(i).clone()),
             })

@@ -394,15 +394,14 @@ pub fn workload(name: &str) -> Option<Workload> {
         // A fresh cache moved into every call (the caller keeps none
         // across calls): what the output pool must not make slower than
         // stock tract.
-        "snd_kv_fresh" => {
-            let mut w = workload("snd_kv_cache")?;
-            w.name = "snd_kv_fresh";
-            w.extras = Extras {
+        "snd_kv_fresh" => repeat(
+            "snd_kv_cache",
+            "snd_kv_fresh",
+            Extras {
                 fresh_each_call: true,
                 ..Extras::default()
-            };
-            w
-        }
+            },
+        )?,
         // PaiNN's message passing: 17k edge messages of 128 features into
         // 659 atoms (the shipped model's sizes).
         "gnn_painn" => gnn("gnn_painn", 17_000, 128, 659, 10),
@@ -420,16 +419,23 @@ pub fn workload(name: &str) -> Option<Workload> {
     Some(w)
 }
 
+/// Row `base`'s model and inputs as row `name`, measured as `extras` say
+/// (a row that repeats another in other calling modes).
+fn repeat(base: &str, name: &'static str, extras: Extras) -> Option<Workload> {
+    let mut w = workload(base)?;
+    w.name = name;
+    w.extras = extras;
+    Some(w)
+}
+
 /// Row `base`, its indices moved in new every call
 /// ([`Extras::new_indices_each_call`]).
 fn new_indices(base: &str, name: &'static str) -> Option<Workload> {
-    let mut w = workload(base)?;
-    w.name = name;
-    w.extras = Extras {
+    let extras = Extras {
         new_indices_each_call: true,
         ..Extras::default()
     };
-    Some(w)
+    repeat(base, name, extras)
 }
 
 /// GNN message passing as PyTorch's dynamo exporter writes
