@@ -410,6 +410,53 @@ impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
         }
     }
 
+    /// For indices that come back (a host applies a kept check again): an
+    /// unsorted token's update slices sorted by destination for a split
+    /// over `par`, one block per task, when the slices are short (at most
+    /// [`Schedule::blocked_max_slice_bytes`] of `element_bytes`-byte
+    /// elements), the split rule gives more than one task, and there are
+    /// [`Schedule::sorted_from_updates_per_block`] tuples per block; `None`
+    /// otherwise, and for a token already sorted.
+    ///
+    /// Short slices are not split otherwise
+    /// ([`Schedule::nd_split_from_slice_bytes`]): sorting them for each
+    /// call costs more than the second thread saves (`snd_add_hist`: 1M
+    /// element adds into 256 KiB). Indices that come back pay the sort
+    /// once. One block per task, not the four of a per-call split: each
+    /// block's slices read the updates in ascending order, so every block
+    /// streams most of the update array through the caches.
+    pub fn sorted_for_split(
+        &self,
+        element_bytes: usize,
+        schedule: &Schedule,
+        par: &dyn Parallel,
+    ) -> Option<SortedNdIndices<'a, I>> {
+        let plan = self.checked.plan;
+        let short =
+            plan.slice_len.saturating_mul(element_bytes) <= schedule.blocked_max_slice_bytes;
+        if self.buckets.is_some() || !sortable(plan) || !short {
+            return None;
+        }
+        let slices = plan.data_len / plan.slice_len;
+        let moved = (plan.tuples.saturating_mul(plan.slice_len))
+            .saturating_mul(element_bytes.saturating_add(std::mem::size_of::<I>()));
+        let tasks = schedule.tasks(par, moved, slices);
+        if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.sorted_from_updates_per_block)
+        {
+            return None;
+        }
+        let block_len = slices.div_ceil(tasks) * plan.slice_len;
+        let checked = CheckedNdIndices {
+            plan,
+            indices: self.checked.indices,
+        };
+        let buckets = checked.sorted_by_blocks(block_len);
+        Some(SortedNdIndices {
+            checked,
+            buckets: Some(Arc::new(buckets)),
+        })
+    }
+
     /// [`CheckedNdIndices::apply`], block by block when sorted, on `par`
     /// ([`Schedule::DEFAULT`]'s split rule); bit for bit the serial result.
     pub fn apply_par<T: Element>(
@@ -669,9 +716,16 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let size = std::mem::size_of::<T>();
         let per_task = slices.div_ceil(4 * tasks).max(1) * plan.slice_len;
         let block_len = block_len(plan, schedule.block_bytes, size).min(per_task);
-        let mut offsets = Vec::with_capacity(plan.tuples);
+        Some(self.sorted_by_blocks(block_len))
+    }
+
+    /// The update slices of checked indices stably sorted by destination
+    /// block of `block_len` elements (a multiple of the slice length), on
+    /// the calling thread. The plan is [`sortable`].
+    fn sorted_by_blocks(&self, block_len: usize) -> Buckets {
+        let mut offsets = Vec::with_capacity(self.plan.tuples);
         self.visit(|o, _| offsets.push(o as u32));
-        Some(bucket(&offsets, plan.data_len, block_len))
+        bucket(&offsets, self.plan.data_len, block_len)
     }
 
     /// Applies sorted slices, tasks owning contiguous ranges of blocks
@@ -690,7 +744,8 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         debug_assert_eq!(data.len(), self.plan.data_len);
         debug_assert_eq!(updates.len(), self.plan.tuples * self.plan.slice_len);
         let blocks = buckets.starts.len() - 1;
-        let moved = if O::COPIES { data.len() } else { updates.len() };
+        // Copying, a task also writes its blocks whole.
+        let moved = updates.len() + if O::COPIES { data.len() } else { 0 };
         let tasks = schedule.tasks(par, indices_bytes::<T, I>(moved), blocks);
         // Balance: each block weighs its elements written (copied, when
         // copying) plus four per updated element (a read-modify-write).

@@ -92,7 +92,9 @@ impl Parallel for Serial {
 ///
 /// ScatterND splits only slices of at least
 /// [`Schedule::nd_split_from_slice_bytes`]; smaller ones run serially
-/// (blocked when the blocking rule holds) whatever the threads.
+/// (blocked when the blocking rule holds) whatever the threads, unless a
+/// host sorted them once for the split, for indices that came back
+/// ([`crate::SortedNdIndices::sorted_for_split`]).
 ///
 /// **Row split** (split ScatterND of whole rows). A split ScatterND whose
 /// index tuples pick rows of row-major data (`k == 1`) of at least

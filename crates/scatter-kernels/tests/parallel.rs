@@ -330,11 +330,52 @@ fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
     let mut serial = c.data.clone();
     token.apply(&mut serial, &c.updates, c.reduction).unwrap();
     let want = T::bits(&serial);
+    let size = std::mem::size_of::<T>();
+    // Small: the default schedule leaves it unsorted, as a kept check of
+    // indices that came back may be.
+    let unsorted = plan
+        .check_indices_sorted(&c.indices, size, &Schedule::DEFAULT)
+        .unwrap();
     for schedule in schedules() {
         let sorted = plan
-            .check_indices_sorted(&c.indices, std::mem::size_of::<T>(), &schedule)
+            .check_indices_sorted(&c.indices, size, &schedule)
             .unwrap();
         for (name, par) in hosts() {
+            // Sorted for a split over this host, when it would split.
+            if let Some(split) = unsorted.sorted_for_split(size, &schedule, &*par) {
+                prop_assert!(split.is_sorted());
+                let mut got = c.data.clone();
+                split
+                    .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                    .unwrap();
+                prop_assert_eq!(
+                    &T::bits(&got),
+                    &want,
+                    "for a split, {} {:?}",
+                    name,
+                    schedule
+                );
+                for (kind, mut out) in destinations::<T>(c.data.len()) {
+                    let fused = split
+                        .apply_copying_scheduled(
+                            &mut out,
+                            &c.data,
+                            &c.updates,
+                            c.reduction,
+                            &*par,
+                            &schedule,
+                        )
+                        .unwrap();
+                    prop_assert_eq!(
+                        &T::bits(fused),
+                        &want,
+                        "for a split, copying into {}, {} {:?}",
+                        kind,
+                        name,
+                        schedule
+                    );
+                }
+            }
             // The sort split over the host is the serial one, entry for
             // entry.
             let sorted_here = plan
@@ -751,6 +792,58 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     let larger = NdPlan::new(&[4096, 8], &[200, 2], &[200]).unwrap();
     // SAFETY: as above.
     assert!(unsafe { larger.reuse_check(&indices, &sort) }.is_err());
+}
+
+#[test]
+fn indices_that_come_back_are_sorted_for_a_split_only_on_threads_and_for_short_slices() {
+    let (plan, indices) = two_hundred_tuples_into_64x8();
+    let unsorted = plan
+        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .unwrap();
+    assert!(!unsorted.is_sorted());
+    assert!(
+        unsorted
+            .sorted_for_split(4, &Schedule::EAGER, &Serial)
+            .is_none()
+    );
+    let split = unsorted
+        .sorted_for_split(4, &Schedule::EAGER, &Threads(3))
+        .expect("element slices on 3 threads");
+    assert!(split.is_sorted());
+    // One block per task: 512 one-element slices in blocks of 171.
+    assert!(format!("{:?}", split.kept_check()).contains("block_len: 171"));
+    // Already sorted: nothing to do.
+    assert!(
+        split
+            .sorted_for_split(4, &Schedule::EAGER, &Threads(3))
+            .is_none()
+    );
+    // Slices longer than the blocked application sorts: left to the
+    // split of whole slices.
+    let short_only = Schedule {
+        blocked_max_slice_bytes: 3,
+        ..Schedule::EAGER
+    };
+    assert!(
+        unsorted
+            .sorted_for_split(4, &short_only, &Threads(3))
+            .is_none()
+    );
+    // Fewer tuples than the schedule wants per block.
+    let sparse = Schedule {
+        sorted_from_updates_per_block: 67,
+        ..Schedule::EAGER
+    };
+    assert!(unsorted.sorted_for_split(4, &sparse, &Threads(3)).is_none());
+    let dense_enough = Schedule {
+        sorted_from_updates_per_block: 66,
+        ..Schedule::EAGER
+    };
+    assert!(
+        unsorted
+            .sorted_for_split(4, &dense_enough, &Threads(3))
+            .is_some()
+    );
 }
 
 #[test]

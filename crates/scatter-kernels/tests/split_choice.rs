@@ -1,12 +1,15 @@
 //! Which ScatterND work `Schedule::DEFAULT` splits over threads: whole
 //! rows (grouped by destination row), and slices of at least
-//! `nd_split_from_slice_bytes`; never element scatters, whose split (a
-//! sort by block) ran up to 1.7× *slower* than one thread (see the
-//! field's doc), though a copying one's copy is split.
+//! `nd_split_from_slice_bytes`; never element scatters sorted per call,
+//! whose split (a sort by block) ran up to 1.7× *slower* than one thread
+//! (see the field's doc), though a copying one's copy is split; but
+//! element scatters whose indices came back, sorted once for the split
+//! (`SortedNdIndices::sorted_for_split`), even into data a copy of which
+//! alone would not be split.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use scatter_kernels::{CopyingScatter, NdPlan, Parallel, Reduction};
+use scatter_kernels::{CopyingScatter, NdPlan, Parallel, Reduction, Schedule};
 
 /// Two threads claimed; counts the tasks it was handed and runs them in
 /// order on the caller's thread.
@@ -68,4 +71,29 @@ fn rows_of_a_page_and_more_are_split() {
     let (in_place, copying) = tasks_of(128, 4096, 64);
     assert!(in_place >= 2, "in place: {in_place} tasks");
     assert!(copying >= 2, "copying: {copying} tasks");
+}
+
+#[test]
+fn element_scatters_sorted_once_for_a_split_run_on_both_threads_in_place_and_copying() {
+    // 1 << 17 single elements (1.5 MiB of indices and updates) into 16 KiB.
+    let plan = NdPlan::new(&[4096], &[1 << 17, 1], &[1 << 17]).unwrap();
+    let indices: Vec<i64> = (0..1i64 << 17).map(|i| (i * 7919) % 4096).collect();
+    let par = CountingTwoThreads::default();
+    let split = plan
+        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .unwrap()
+        .sorted_for_split(4, &Schedule::DEFAULT, &par)
+        .expect("sorted for two threads");
+    let updates = vec![1f32; 1 << 17];
+    let mut data = vec![0f32; 4096];
+    split
+        .apply_par(&mut data, &updates, Reduction::Add, &par)
+        .unwrap();
+    assert_eq!(par.0.swap(0, Ordering::Relaxed), 2, "in place");
+    let mut dst = vec![std::mem::MaybeUninit::new(0f32); data.len()];
+    split
+        .apply_copying_par(&mut dst, &data, &updates, Reduction::Add, &par)
+        .unwrap();
+    // The tasks' work is the updates they apply as well as the copy.
+    assert_eq!(par.0.load(Ordering::Relaxed), 2, "copying");
 }
