@@ -15,6 +15,9 @@ mod graph;
 
 use graph::Graph;
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};
+use tract_onnx_scatter::tract_core::tract_linalg::multithread::{
+    Executor, multithread_tract_scope,
+};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 /// The data shape and the number of index tuples of a test graph.
@@ -237,10 +240,15 @@ fn constant_indices_are_sorted_once_and_give_the_fresh_output_every_call() {
 
 /// A run of a `SMALL` plan with `indices` held by the caller too.
 fn run_small(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
+    run_of(SMALL, plan, indices)
+}
+
+/// A run of a plan of `size` with `indices` held by the caller too.
+fn run_of(size: Size, plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
     let out = plan.run(tvec![
-        data_of(SMALL).into_tvalue(),
+        data_of(size).into_tvalue(),
         indices.clone(),
-        updates_of(SMALL).into_tvalue()
+        updates_of(size).into_tvalue()
     ])?;
     Ok(out[0].clone().into_tensor())
 }
@@ -280,6 +288,62 @@ fn the_check_of_unsorted_indices_passed_again_is_kept_and_reused() {
         (Some(false), 2),
         "the refused call reused nothing"
     );
+}
+
+/// Single elements into 16 KiB, far below the blocking thresholds, but
+/// past the kernels' split threshold (1 MiB of updates and indices).
+const SPLIT: Size = Size {
+    data: [64, 64],
+    tuples: 1 << 17,
+};
+
+fn on_two_threads<R>(f: impl FnOnce() -> R) -> R {
+    multithread_tract_scope(Executor::multithread(2), f)
+}
+
+#[test]
+fn short_slices_passed_again_on_threads_are_sorted_once_for_a_split() {
+    let a = indices_of(SPLIT, 5).into_tvalue();
+    // One thread, a plan that never saw them, a value nobody else holds.
+    let want = plan_of(SPLIT, None)
+        .run(tvec![
+            data_of(SPLIT).into_tvalue(),
+            (*a).clone().into_tvalue(),
+            updates_of(SPLIT).into_tvalue()
+        ])
+        .unwrap()[0]
+        .clone()
+        .into_tensor();
+    let plan = plan_of(SPLIT, None);
+    on_two_threads(|| {
+        assert_eq!(run_of(SPLIT, &plan, &a).unwrap(), want);
+        assert_eq!(kept(&plan), (Some(false), 0), "first seen: not sorted");
+        for calls in 1..=2 {
+            assert_eq!(run_of(SPLIT, &plan, &a).unwrap(), want);
+            assert_eq!(kept(&plan), (Some(true), calls), "came back: sorted");
+        }
+    });
+    // New tensors each call (the same values): never kept, never sorted.
+    let plan = plan_of(SPLIT, None);
+    on_two_threads(|| {
+        for _ in 0..2 {
+            let out = plan
+                .run(tvec![
+                    data_of(SPLIT).into_tvalue(),
+                    (*a).clone().into_tvalue(),
+                    updates_of(SPLIT).into_tvalue()
+                ])
+                .unwrap();
+            assert_eq!(out[0].clone().into_tensor(), want);
+            assert_eq!(kept(&plan), (None, 0));
+        }
+    });
+    // One thread: nothing to split, the check alone is kept.
+    let plan = plan_of(SPLIT, None);
+    for calls in 0..3 {
+        assert_eq!(run_of(SPLIT, &plan, &a).unwrap(), want);
+        assert_eq!(kept(&plan), (Some(false), calls));
+    }
 }
 
 #[test]

@@ -172,6 +172,22 @@ impl<K: Clone> CheckCache<K> {
         element_bytes: usize,
         check: impl FnOnce() -> Result<P::Token<'a, I>, ScatterError>,
     ) -> Result<P::Token<'a, I>, ScatterError> {
+        self.checked_refining(plan, indices, kept, element_bytes, check, |_| None)
+    }
+
+    /// [`Self::checked`]; when the kept check is reused, `refine` may make
+    /// a better token of it (work worth paying once for indices that come
+    /// back, not on every call for indices that may not), which is kept
+    /// instead, so that it is made once.
+    pub fn checked_refining<'a, P: KeepsChecks<Kept = K>, I: IndexValue>(
+        &self,
+        plan: &'a P,
+        indices: &'a [I],
+        kept: Option<&Arc<Tensor>>,
+        element_bytes: usize,
+        check: impl FnOnce() -> Result<P::Token<'a, I>, ScatterError>,
+        refine: impl FnOnce(&P::Token<'a, I>) -> Option<P::Token<'a, I>>,
+    ) -> Result<P::Token<'a, I>, ScatterError> {
         let Some(kept) = kept else {
             return check();
         };
@@ -192,8 +208,17 @@ impl<K: Clone> CheckCache<K> {
         // (module doc), so these are the values that check accepted. The
         // kernel refuses a check of other dimensions or another length.
         if let Some(token) = hit.and_then(|k| unsafe { plan.reuse(indices, &k) }.ok()) {
-            self.lock().reused += 1;
-            return Ok(token);
+            let Some(refined) = refine(&token) else {
+                self.lock().reused += 1;
+                return Ok(token);
+            };
+            let mut state = self.lock();
+            state.reused += 1;
+            // Another call may have kept other indices meanwhile.
+            if let Some(k) = state.kept.as_mut().filter(|k| same(k)) {
+                k.check = P::keep(&refined);
+            }
+            return Ok(refined);
         }
         let token = check()?;
         self.lock().kept = Some(Kept {

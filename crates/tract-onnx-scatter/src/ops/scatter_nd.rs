@@ -207,11 +207,18 @@ impl IndexedScatter for ScatterNd {
         } else {
             &Schedule::DEFAULT
         };
+        // Indices that come back (a second call) get their short slices
+        // sorted for a split over threads, once (`sorted_for_split`).
         let sorted = self
             .check_cache
-            .checked(plan, indices, kept, element_bytes, || {
-                plan.check_indices_sorted_par(indices, element_bytes, schedule, &threads)
-            })
+            .checked_refining(
+                plan,
+                indices,
+                kept,
+                element_bytes,
+                || plan.check_indices_sorted_par(indices, element_bytes, schedule, &threads),
+                |token| token.sorted_for_split(element_bytes, &Schedule::DEFAULT, &threads),
+            )
             .map_err(|e| {
                 // Standing for a ScatterElements: its index positions.
                 site.error(broadcast_rows::elements_position(site.op, data.rank(), e))
