@@ -243,6 +243,24 @@ fn run_small(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tenso
     run_of(SMALL, plan, indices)
 }
 
+/// A run of a plan of `size` on a copy of `indices` nobody else holds.
+fn run_alone(size: Size, plan: &Arc<TypedSimplePlan>, indices: &Tensor) -> Tensor {
+    let out = plan
+        .run(tvec![
+            data_of(size).into_tvalue(),
+            indices.clone().into_tvalue(),
+            updates_of(size).into_tvalue()
+        ])
+        .unwrap();
+    out[0].clone().into_tensor()
+}
+
+/// The output of a plan of `size` that never saw any indices before, on
+/// one thread, from a copy of `indices` nobody else holds.
+fn fresh_output_of(size: Size, indices: &Tensor) -> Tensor {
+    run_alone(size, &plan_of(size, None), indices)
+}
+
 /// A run of a plan of `size` with `indices` held by the caller too.
 fn run_of(size: Size, plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
     let out = plan.run(tvec![
@@ -257,16 +275,7 @@ fn run_of(size: Size, plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractRes
 fn the_check_of_unsorted_indices_passed_again_is_kept_and_reused() {
     let plan = plan_of(SMALL, None);
     let a = indices_of(SMALL, 1).into_tvalue();
-    // Made by a plan that never saw them, from a value nobody else holds.
-    let want = plan_of(SMALL, None)
-        .run(tvec![
-            data_of(SMALL).into_tvalue(),
-            (*a).clone().into_tvalue(),
-            updates_of(SMALL).into_tvalue()
-        ])
-        .unwrap()[0]
-        .clone()
-        .into_tensor();
+    let want = fresh_output_of(SMALL, &a);
     assert_eq!(run_small(&plan, &a).unwrap(), want);
     assert_eq!(kept(&plan), (Some(false), 0), "the check alone is kept");
     for calls in 1..=2 {
@@ -304,16 +313,7 @@ fn on_two_threads<R>(f: impl FnOnce() -> R) -> R {
 #[test]
 fn short_slices_passed_again_on_threads_are_sorted_once_for_a_split() {
     let a = indices_of(SPLIT, 5).into_tvalue();
-    // One thread, a plan that never saw them, a value nobody else holds.
-    let want = plan_of(SPLIT, None)
-        .run(tvec![
-            data_of(SPLIT).into_tvalue(),
-            (*a).clone().into_tvalue(),
-            updates_of(SPLIT).into_tvalue()
-        ])
-        .unwrap()[0]
-        .clone()
-        .into_tensor();
+    let want = fresh_output_of(SPLIT, &a);
     let plan = plan_of(SPLIT, None);
     on_two_threads(|| {
         assert_eq!(run_of(SPLIT, &plan, &a).unwrap(), want);
@@ -327,14 +327,7 @@ fn short_slices_passed_again_on_threads_are_sorted_once_for_a_split() {
     let plan = plan_of(SPLIT, None);
     on_two_threads(|| {
         for _ in 0..2 {
-            let out = plan
-                .run(tvec![
-                    data_of(SPLIT).into_tvalue(),
-                    (*a).clone().into_tvalue(),
-                    updates_of(SPLIT).into_tvalue()
-                ])
-                .unwrap();
-            assert_eq!(out[0].clone().into_tensor(), want);
+            assert_eq!(run_alone(SPLIT, &plan, &a), want);
             assert_eq!(kept(&plan), (None, 0));
         }
     });

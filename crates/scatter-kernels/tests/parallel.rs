@@ -341,45 +341,10 @@ fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
             .check_indices_sorted(&c.indices, size, &schedule)
             .unwrap();
         for (name, par) in hosts() {
-            // Sorted for a split over this host, when it would split.
-            if let Some(split) = unsorted.sorted_for_split(size, &schedule, &*par) {
-                prop_assert!(split.is_sorted());
-                let mut got = c.data.clone();
-                split
-                    .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
-                    .unwrap();
-                prop_assert_eq!(
-                    &T::bits(&got),
-                    &want,
-                    "for a split, {} {:?}",
-                    name,
-                    schedule
-                );
-                for (kind, mut out) in destinations::<T>(c.data.len()) {
-                    let fused = split
-                        .apply_copying_scheduled(
-                            &mut out,
-                            &c.data,
-                            &c.updates,
-                            c.reduction,
-                            &*par,
-                            &schedule,
-                        )
-                        .unwrap();
-                    prop_assert_eq!(
-                        &T::bits(fused),
-                        &want,
-                        "for a split, copying into {}, {} {:?}",
-                        kind,
-                        name,
-                        schedule
-                    );
-                }
-            }
             // The sort split over the host is the serial one, entry for
             // entry.
             let sorted_here = plan
-                .check_indices_sorted_par(&c.indices, std::mem::size_of::<T>(), &schedule, &*par)
+                .check_indices_sorted_par(&c.indices, size, &schedule, &*par)
                 .unwrap();
             prop_assert_eq!(
                 format!("{sorted_here:?}"),
@@ -398,13 +363,31 @@ fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
                 .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
                 .unwrap();
             prop_assert_eq!(&T::bits(&got), &want, "sorted, {} {:?}", name, schedule);
+            // Sorted for a split over this host, when it would split.
+            let split = unsorted.sorted_for_split(size, &schedule, &*par);
+            if let Some(split) = &split {
+                prop_assert!(split.is_sorted());
+                let mut got = c.data.clone();
+                split
+                    .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                    .unwrap();
+                prop_assert_eq!(&T::bits(&got), &want, "split, {} {:?}", name, schedule);
+            }
             let by_token: &Copying<T> = &|d, s| {
                 token.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
             };
             let by_sorted: &Copying<T> = &|d, s| {
                 sorted.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
             };
-            for copying in [by_token, by_sorted] {
+            let by_split: &Copying<T> = &|d, s| {
+                let split = split.as_ref().expect("pushed only when made");
+                split.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
+            };
+            let mut copyings = vec![by_token, by_sorted];
+            if split.is_some() {
+                copyings.push(by_split);
+            }
+            for copying in copyings {
                 for (kind, mut out) in destinations::<T>(c.data.len()) {
                     let fused = copying(&mut out, &c.data).unwrap();
                     prop_assert_eq!(
@@ -818,32 +801,26 @@ fn indices_that_come_back_are_sorted_for_a_split_only_on_threads_and_for_short_s
             .sorted_for_split(4, &Schedule::EAGER, &Threads(3))
             .is_none()
     );
+    let splits_on_three = |schedule: Schedule| {
+        unsorted
+            .sorted_for_split(4, &schedule, &Threads(3))
+            .is_some()
+    };
     // Slices longer than the blocked application sorts: left to the
     // split of whole slices.
-    let short_only = Schedule {
+    assert!(!splits_on_three(Schedule {
         blocked_max_slice_bytes: 3,
         ..Schedule::EAGER
-    };
-    assert!(
-        unsorted
-            .sorted_for_split(4, &short_only, &Threads(3))
-            .is_none()
-    );
-    // Fewer tuples than the schedule wants per block.
-    let sparse = Schedule {
+    }));
+    // Fewer tuples than the schedule wants per block (200 for 3 blocks).
+    assert!(!splits_on_three(Schedule {
         sorted_from_updates_per_block: 67,
         ..Schedule::EAGER
-    };
-    assert!(unsorted.sorted_for_split(4, &sparse, &Threads(3)).is_none());
-    let dense_enough = Schedule {
+    }));
+    assert!(splits_on_three(Schedule {
         sorted_from_updates_per_block: 66,
         ..Schedule::EAGER
-    };
-    assert!(
-        unsorted
-            .sorted_for_split(4, &dense_enough, &Threads(3))
-            .is_some()
-    );
+    }));
 }
 
 #[test]

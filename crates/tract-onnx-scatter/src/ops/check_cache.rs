@@ -164,22 +164,12 @@ impl<K: Clone> CheckCache<K> {
     /// kept check when it was made from the same tensor by a plan of the
     /// same data shape and `element_bytes` (and the kernel accepts it for
     /// `plan`), else `check`, which is then kept.
+    ///
+    /// When the kept check is reused, `refine` may make a better token of
+    /// it (work worth paying once for indices that come back, not on every
+    /// call for indices that may not), which is kept instead, so that it is
+    /// made once.
     pub fn checked<'a, P: KeepsChecks<Kept = K>, I: IndexValue>(
-        &self,
-        plan: &'a P,
-        indices: &'a [I],
-        kept: Option<&Arc<Tensor>>,
-        element_bytes: usize,
-        check: impl FnOnce() -> Result<P::Token<'a, I>, ScatterError>,
-    ) -> Result<P::Token<'a, I>, ScatterError> {
-        self.checked_refining(plan, indices, kept, element_bytes, check, |_| None)
-    }
-
-    /// [`Self::checked`]; when the kept check is reused, `refine` may make
-    /// a better token of it (work worth paying once for indices that come
-    /// back, not on every call for indices that may not), which is kept
-    /// instead, so that it is made once.
-    pub fn checked_refining<'a, P: KeepsChecks<Kept = K>, I: IndexValue>(
         &self,
         plan: &'a P,
         indices: &'a [I],

@@ -206,9 +206,15 @@ impl IndexedScatter for ScatterElements {
         let element_bytes = data.datum_type().size_of();
         let checked = self
             .check_cache
-            .checked(plan, indices, kept, element_bytes, || {
-                plan.check_indices_par(indices, &threads)
-            })
+            .checked(
+                plan,
+                indices,
+                kept,
+                element_bytes,
+                || plan.check_indices_par(indices, &threads),
+                // Nothing to refine: a kept check is all there is.
+                |_| None,
+            )
             .map_err(|e| site.error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();

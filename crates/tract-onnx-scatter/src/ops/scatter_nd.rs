@@ -211,7 +211,7 @@ impl IndexedScatter for ScatterNd {
         // sorted for a split over threads, once (`sorted_for_split`).
         let sorted = self
             .check_cache
-            .checked_refining(
+            .checked(
                 plan,
                 indices,
                 kept,
