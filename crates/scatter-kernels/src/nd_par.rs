@@ -438,9 +438,9 @@ impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
             return None;
         }
         let slices = plan.data_len / plan.slice_len;
-        let moved = (plan.tuples.saturating_mul(plan.slice_len))
-            .saturating_mul(element_bytes.saturating_add(std::mem::size_of::<I>()));
-        let tasks = schedule.tasks(par, moved, slices);
+        // As `apply_buckets` will count them, in place.
+        let updated = plan.tuples.saturating_mul(plan.slice_len);
+        let tasks = schedule.tasks(par, indices_bytes::<I>(updated, element_bytes), slices);
         if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.sorted_from_updates_per_block)
         {
             return None;
@@ -567,7 +567,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     ) -> Result<(), ScatterError> {
         T::check_reduction(reduction)?;
         self.check_buffers(data, updates)?;
-        let bytes = indices_bytes::<T, I>(updates.len());
+        let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
         if reduction != Reduction::Mean
             && let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes)
         {
@@ -746,7 +746,11 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         let blocks = buckets.starts.len() - 1;
         // Copying, a task also writes its blocks whole.
         let moved = updates.len() + if O::COPIES { data.len() } else { 0 };
-        let tasks = schedule.tasks(par, indices_bytes::<T, I>(moved), blocks);
+        let tasks = schedule.tasks(
+            par,
+            indices_bytes::<I>(moved, std::mem::size_of::<T>()),
+            blocks,
+        );
         // Balance: each block weighs its elements written (copied, when
         // copying) plus four per updated element (a read-modify-write).
         let slice_len = self.plan.slice_len;
@@ -787,9 +791,10 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     }
 }
 
-/// The bytes an apply moves: its updates and their indices.
-fn indices_bytes<T, I>(n: usize) -> usize {
-    n.saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>())
+/// The bytes an apply of `n` updated elements of `element_bytes` bytes
+/// moves: its updates and their indices (`I`).
+fn indices_bytes<I>(n: usize, element_bytes: usize) -> usize {
+    n.saturating_mul(element_bytes.saturating_add(std::mem::size_of::<I>()))
 }
 
 /// One bucketed application, run with a combining function.
