@@ -131,26 +131,42 @@ fn only_op<O: TypedOp>(plan: &Arc<TypedSimplePlan>) -> &O {
     ops[0]
 }
 
-/// The output of a plan that never saw any indices before.
-fn fresh_output(indices: &Tensor) -> Tensor {
-    let out = plan(None)
+/// A run of a plan of `size` on a copy of `indices` nobody else holds.
+fn run_alone(size: Size, plan: &Arc<TypedSimplePlan>, indices: &Tensor) -> Tensor {
+    let out = plan
         .run(tvec![
-            data().into_tvalue(),
+            data_of(size).into_tvalue(),
             indices.clone().into_tvalue(),
-            updates().into_tvalue()
+            updates_of(size).into_tvalue()
         ])
         .unwrap();
     out[0].clone().into_tensor()
 }
 
-/// A run with `indices` held by the caller too (a clone of its value).
-fn run_keeping(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
+/// The output of a plan of `size` that never saw any indices before, on
+/// one thread, from a copy of `indices` nobody else holds.
+fn fresh_output_of(size: Size, indices: &Tensor) -> Tensor {
+    run_alone(size, &plan_of(size, None), indices)
+}
+
+/// A run of a plan of `size` with `indices` held by the caller too.
+fn run_of(size: Size, plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
     let out = plan.run(tvec![
-        data().into_tvalue(),
+        data_of(size).into_tvalue(),
         indices.clone(),
-        updates().into_tvalue()
+        updates_of(size).into_tvalue()
     ])?;
     Ok(out[0].clone().into_tensor())
+}
+
+/// The output of a `LARGE` plan that never saw any indices before.
+fn fresh_output(indices: &Tensor) -> Tensor {
+    fresh_output_of(LARGE, indices)
+}
+
+/// A run of a `LARGE` plan with `indices` held by the caller too.
+fn run_keeping(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
+    run_of(LARGE, plan, indices)
 }
 
 #[test]
@@ -205,14 +221,8 @@ fn another_indices_tensor_is_checked_and_sorted_again_whatever_its_values() {
 #[test]
 fn indices_nobody_else_holds_are_not_kept() {
     let plan = plan(None);
-    let out = plan
-        .run(tvec![
-            data().into_tvalue(),
-            indices(1).into_tvalue(),
-            updates().into_tvalue()
-        ])
-        .unwrap();
-    assert_eq!(out[0].clone().into_tensor(), fresh_output(&indices(1)));
+    let out = run_alone(LARGE, &plan, &indices(1));
+    assert_eq!(out, fresh_output(&indices(1)));
     assert_eq!(
         kept(&plan),
         (None, 0),
@@ -241,34 +251,6 @@ fn constant_indices_are_sorted_once_and_give_the_fresh_output_every_call() {
 /// A run of a `SMALL` plan with `indices` held by the caller too.
 fn run_small(plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
     run_of(SMALL, plan, indices)
-}
-
-/// A run of a plan of `size` on a copy of `indices` nobody else holds.
-fn run_alone(size: Size, plan: &Arc<TypedSimplePlan>, indices: &Tensor) -> Tensor {
-    let out = plan
-        .run(tvec![
-            data_of(size).into_tvalue(),
-            indices.clone().into_tvalue(),
-            updates_of(size).into_tvalue()
-        ])
-        .unwrap();
-    out[0].clone().into_tensor()
-}
-
-/// The output of a plan of `size` that never saw any indices before, on
-/// one thread, from a copy of `indices` nobody else holds.
-fn fresh_output_of(size: Size, indices: &Tensor) -> Tensor {
-    run_alone(size, &plan_of(size, None), indices)
-}
-
-/// A run of a plan of `size` with `indices` held by the caller too.
-fn run_of(size: Size, plan: &Arc<TypedSimplePlan>, indices: &TValue) -> TractResult<Tensor> {
-    let out = plan.run(tvec![
-        data_of(size).into_tvalue(),
-        indices.clone(),
-        updates_of(size).into_tvalue()
-    ])?;
-    Ok(out[0].clone().into_tensor())
 }
 
 #[test]
