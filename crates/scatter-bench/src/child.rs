@@ -34,6 +34,12 @@ const READY: &str = "ready";
 /// The engines a child can plan with.
 pub const ENGINES: [&str; 2] = ["plugin", "stock"];
 
+/// The pseudo-engine of a random-index row's floor: no model, the timed
+/// call is [`crate::floor`] (split over tract's executor when the child
+/// has one), so that the floor is timed in the rounds, paired with the
+/// engines, at each thread count.
+pub const FLOOR: &str = "floor";
+
 /// What a child measured.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Measured {
@@ -132,6 +138,12 @@ pub fn serve(
             tract_linalg::multithread::Executor::multithread(settings.threads),
         );
     }
+    if engine == FLOOR {
+        if mode != Mode::OneShot {
+            bail!("the floor is timed in the one-shot mode only");
+        }
+        return serve_floor(name, budget, settings.threads);
+    }
     let case = crate::case(name)?;
     let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
     // The warm copy reads the data input's memory, whatever pages it is on.
@@ -175,14 +187,7 @@ pub fn serve(
     println!("{READY}");
     std::io::stdout().flush()?;
     for request in std::io::stdin().lines() {
-        let ms: u64 = request?
-            .trim()
-            .parse()
-            .context("a round request is a budget in ms")?;
-        let budget = Budget {
-            time: Duration::from_millis(ms),
-            ..budget
-        };
+        let budget = round_budget(&request?, budget)?;
         reset_peak_rss();
         let mut copies = Stats { samples: vec![] };
         // `runner` is borrowed by both closures in turn, never at once.
@@ -220,6 +225,49 @@ pub fn serve(
         std::io::stdout().flush()?;
     }
     Ok(())
+}
+
+/// [`serve`] for the [`FLOOR`] pseudo-engine: each call is the case's
+/// floor into a warm output, the same line per round (no pool, no warm
+/// copy, no scatter outputs).
+fn serve_floor(name: &str, budget: Budget, threads: usize) -> Result<()> {
+    let case = crate::case(name)?;
+    let (data, indices, updates) = case.floor_inputs()?;
+    let mut dst = vec![0f32; data.len()];
+    println!("{READY}");
+    std::io::stdout().flush()?;
+    for request in std::io::stdin().lines() {
+        let budget = round_budget(&request?, budget)?;
+        reset_peak_rss();
+        let stats = crate::timing::measure(budget, || {
+            std::hint::black_box(if threads > 1 {
+                crate::floor_on_tract_threads(&mut dst, data, indices, updates)
+            } else {
+                crate::floor(&mut dst, data, indices, updates)
+            });
+            Ok::<_, anyhow::Error>(())
+        })?;
+        println!(
+            "{} {} {} 0 0 0",
+            stats.median().as_nanos(),
+            stats.runs(),
+            peak_rss().unwrap_or(0)
+        );
+        std::io::stdout().flush()?;
+    }
+    Ok(())
+}
+
+/// A round's budget from its request line (`<budget ms>`).
+fn round_budget(request: &str, budget: Budget) -> Result<Budget> {
+    let ms: u64 = request
+        .trim()
+        .parse()
+        .context("a round request is a budget in ms")?;
+    Ok(Budget {
+        time: Duration::from_millis(ms),
+        ..budget
+    })
 }
 
 /// Makes the peak resident set (VmHWM) the current one (Linux 4.0+), so

@@ -117,29 +117,114 @@ pub fn memcpy(dst: &mut [f32], src: &[f32]) {
 /// serial, as the kernels' copies are.
 #[inline(never)]
 pub fn memcpy_on_tract_threads(dst: &mut [f32], src: &[f32]) {
-    use tract_onnx_scatter::ops::tract_threads::TractThreads;
-    use tract_onnx_scatter::scatter_kernels::{Parallel, Schedule};
-    let threads = TractThreads::current();
-    let n = threads.threads().max(1);
-    if n == 1 || std::mem::size_of_val(src) < Schedule::DEFAULT.parallel_from_bytes {
+    let tasks = tract_thread_tasks(std::mem::size_of_val(src));
+    if tasks == 1 {
         return memcpy(dst, src);
     }
-    let chunk = dst.len().div_ceil(n).max(1);
-    let parts: Vec<std::sync::Mutex<(&mut [f32], &[f32])>> = dst
-        .chunks_mut(chunk)
-        .zip(src.chunks(chunk))
-        .map(std::sync::Mutex::new)
-        .collect();
-    threads.for_each(parts.len(), &|i| {
-        let mut part = parts[i].lock().unwrap_or_else(|p| p.into_inner());
-        let (d, s) = &mut *part;
-        d.copy_from_slice(s);
+    on_tract_threads(dst, tasks, |_, d, lo| {
+        d.copy_from_slice(&src[lo..lo + d.len()]);
+        0
     });
+}
+
+/// [`floor`] cut into one contiguous chunk of each array per thread of
+/// tract's current executor, the chunks read and copied on it: what a
+/// second core adds to the memory a random-index row must move at least,
+/// the bound of its thread scaling. Serial below the kernels' split
+/// threshold, as [`memcpy_on_tract_threads`].
+#[inline(never)]
+pub fn floor_on_tract_threads(
+    dst: &mut [f32],
+    data: &[f32],
+    indices: &[i64],
+    updates: &[f32],
+) -> u64 {
+    let bytes = std::mem::size_of_val(data)
+        + std::mem::size_of_val(indices)
+        + std::mem::size_of_val(updates);
+    let tasks = tract_thread_tasks(bytes);
+    if tasks == 1 {
+        return floor(dst, data, indices, updates);
+    }
+    // Task `t` reads the `t`-th of `tasks` near-equal chunks of each.
+    let chunk = |len: usize, t: usize| len * t / tasks..len * (t + 1) / tasks;
+    on_tract_threads(dst, tasks, |t, d, lo| {
+        let (i, u) = (chunk(indices.len(), t), chunk(updates.len(), t));
+        floor(d, &data[lo..lo + d.len()], &indices[i], &updates[u])
+    })
+}
+
+/// Tasks for `bytes` of bench work on tract's current executor: one per
+/// thread, one below the kernels' split threshold.
+fn tract_thread_tasks(bytes: usize) -> usize {
+    use tract_onnx_scatter::ops::tract_threads::TractThreads;
+    use tract_onnx_scatter::scatter_kernels::{Parallel, Schedule};
+    let n = TractThreads::current().threads().max(1);
+    if bytes < Schedule::DEFAULT.parallel_from_bytes {
+        1
+    } else {
+        n
+    }
+}
+
+/// Runs `task(t, chunk, start)` on tract's current executor for each of
+/// the `tasks` near-equal contiguous chunks of `dst` (`start` its offset
+/// in `dst`); the tasks' results summed.
+fn on_tract_threads(
+    dst: &mut [f32],
+    tasks: usize,
+    task: impl Fn(usize, &mut [f32], usize) -> u64 + Sync,
+) -> u64 {
+    use tract_onnx_scatter::ops::tract_threads::TractThreads;
+    use tract_onnx_scatter::scatter_kernels::Parallel;
+    let len = dst.len();
+    let mut parts = vec![];
+    let mut rest = dst;
+    for t in 0..tasks {
+        let (lo, hi) = (len * t / tasks, len * (t + 1) / tasks);
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(hi - lo);
+        parts.push(std::sync::Mutex::new((part, lo)));
+        rest = tail;
+    }
+    let sum = std::sync::atomic::AtomicU64::new(0);
+    TractThreads::current().for_each(tasks, &|t| {
+        let mut part = parts[t].lock().unwrap_or_else(|p| p.into_inner());
+        let (d, lo) = &mut *part;
+        let x = task(t, d, *lo);
+        sum.fetch_add(x, std::sync::atomic::Ordering::Relaxed);
+    });
+    sum.into_inner()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_floor_and_the_copy_split_over_threads_write_what_the_serial_ones_write() {
+        use tract_linalg::multithread::{Executor, multithread_tract_scope};
+        // 3 MiB of data: over the split threshold, in uneven chunks.
+        let n = (3 << 18) + 3;
+        let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let indices: Vec<i64> = (0..n as i64 / 3).collect();
+        let updates: Vec<f32> = (0..n / 2).map(|i| i as f32 * 0.5).collect();
+        // Per chunk the update bits wrap at 32 bits: compare the index sums,
+        // which never do here, through a run without updates.
+        let index_sum = floor(&mut vec![0.0; n], &data, &indices, &[]);
+        for threads in [1, 2, 3] {
+            multithread_tract_scope(Executor::multithread(threads), || {
+                let mut dst = vec![0.0; n];
+                let sum = floor_on_tract_threads(&mut dst, &data, &indices, &[]);
+                assert_eq!((dst == data, sum), (true, index_sum), "{threads} threads");
+                let mut dst = vec![0.0; n];
+                floor_on_tract_threads(&mut dst, &data, &indices, &updates);
+                assert!(dst == data, "{threads} threads");
+                let mut dst = vec![0.0; n];
+                memcpy_on_tract_threads(&mut dst, &data);
+                assert!(dst == data, "{threads} threads");
+            });
+        }
+    }
 
     #[test]
     fn a_filter_selects_the_rows_any_of_its_comma_separated_entries_matches() {

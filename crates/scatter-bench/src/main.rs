@@ -7,7 +7,8 @@
 //! Threaded rows (large copy-bound, random-index and GNN) also time the
 //! plugin's one-shot with tract's executor of [`THREADS`] threads and
 //! onnxruntime at [`THREADS`] intra-op threads; random-index rows their
-//! floor; GNN rows PyTorch's `index_add_`/`scatter_add_` at 1 and
+//! floor (a pseudo-engine [`child::FLOOR`] of the rounds, at both thread
+//! counts for a threaded row); GNN rows PyTorch's `index_add_`/`scatter_add_` at 1 and
 //! [`THREADS`] threads. Prints the time table, the threads table, the GNN
 //! table, the gradient table, the peak-RSS table, one line per target and
 //! a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
@@ -30,7 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use scatter_bench::case::Case;
 use scatter_bench::case::Ownership;
-use scatter_bench::child::{self, ChildRounds, ENGINES, Measured};
+use scatter_bench::child::{self, ChildRounds, ENGINES, FLOOR, Measured};
 use scatter_bench::ort::OrtRounds;
 use scatter_bench::report::{
     Row, export_ratios, gnn_table, gradient_table, rss_table, targets, thread_targets,
@@ -38,7 +39,7 @@ use scatter_bench::report::{
 };
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
-use scatter_bench::{THREADS, case_names, exported, floor, grads, memcpy, ort, workloads};
+use scatter_bench::{THREADS, case_names, exported, grads, memcpy, ort, workloads};
 
 struct Options {
     filter: Option<String>,
@@ -147,20 +148,6 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
     Ok(())
 }
 
-/// The row's floor ([`scatter_bench::floor`]) into a warm buffer.
-fn measure_floor(row: &mut Row, case: &Case, budget: Budget) -> Result<()> {
-    let (data, indices, updates) = case.floor_inputs()?;
-    let mut dst = vec![0f32; data.len()];
-    row.floor = Some(
-        measure(budget, || {
-            std::hint::black_box(floor(&mut dst, data, indices, updates));
-            Ok::<_, anyhow::Error>(())
-        })?
-        .median(),
-    );
-    Ok(())
-}
-
 /// Rounds per row. A round times every (engine, mode) and onnxruntime
 /// once, one after the other (the order rotating from round to round), in
 /// processes kept alive across rounds; each gets a fifth of the budget.
@@ -195,8 +182,10 @@ struct OrtServers {
 /// `plugin one-shot`, `plugin one-shot 2 threads`: what the notes and
 /// progress lines call a child's series.
 fn series_name(engine: &str, mode: Mode, threads: usize) -> String {
-    match threads {
-        1 => format!("{engine} {}", mode.name()),
+    match (engine, threads) {
+        (FLOOR, 1) => FLOOR.into(),
+        (FLOOR, _) => format!("{FLOOR} {threads} threads"),
+        (_, 1) => format!("{engine} {}", mode.name()),
         _ => format!("{engine} {} {threads} threads", mode.name()),
     }
 }
@@ -265,9 +254,6 @@ fn measure_cases(
         if let Some(data) = case.copy_floor_data()? {
             measure_copies(&mut row, data, o.budget)?;
         }
-        if case.extras.floor {
-            measure_floor(&mut row, case, o.budget)?;
-        }
         // A row repeating another in its other calling modes.
         let owned_only = if case.extras.fresh_each_call {
             Some("owned mode only: the other modes are snd_kv_cache's")
@@ -296,12 +282,12 @@ fn measure_cases(
                 push_child(&mut series, c, &mut row, engine, mode, 1, started);
             }
         }
+        let threaded = child::Settings {
+            threads: THREADS,
+            ..o.settings
+        };
         if case.extras.threaded {
-            let settings = child::Settings {
-                threads: THREADS,
-                ..o.settings
-            };
-            let started = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, settings);
+            let started = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, threaded);
             push_child(
                 &mut series,
                 c,
@@ -311,6 +297,25 @@ fn measure_cases(
                 THREADS,
                 started,
             );
+        }
+        // The floor in the rounds too, paired with the plugin's one-shot
+        // at each thread count.
+        if case.extras.floor {
+            for (threads, settings) in [(1, o.settings), (THREADS, threaded)] {
+                if threads > 1 && !case.extras.threaded {
+                    continue;
+                }
+                let started = ChildRounds::start(exe, &case.name, FLOOR, Mode::OneShot, settings);
+                push_child(
+                    &mut series,
+                    c,
+                    &mut row,
+                    FLOOR,
+                    Mode::OneShot,
+                    threads,
+                    started,
+                );
+            }
         }
         // onnxruntime has no owned mode to compare a fresh cache's with.
         if let (Some(servers), Some(dir)) = (ort.as_ref(), ort_dir)
@@ -400,6 +405,16 @@ fn measure_cases(
                     combined.calls,
                     combined.peak_rss.unwrap_or(0) as f64 / 1e6
                 );
+                if *engine == FLOOR {
+                    if *threads > 1 {
+                        row.floor_threads = Some(combined.median);
+                        row.rounds.floor_threads = medians;
+                    } else {
+                        row.floor = Some(combined.median);
+                        row.rounds.floor = medians;
+                    }
+                    continue;
+                }
                 if *threads > 1 {
                     row.rounds.warm_copy_threads =
                         rounds.iter().filter_map(|m| m.warm_copy).collect();
@@ -648,7 +663,11 @@ fn main() -> Result<()> {
              copy split over those {THREADS} threads (timed in the threaded process) over the \
              serial one, what a second core adds to a copy here. floor: the random-index rows' data \
              copied into a warm output and their indices and updates read once, in order, no \
-             scatter (`scatter_bench::floor`); one-shot/floor is a ratio of medians.\n\n"
+             scatter (`scatter_bench::floor`), timed in a process of its own in the same rounds; \
+             floor {THREADS}/1: each of the three cut in {THREADS} chunks, one per thread of the \
+             same executor (`scatter_bench::floor_on_tract_threads`), over the serial floor, what \
+             a second core adds to the memory such a row must move; one-shot/floor at 1 and \
+             {THREADS} threads: the plugin's one-shot over the floor at the same thread count.\n\n"
         ));
         out.push_str(&table);
         out.push('\n');

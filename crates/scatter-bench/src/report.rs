@@ -41,8 +41,11 @@ pub struct Row {
     pub threaded: bool,
     pub plugin_threads: Option<Measured>,
     pub ort_threads: Option<Duration>,
-    /// The row's floor ([`crate::floor`]), random-index rows only.
+    /// The row's floor ([`crate::floor`]), random-index rows only, and
+    /// the floor split over [`THREADS`] threads
+    /// ([`crate::floor_on_tract_threads`]) for a threaded one.
     pub floor: Option<Duration>,
+    pub floor_threads: Option<Duration>,
     /// A GNN row ([`gnn_table`]) and PyTorch's times on it.
     pub gnn: bool,
     pub torch_gnn: Option<TorchGnn>,
@@ -72,6 +75,10 @@ pub struct Rounds {
     /// The warm copy split over [`THREADS`] threads, timed in the
     /// plugin's threaded process.
     pub warm_copy_threads: Vec<Duration>,
+    /// The floor at 1 and [`THREADS`] threads, each in a process of its
+    /// own ([`crate::child::FLOOR`]).
+    pub floor: Vec<Duration>,
+    pub floor_threads: Vec<Duration>,
 }
 
 impl Rounds {
@@ -160,6 +167,14 @@ impl Row {
         Rounds::paired(&self.rounds.warm_copy_threads, &self.rounds.warm_copy)
     }
 
+    /// The floor split over [`THREADS`] threads over the serial one
+    /// (paired): what a second core adds to the memory a random-index row
+    /// must move at least, the bound of its scaling.
+    pub fn floor_scaling(&self) -> Option<f64> {
+        Rounds::paired(&self.rounds.floor_threads, &self.rounds.floor)
+            .or_else(|| ratio(self.floor_threads, self.floor))
+    }
+
     /// Whether the copy's scaling says something of this row: a
     /// copy-bound row, or a random-index one beside its floor (the others
     /// are not bound by a copy).
@@ -179,9 +194,18 @@ impl Row {
             .or_else(|| ratio(self.plugin_threads.map(|m| m.median), self.ort_threads))
     }
 
-    /// The plugin's one-shot over the row's floor.
+    /// The plugin's one-shot over the row's floor (paired).
     pub fn vs_floor(&self) -> Option<f64> {
-        ratio(self.plugin(Mode::OneShot), self.floor)
+        let one_shot = &self.rounds.plugin[index(Mode::OneShot)];
+        Rounds::paired(one_shot, &self.rounds.floor)
+            .or_else(|| ratio(self.plugin(Mode::OneShot), self.floor))
+    }
+
+    /// The plugin's one-shot over the row's floor, both at [`THREADS`]
+    /// threads (paired).
+    pub fn threads_vs_floor(&self) -> Option<f64> {
+        Rounds::paired(&self.rounds.plugin_threads, &self.rounds.floor_threads)
+            .or_else(|| ratio(self.plugin_threads.map(|m| m.median), self.floor_threads))
     }
 
     /// The plugin's one-shot at 1 thread (`slot` 0) or [`THREADS`] (1).
@@ -327,14 +351,15 @@ pub fn threads_table(rows: &[Row]) -> Option<String> {
         s,
         "| workload | plugin one-shot 1 thread | plugin one-shot {THREADS} threads | plugin \
          {THREADS}/1 | warm copy {THREADS}/1 | ort 1 thread | ort {THREADS} threads | ort \
-         {THREADS}/1 | plugin/ort {THREADS} threads | floor | one-shot/floor |"
+         {THREADS}/1 | plugin/ort {THREADS} threads | floor | floor {THREADS}/1 | one-shot/floor \
+         | one-shot/floor {THREADS} threads |"
     );
-    let _ = writeln!(s, "|{}", "---|".repeat(11));
+    let _ = writeln!(s, "|{}", "---|".repeat(13));
     for r in threaded {
         let star = if r.copy_bound { "*" } else { "" };
         let _ = writeln!(
             s,
-            "| {}{star} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {}{star} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.name,
             cell(r.plugin(Mode::OneShot)),
             cell(r.plugin_threads.map(|m| m.median)),
@@ -348,19 +373,22 @@ pub fn threads_table(rows: &[Row]) -> Option<String> {
             cell(r.ort_threads),
             rcell(r.ort_scaling()),
             rcell(r.threads_vs_ort()),
-            if r.floor.is_some() {
-                cell(r.floor)
-            } else {
-                "–".into()
-            },
-            if r.floor.is_some() {
-                rcell(r.vs_floor())
-            } else {
-                "–".into()
-            },
+            floor_cell(r, cell(r.floor)),
+            floor_cell(r, rcell(r.floor_scaling())),
+            floor_cell(r, rcell(r.vs_floor())),
+            floor_cell(r, rcell(r.threads_vs_floor())),
         );
     }
     Some(s)
+}
+
+/// A floor column's `value`, `–` for a row without a floor.
+fn floor_cell(r: &Row, value: String) -> String {
+    if r.floor.is_some() {
+        value
+    } else {
+        "–".into()
+    }
 }
 
 /// The GNN table: the plugin's one-shot against onnxruntime and PyTorch's
@@ -432,8 +460,13 @@ pub fn thread_targets(rows: &[Row]) -> Vec<String> {
             }
             _ => String::new(),
         };
+        let floor = match r.floor_scaling() {
+            Some(f) => format!(", floor {}", rcell(Some(f))),
+            None => String::new(),
+        };
         lines.push(format!(
-            "{}: {THREADS} threads ≤ 0.6× of 1 thread: plugin one-shot {} ({}), onnxruntime {}{copy}",
+            "{}: {THREADS} threads ≤ 0.6× of 1 thread: plugin one-shot {} ({}), onnxruntime \
+             {}{copy}{floor}",
             r.name,
             rcell(plugin),
             met(&[plugin], 0.6),
@@ -1075,13 +1108,16 @@ mod tests {
         r.threaded = true;
         r.plugin_threads = measured(3, 100, 32);
         r.ort_threads = Some(ms(4));
-        r.floor = Some(ms(1));
+        r.floor = Some(ms(2));
+        r.floor_threads = Some(ms(2));
         r.rounds.plugin[0] = vec![ms(6), ms(5), ms(12)];
         r.rounds.plugin_threads = vec![ms(3), ms(3), ms(6)];
         r.rounds.ort = vec![ms(5), ms(5), ms(10)];
         r.rounds.ort_threads = vec![ms(4), ms(4), ms(8)];
         r.rounds.warm_copy = vec![ms(2), ms(2), ms(4)];
         r.rounds.warm_copy_threads = vec![ms(1), ms(2), ms(3)];
+        r.rounds.floor = vec![ms(2), ms(2), ms(4)];
+        r.rounds.floor_threads = vec![ms(2), ms(1), ms(3)];
         r
     }
 
