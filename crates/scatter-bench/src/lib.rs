@@ -146,12 +146,19 @@ pub fn floor_on_tract_threads(
     if tasks == 1 {
         return floor(dst, data, indices, updates);
     }
-    // Task `t` reads the `t`-th of `tasks` near-equal chunks of each.
-    let chunk = |len: usize, t: usize| len * t / tasks..len * (t + 1) / tasks;
+    // Task `t` reads the `t`-th chunk of each, as it writes `dst`'s.
     on_tract_threads(dst, tasks, |t, d, lo| {
-        let (i, u) = (chunk(indices.len(), t), chunk(updates.len(), t));
+        let (i, u) = (
+            chunk(indices.len(), t, tasks),
+            chunk(updates.len(), t, tasks),
+        );
         floor(d, &data[lo..lo + d.len()], &indices[i], &updates[u])
     })
+}
+
+/// The `t`-th of `tasks` near-equal contiguous chunks of `0..len`.
+fn chunk(len: usize, t: usize, tasks: usize) -> std::ops::Range<usize> {
+    len * t / tasks..len * (t + 1) / tasks
 }
 
 /// Tasks for `bytes` of bench work on tract's current executor: one per
@@ -181,9 +188,9 @@ fn on_tract_threads(
     let mut parts = vec![];
     let mut rest = dst;
     for t in 0..tasks {
-        let (lo, hi) = (len * t / tasks, len * (t + 1) / tasks);
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(hi - lo);
-        parts.push(std::sync::Mutex::new((part, lo)));
+        let part = chunk(len, t, tasks);
+        let (d, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
+        parts.push(std::sync::Mutex::new((d, part.start)));
         rest = tail;
     }
     let sum = std::sync::atomic::AtomicU64::new(0);
