@@ -16,48 +16,10 @@ use tract_onnx::pb::NodeProto;
 
 use super::retyped::{Retyped, Typing};
 
-/// The builder registered for `Cast`: tract's, whose typing binds first
-/// the TDim constant inputs holding run-bound symbols. Only ops that read a
-/// TDim value as numbers in their own evaluation need this: shape-taking
-/// ops (Expand, Range, ConstantOfShape, Tile) keep the symbols in their
-/// output facts and evaluate them with the session's values.
-pub fn cast(
-    ctx: &ParsingContext,
-    node: &NodeProto,
-) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    Retyped::stock_built("Cast", ctx, node, BindingInputs)
-}
-
-/// Typing that binds, first, the TDim constant inputs holding run-bound
-/// symbols with [`BindRunSymbols`]; then tract's own typing.
-#[derive(Debug, Clone)]
-pub struct BindingInputs;
-
-impl Typing for BindingInputs {
-    fn to_typed(
-        &self,
-        stock: &dyn InferenceOp,
-        source: &InferenceModel,
-        node: &InferenceNode,
-        target: &mut TypedModel,
-        mapping: &HashMap<OutletId, OutletId>,
-    ) -> TractResult<TVec<OutletId>> {
-        let mut mapping = mapping.clone();
-        for (ix, input) in node.inputs.iter().enumerate() {
-            let outlet = mapping[input];
-            let binders = super::run_symbols::binders(target, &[outlet])?;
-            let name = format!("{}.bind_symbols.{ix}", node.name);
-            let bound = wire_after(target, name, BindRunSymbols, outlet, binders)?;
-            mapping.insert(*input, bound);
-        }
-        stock.to_typed(source, node, target, &mapping)
-    }
-}
-
 /// `value` through `op` (its first input; the others, `binders`, only
 /// order it after the nodes binding symbols), or `value` itself when
 /// nothing binds.
-fn wire_after(
+pub(crate) fn wire_after(
     target: &mut TypedModel,
     name: String,
     op: impl TypedOp,

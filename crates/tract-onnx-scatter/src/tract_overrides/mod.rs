@@ -25,12 +25,15 @@
 //! stock tract operator.
 
 pub mod bind_run_symbols;
+pub mod cast;
 pub mod constant_if;
 pub mod data_dependent_constant_of_shape;
 pub mod exact_tdim_concat;
 pub mod loop_body_typing;
+pub mod loop_iterations;
 pub mod onnx_loop;
 pub mod retyped;
+pub mod reverse_sequence;
 pub mod run_symbols;
 pub mod run_time_slice_bounds;
 pub mod run_time_squeeze;
@@ -54,26 +57,30 @@ pub enum TractOverride {
     Concat,
     Slice,
     Cast,
+    CastLike,
     Unique,
     ConstantOfShape,
     Expand,
     Loop,
     Squeeze,
+    ReverseSequence,
 }
 
 impl TractOverride {
     /// Every override, in the README's order.
-    pub const ALL: [TractOverride; 10] = [
+    pub const ALL: [TractOverride; 12] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
         TractOverride::Slice,
         TractOverride::Cast,
+        TractOverride::CastLike,
         TractOverride::Unique,
         TractOverride::ConstantOfShape,
         TractOverride::Expand,
         TractOverride::Loop,
         TractOverride::Squeeze,
+        TractOverride::ReverseSequence,
     ];
 
     /// The ONNX op type whose builder it replaces.
@@ -84,11 +91,13 @@ impl TractOverride {
             TractOverride::Concat => "Concat",
             TractOverride::Slice => "Slice",
             TractOverride::Cast => "Cast",
+            TractOverride::CastLike => "CastLike",
             TractOverride::Unique => "Unique",
             TractOverride::ConstantOfShape => "ConstantOfShape",
             TractOverride::Expand => "Expand",
             TractOverride::Loop => "Loop",
             TractOverride::Squeeze => "Squeeze",
+            TractOverride::ReverseSequence => "ReverseSequence",
         }
     }
 
@@ -98,12 +107,14 @@ impl TractOverride {
             TractOverride::Reshape => runtime_reshape::reshape,
             TractOverride::Concat => exact_tdim_concat::concat,
             TractOverride::Slice => run_time_slice_bounds::slice,
-            TractOverride::Cast => bind_run_symbols::cast,
+            TractOverride::Cast => cast::cast,
+            TractOverride::CastLike => cast::cast_like,
             TractOverride::Unique => unique::unique,
             TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
             TractOverride::Expand => bind_run_symbols::expand,
             TractOverride::Loop => onnx_loop::onnx_loop,
             TractOverride::Squeeze => run_time_squeeze::squeeze,
+            TractOverride::ReverseSequence => reverse_sequence::reverse_sequence,
         }
     }
 
@@ -209,7 +220,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, Unique, ConstantOfShape, Expand, Loop, Squeeze"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, CastLike, Unique, ConstantOfShape, Expand, Loop, Squeeze, ReverseSequence"
         );
     }
 

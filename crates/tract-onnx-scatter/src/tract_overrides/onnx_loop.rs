@@ -374,6 +374,10 @@ impl EvalOp for Loop {
                 (Some(first), 0) => first,
                 _ => &mut state,
             };
+            // The body reads values of the enclosing graph holding its
+            // symbols (`2 * time` in a loop bound): the run's values of
+            // those symbols, before its own inputs bind the rest.
+            body.turn_state.resolved_symbols = ctx.symbols.clone();
             let mut outputs = body
                 .run(body_inputs)
                 .with_context(|| format!("Loop node '{node}': iteration {i}"))?
@@ -441,6 +445,30 @@ impl PartialEq for InferLoop {
 impl Eq for InferLoop {}
 
 impl InferLoop {
+    /// Whether the body gives loop-carried value `j` back unchanged (its
+    /// output is its input, through `Identity` nodes).
+    fn passes_on(&self, j: usize) -> bool {
+        let (Ok(inputs), Ok(outputs)) = (self.body.input_outlets(), self.body.output_outlets())
+        else {
+            return false;
+        };
+        let (Some(&input), Some(&output)) = (inputs.get(2 + j), outputs.get(1 + j)) else {
+            return false;
+        };
+        let mut outlet = output;
+        for _ in 0..self.body.nodes().len() {
+            if outlet == input {
+                return true;
+            }
+            let node = &self.body.nodes()[outlet.node];
+            if node.op.name() != "Identity" || node.inputs.len() != 1 {
+                return false;
+            }
+            outlet = node.inputs[0];
+        }
+        false
+    }
+
     /// Node input position of the first loop-carried value.
     fn first_carried(&self) -> usize {
         self.has_trip_count as usize + self.has_cond as usize
@@ -588,9 +616,17 @@ impl InferenceOp for InferLoop {
                 facts[first - 1].datum_type
             );
         }
+        // A loop-carried value the body passes on unchanged (tf2onnx carries
+        // its loop invariants so, `batch` among them) keeps its constant:
+        // the body's shapes may depend on it (a `tf.fill` of `[batch, n]`).
         let initial: Vec<TypedFact> = facts[first..first + self.carried]
             .iter()
-            .map(|f| f.datum_type.fact(f.shape.clone()))
+            .enumerate()
+            .map(|(j, f)| match (&f.konst, self.passes_on(j)) {
+                (Some(k), true) => TypedFact::try_from(k.clone())
+                    .unwrap_or_else(|_| f.datum_type.fact(f.shape.clone())),
+                _ => f.datum_type.fact(f.shape.clone()),
+            })
             .collect();
         let outer: Vec<TypedFact> = facts[first + self.carried..].to_vec();
         let typing = |carried: &[TypedFact]| -> TractResult<(TypedModel, Vec<TypedFact>)> {
@@ -657,8 +693,21 @@ impl InferenceOp for InferLoop {
             Ok(m) => (0..=limit).contains(&m),
             Err(_) => true,
         };
+        // A counted loop whose condition turns false only when M ends it
+        // anyway (tf2onnx's `counter < time`) runs M times too.
+        let counted = |m: &TDim| {
+            typed.first.is_none()
+                && super::loop_iterations::runs_trip_count(
+                    &typed.rest,
+                    &facts[first..first + self.carried],
+                    target,
+                    self.has_cond.then(|| inputs[first - 1]),
+                    m,
+                )
+        };
         let iterations = match (&trip_count, body_cond_true) {
             (Some(m), true) if runs_m(m) => m.clone(),
+            (Some(m), false) if runs_m(m) && counted(m) => m.clone(),
             _ => {
                 let s = target.symbols.new_with_prefix("loop");
                 minted.push(s.clone());

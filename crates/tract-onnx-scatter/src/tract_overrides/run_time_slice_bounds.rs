@@ -232,16 +232,176 @@ pub fn slice(
     };
     let optional_axes_input = position(3);
     let optional_steps_input = position(4);
-    Ok((
-        Box::new(RunTimeBoundSlice(StridedSlice {
-            begin_mask: 0,
-            end_mask: 0,
-            shrink_axis_mask: 0,
-            optional_axes_input,
-            optional_steps_input,
-        })),
-        vec![],
-    ))
+    let slice = RunTimeBoundSlice(StridedSlice {
+        begin_mask: 0,
+        end_mask: 0,
+        shrink_axis_mask: 0,
+        optional_axes_input,
+        optional_steps_input,
+    });
+    if let Some(axes) = whole_axis_reverses(ctx, node)? {
+        return Ok((
+            Box::new(ReverseSlice {
+                node: node.name.clone(),
+                axes,
+                slice,
+            }),
+            vec![],
+        ));
+    }
+    Ok((Box::new(slice), vec![]))
+}
+
+/// The value of `name` when the graph being parsed holds it as an
+/// initializer or a `Constant` node's output.
+fn graph_constant(ctx: &ParsingContext, name: &str) -> TractResult<Option<Tensor>> {
+    let Some(graph) = ctx.parent_graphs.last() else {
+        return Ok(None);
+    };
+    if let Some(init) = graph.initializer.iter().find(|t| t.name == name) {
+        return Ok(Some(ctx.load_tensor(init)?));
+    }
+    let Some(node) = graph
+        .node
+        .iter()
+        .find(|n| n.op_type == "Constant" && n.output.first().is_some_and(|o| o == name))
+    else {
+        return Ok(None);
+    };
+    if let Some(t) = node.get_attr_opt("value")? {
+        return Ok(Some(ctx.load_tensor(t)?));
+    }
+    if let Some(ints) = node.get_attr_opt_slice::<i64>("value_ints")? {
+        return Ok(Some(tensor1(ints)));
+    }
+    Ok(node.get_attr_opt::<i64>("value_int")?.map(tensor0))
+}
+
+/// The axes (as the node gives them) of a slice that reverses each of them
+/// whole and touches no other: constant bounds, step -1, start -1 or past
+/// any axis, end before any axis (`torch.flip`, `jnp.flip`, `tf.reverse`
+/// as the exporters write them: `Slice(x, [-1], [INT64_MIN], axes, [-1])`).
+fn whole_axis_reverses(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Option<Vec<i64>>> {
+    let input = |ix: usize| node.input.get(ix).filter(|s| !s.is_empty());
+    let constant = |ix: usize| -> TractResult<Option<Vec<i64>>> {
+        let Some(name) = input(ix) else {
+            return Ok(None);
+        };
+        let Some(t) = graph_constant(ctx, name)? else {
+            return Ok(None);
+        };
+        if !t.datum_type().is_integer() {
+            return Ok(None);
+        }
+        Ok(Some(
+            t.cast_to::<i64>()?
+                .try_as_plain_ram()?
+                .as_slice::<i64>()?
+                .to_vec(),
+        ))
+    };
+    let (Some(starts), Some(ends), Some(steps)) = (constant(1)?, constant(2)?, constant(4)?) else {
+        return Ok(None);
+    };
+    let axes = match input(3) {
+        Some(_) => match constant(3)? {
+            Some(axes) => axes,
+            None => return Ok(None),
+        },
+        None => (0..starts.len() as i64).collect(),
+    };
+    let n = axes.len();
+    if n == 0 || starts.len() != n || ends.len() != n || steps.len() != n {
+        return Ok(None);
+    }
+    let reverses = (0..n).all(|k| {
+        steps[k] == -1
+            && (starts[k] == -1 || starts[k] >= i32::MAX as i64)
+            && ends[k] <= i32::MIN as i64
+    });
+    Ok(reverses.then_some(axes))
+}
+
+/// A `Slice` that reverses whole axes ([`whole_axis_reverses`]). tract's
+/// `StridedSlice` refuses a step other than 1 on an axis of symbolic
+/// length ("Streaming dimensions with strides are not supported"): such a
+/// slice is a [`Reverse`] of each axis. Where every reversed axis has a
+/// known length it is exactly the op stock tract builds.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct ReverseSlice {
+    /// The ONNX node's name, for errors.
+    pub node: String,
+    /// As the node gives them (may be negative).
+    pub axes: Vec<i64>,
+    /// What the node is where tract's op can type it.
+    pub slice: RunTimeBoundSlice,
+}
+
+impl Op for ReverseSlice {
+    fn name(&self) -> StaticName {
+        "StridedSlice".into()
+    }
+
+    not_a_typed_op!();
+}
+
+impl EvalOp for ReverseSlice {
+    op_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        self.slice.eval(ctx, inputs)
+    }
+}
+
+impl InferenceRulesOp for ReverseSlice {
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_output_arity(outputs, 1)?;
+        s.equals(&outputs[0].datum_type, &inputs[0].datum_type)?;
+        s.equals(&outputs[0].shape, &inputs[0].shape)?;
+        Ok(())
+    }
+
+    fn to_typed(
+        &self,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        let data = mapping[&node.inputs[0]];
+        let fact = target.outlet_fact(data)?.clone();
+        let rank = fact.rank() as i64;
+        let mut axes = vec![];
+        for &axis in &self.axes {
+            ensure!(
+                (-rank..rank).contains(&axis),
+                "Slice node '{}': axis {axis} out of range [-{rank}, {}]",
+                self.node,
+                rank - 1
+            );
+            axes.push(if axis < 0 { axis + rank } else { axis } as usize);
+        }
+        if axes.iter().all(|&a| fact.shape[a].as_i64().is_some()) {
+            return InferenceRulesOp::to_typed(&self.slice, source, node, target, mapping);
+        }
+        let mut wire = data;
+        for (k, axis) in axes.into_iter().enumerate() {
+            let op = super::reverse_sequence::Reverse {
+                node: self.node.clone(),
+                axis,
+                batch_axis: None,
+            };
+            wire = target.wire_node(format!("{}.reverse.{k}", node.name), op, &[wire])?[0];
+        }
+        Ok(tvec![wire])
+    }
+
+    as_op!();
 }
 
 /// tract's own `Slice` builder (its module is private: read from its register).
@@ -252,6 +412,24 @@ fn stock_slice() -> TractResult<Builder> {
     STOCK
         .get_or_init(|| tract_onnx::onnx().op_register.0.get("Slice").copied())
         .context("tract's ONNX register has no Slice builder")
+}
+
+/// A slice's inputs with its TDim bounds evaluated with the run's symbols
+/// (tract's `StridedSlice` evaluates them without).
+fn plain_bounds(ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+    inputs
+        .into_iter()
+        .enumerate()
+        .map(|(ix, input)| {
+            if ix == 0 || input.datum_type() != TDim::datum_type() {
+                return Ok(input);
+            }
+            let values = run_values(&input, ctx.symbols).with_context(|| {
+                format!("Slice: bound input {ix} ({input:?}) is not known in this run")
+            })?;
+            Ok(Tensor::from_shape(input.shape(), &values)?.into_tvalue())
+        })
+        .collect()
 }
 
 /// tract's `StridedSlice`, its symbolic bounds evaluated with the run's
@@ -283,20 +461,7 @@ impl EvalOp for RunTimeBoundSlice {
 
     fn eval(&self, ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         inputs.truncate(self.slice_inputs());
-        let inputs = inputs
-            .into_iter()
-            .enumerate()
-            .map(|(ix, input)| {
-                if ix == 0 || input.datum_type() != TDim::datum_type() {
-                    return Ok(input);
-                }
-                let values = run_values(&input, ctx.symbols).with_context(|| {
-                    format!("Slice: bound input {ix} ({input:?}) is not known in this run")
-                })?;
-                Ok(Tensor::from_shape(input.shape(), &values)?.into_tvalue())
-            })
-            .collect::<TractResult<TVec<_>>>()?;
-        self.0.eval(ctx, inputs)
+        self.0.eval(ctx, plain_bounds(ctx, inputs)?)
     }
 }
 
@@ -376,9 +541,19 @@ impl InferenceRulesOp for RunTimeBoundSlice {
                 .map(|_| target.symbols.new_with_prefix("slice"))
                 .collect();
             bound_lengths(&self.0, &facts, &dims, &target.symbols)?;
+            // Analysis may know a length the bounds do not show (from the
+            // consumers: a MatMul's inner dim): that length, checked at run.
+            let inferred = &node.outputs[0].fact.shape;
+            let mut known: TVec<Option<TDim>> = (0..output[0].rank())
+                .map(|axis| inferred.dims().nth(axis).and_then(|d| d.concretize()))
+                .collect();
+            for (axis, length) in lengths_of_offset_ends(&self.0, target, &inputs, &facts)? {
+                known[axis].get_or_insert(length);
+            }
             let op = RunTimeValueSlice {
                 slice: self.0.clone(),
                 dims,
+                known,
             };
             return target.wire_node(&node.name, op, &inputs);
         }
@@ -387,6 +562,59 @@ impl InferenceRulesOp for RunTimeBoundSlice {
     }
 
     as_op!();
+}
+
+/// The lengths of a slice whose ends are its starts plus constant sizes
+/// (`Slice(x, s, s + c)`: `lax.dynamic_slice` through jax2onnx, whose
+/// starts hold the loop index), on the axes where the size is the whole
+/// axis (`c` = its length, so the start is 0): `c`. Elsewhere ONNX may
+/// clamp the end (`x[i:i+2]` at the last row has one), so the length stays
+/// the run's. These are checked when the slice runs.
+fn lengths_of_offset_ends(
+    slice: &StridedSlice,
+    target: &TypedModel,
+    inputs: &[OutletId],
+    facts: &[&TypedFact],
+) -> TractResult<Vec<(usize, TDim)>> {
+    let (Some(&starts), Some(&ends)) = (inputs.get(1), inputs.get(2)) else {
+        return Ok(vec![]);
+    };
+    // Both operands may reach the Add through casts to a common type.
+    let uncast = |mut outlet: OutletId| {
+        while target
+            .node(outlet.node)
+            .op_is::<tract_core::ops::cast::Cast>()
+        {
+            outlet = target.node(outlet.node).inputs[0];
+        }
+        outlet
+    };
+    let starts = uncast(starts);
+    let add = target.node(uncast(ends).node);
+    if add.op.name() != "Add" || add.inputs.len() != 2 {
+        return Ok(vec![]);
+    }
+    let sizes = match (uncast(add.inputs[0]), uncast(add.inputs[1])) {
+        (a, b) if a == starts => b,
+        (a, b) if b == starts => a,
+        _ => return Ok(vec![]),
+    };
+    let Some(sizes) = &target.outlet_fact(sizes)?.konst else {
+        return Ok(vec![]);
+    };
+    let Ok(sizes) = sizes.cast_to::<TDim>() else {
+        return Ok(vec![]);
+    };
+    let sizes = sizes.try_as_plain_ram()?.as_slice::<TDim>()?.to_vec();
+    let Some(axes) = axes_and_steps(slice, facts, sizes.len())? else {
+        return Ok(vec![]);
+    };
+    Ok(axes
+        .into_iter()
+        .zip(sizes)
+        .filter(|((axis, step), size)| *step == 1 && facts[0].shape.get(*axis) == Some(size))
+        .map(|((axis, _), size)| (axis, size))
+        .collect())
 }
 
 /// tract's `StridedSlice` with run-time bound values, its output dims that
@@ -398,6 +626,9 @@ pub struct RunTimeValueSlice {
     /// For each output axis, the symbol standing for its length when
     /// tract's own would be dead.
     pub dims: TVec<Symbol>,
+    /// For each output axis, the length analysis proved, if any: the
+    /// output's fact, checked when the slice runs.
+    pub known: TVec<Option<TDim>>,
 }
 
 impl Op for RunTimeValueSlice {
@@ -416,7 +647,19 @@ impl EvalOp for RunTimeValueSlice {
     op_out_of_plan!();
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        self.slice.eval(ctx, inputs)
+        let outputs = self.slice.eval(ctx, plain_bounds(ctx, inputs)?)?;
+        for (axis, known) in self.known.iter().enumerate() {
+            let (Some(known), Some(&got)) = (known, outputs[0].shape().get(axis)) else {
+                continue;
+            };
+            if let Ok(want) = known.eval(ctx.symbols).to_i64() {
+                ensure!(
+                    want == got as i64,
+                    "Slice: output axis {axis} has length {got}, but the model's other nodes need {known} = {want}"
+                );
+            }
+        }
+        Ok(outputs)
     }
 }
 
@@ -432,7 +675,10 @@ impl TypedOp for RunTimeValueSlice {
             .iter()
             .enumerate()
             .map(|(axis, d)| {
-                if strided.contains(&axis) || d.symbols().iter().any(|s| s.scope().is_none()) {
+                if let Some(Some(known)) = self.known.get(axis) {
+                    Ok(known.clone())
+                } else if strided.contains(&axis) || d.symbols().iter().any(|s| s.scope().is_none())
+                {
                     self.dims
                         .get(axis)
                         .map(|s| s.to_dim())
