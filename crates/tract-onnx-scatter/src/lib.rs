@@ -35,6 +35,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod load;
 pub mod nnef;
 pub mod ops;
 pub mod opset;
@@ -50,6 +51,7 @@ pub use tract_onnx_opl;
 
 pub use scatter_kernels;
 
+pub use load::Onnx;
 pub use nnef::{WithScatter, nnef};
 pub use ops::output_pool::{OutputPool, output_pools};
 pub use parse::Deviations;
@@ -93,13 +95,18 @@ impl Options {
     pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
         parse::register(reg, self.deviations);
         self.tract_overrides.register(reg);
+        reg.insert(
+            load::loop_lists::CONCAT_FROM_STACK,
+            load::concat_from_stack::concat_from_stack,
+        );
     }
 
-    /// `tract_onnx::onnx()` with this crate's ops registered.
-    pub fn onnx(self) -> tract_onnx::Onnx {
+    /// `tract_onnx::onnx()` with this crate's ops registered, behind the
+    /// [`load`]er's rewrites.
+    pub fn onnx(self) -> Onnx {
         let mut onnx = tract_onnx::onnx();
         self.register(&mut onnx.op_register);
-        onnx
+        Onnx::new(onnx)
     }
 }
 
@@ -121,12 +128,12 @@ pub fn register_strict(reg: &mut tract_onnx::model::OnnxOpRegister) {
 
 /// `tract_onnx::onnx()` with this crate's scatter ops registered; known
 /// exporter deviations load with a warning.
-pub fn onnx() -> tract_onnx::Onnx {
+pub fn onnx() -> Onnx {
     Options::default().onnx()
 }
 
 /// `tract_onnx::onnx()` with this crate's scatter ops registered; every
 /// node must be valid at its opset, exactly as the ONNX spec says.
-pub fn onnx_strict() -> tract_onnx::Onnx {
+pub fn onnx_strict() -> Onnx {
     Options::strict().onnx()
 }

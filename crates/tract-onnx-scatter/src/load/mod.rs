@@ -1,0 +1,202 @@
+//! The loader: tract's ONNX parser with the plugin's registry, behind a
+//! rewrite of what tract cannot read as the exporter wrote it.
+//!
+//! [`Onnx`] is what [`crate::onnx()`] returns. It implements tract's
+//! [`Framework`] as `tract_onnx::Onnx` does, so `model_for_path`,
+//! `model_for_read` and `model_for_proto_model` work unchanged; before
+//! tract parses a model it [`prepare`]s it:
+//!
+//! - intermediate facts are read as hints ([`hints`]): the symbols an
+//!   exporter names in `value_info` and in subgraphs' declarations become
+//!   unknown dims, so they never contradict the inputs' facts;
+//! - a `Loop` that builds a list becomes a `Loop` with a scan output
+//!   ([`loop_lists`]).
+//!
+//! A model that needs neither is parsed as it is, without a copy.
+//!
+//! **Architecture invariant:** the loader rewrites a model only where
+//! tract's reading of it would stop or contradict the inputs' facts; what
+//! tract reads correctly reaches it byte for byte.
+
+pub mod concat_from_stack;
+pub mod hints;
+pub mod loop_lists;
+
+use std::borrow::Cow;
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
+
+use tract_hir::internal::*;
+use tract_onnx::model::ParseResult;
+use tract_onnx::pb::ModelProto;
+
+/// `tract_onnx::Onnx` with the plugin's registry, and the loader's
+/// rewrites before each parse (see the module documentation). Derefs to
+/// the tract framework it wraps, for its fields (`op_register`, ...).
+#[derive(Clone)]
+pub struct Onnx {
+    tract: tract_onnx::Onnx,
+}
+
+impl Onnx {
+    /// Wraps a tract ONNX framework (its registry as it is).
+    pub fn new(tract: tract_onnx::Onnx) -> Onnx {
+        Onnx { tract }
+    }
+
+    /// The tract framework inside, without the loader's rewrites.
+    pub fn into_tract(self) -> tract_onnx::Onnx {
+        self.tract
+    }
+
+    /// As `tract_onnx::Onnx::with_ignore_output_shapes`.
+    pub fn with_ignore_output_shapes(self, ignore: bool) -> Onnx {
+        Onnx::new(self.tract.with_ignore_output_shapes(ignore))
+    }
+
+    /// As `tract_onnx::Onnx::with_ignore_output_types`.
+    pub fn with_ignore_output_types(self, ignore: bool) -> Onnx {
+        Onnx::new(self.tract.with_ignore_output_types(ignore))
+    }
+
+    /// As `tract_onnx::Onnx::with_ignore_value_info`: `value_info` is not
+    /// read at all.
+    pub fn with_ignore_value_info(self, ignore: bool) -> Onnx {
+        Onnx::new(self.tract.with_ignore_value_info(ignore))
+    }
+
+    /// As `tract_onnx::Onnx::parse`, after [`prepare`].
+    pub fn parse(&self, proto: &ModelProto, model_dir: Option<&str>) -> TractResult<ParseResult> {
+        self.parse_with_template(proto, model_dir, InferenceModel::default())
+    }
+
+    /// As `tract_onnx::Onnx::parse_with_template`, after [`prepare`].
+    pub fn parse_with_template(
+        &self,
+        proto: &ModelProto,
+        model_dir: Option<&str>,
+        template: InferenceModel,
+    ) -> TractResult<ParseResult> {
+        let proto = prepare(Cow::Borrowed(proto));
+        self.tract.parse_with_template(&proto, model_dir, template)
+    }
+
+    fn top_level(&self, proto: ModelProto, model_dir: Option<&str>) -> TractResult<InferenceModel> {
+        let proto = prepare(Cow::Owned(proto));
+        let ParseResult {
+            model,
+            unresolved_inputs,
+            ..
+        } = self
+            .tract
+            .parse_with_template(&proto, model_dir, InferenceModel::default())?;
+        ensure!(
+            unresolved_inputs.is_empty(),
+            "Could not resolve inputs at top-level: {unresolved_inputs:?}"
+        );
+        Ok(model)
+    }
+}
+
+impl Deref for Onnx {
+    type Target = tract_onnx::Onnx;
+
+    fn deref(&self) -> &tract_onnx::Onnx {
+        &self.tract
+    }
+}
+
+impl DerefMut for Onnx {
+    fn deref_mut(&mut self) -> &mut tract_onnx::Onnx {
+        &mut self.tract
+    }
+}
+
+impl From<Onnx> for tract_onnx::Onnx {
+    fn from(onnx: Onnx) -> tract_onnx::Onnx {
+        onnx.tract
+    }
+}
+
+impl Framework<ModelProto, InferenceModel> for Onnx {
+    fn proto_model_for_read(&self, reader: &mut dyn std::io::Read) -> TractResult<ModelProto> {
+        self.tract.proto_model_for_read(reader)
+    }
+
+    fn proto_model_for_path(&self, p: impl AsRef<Path>) -> TractResult<ModelProto> {
+        self.tract.proto_model_for_path(p)
+    }
+
+    fn model_for_proto_model_with_model_template(
+        &self,
+        proto: &ModelProto,
+        template: InferenceModel,
+    ) -> TractResult<InferenceModel> {
+        let ParseResult {
+            model,
+            unresolved_inputs,
+            ..
+        } = self.parse_with_template(proto, None, template)?;
+        ensure!(
+            unresolved_inputs.is_empty(),
+            "Could not resolve inputs at top-level: {unresolved_inputs:?}"
+        );
+        Ok(model)
+    }
+
+    fn model_for_read(&self, r: &mut dyn std::io::Read) -> TractResult<InferenceModel> {
+        let proto = self
+            .proto_model_for_read(r)
+            .context("Reading proto model")?;
+        self.top_level(proto, None)
+            .context("Translating proto model to model")
+    }
+
+    fn model_for_path(&self, p: impl AsRef<Path>) -> TractResult<InferenceModel> {
+        let path = p.as_ref();
+        let proto = self.proto_model_for_path(path)?;
+        let dir = path.parent().and_then(|d| d.to_str());
+        self.top_level(proto, dir)
+    }
+}
+
+/// The model as tract should read it: `model` itself when no rewrite
+/// applies, else a rewritten copy (or `model`, rewritten, when owned).
+/// Each rewrite logs what it changed.
+pub fn prepare(model: Cow<'_, ModelProto>) -> Cow<'_, ModelProto> {
+    let soften = hints::needs_softening(&model);
+    let lists = loop_lists::may_rewrite(&model);
+    if !soften && !lists {
+        return model;
+    }
+    let mut model = model;
+    let proto = model.to_mut();
+    if lists {
+        let n = loop_lists::rewrite(proto);
+        if n > 0 {
+            log::info!("loader: {n} list(s) built by a Loop read as scan outputs");
+        }
+    }
+    if soften {
+        let softened = hints::soften(proto);
+        if !softened.other_symbols.is_empty() {
+            log::info!(
+                "loader: value_info names symbols no graph input declares ({}): read as unknown dims",
+                softened
+                    .other_symbols
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if !softened.is_empty() {
+            log::debug!(
+                "loader: intermediate facts read as hints: input symbols {:?} read as unknown dims, {} integer value_info types dropped",
+                softened.input_symbols,
+                softened.integer_types
+            );
+        }
+    }
+    model
+}
