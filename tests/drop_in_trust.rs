@@ -9,10 +9,7 @@ use graph::{D, Graph, attr_int, attr_string, tensor};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 use tract_onnx_scatter::tract_onnx::tract_hir::infer::Factoid;
 
-fn plan(
-    g: &Graph,
-    onnx: &tract_onnx_scatter::tract_onnx::Onnx,
-) -> TractResult<Arc<TypedSimplePlan>> {
+fn plan(g: &Graph, onnx: &impl graph::Loader) -> TractResult<Arc<TypedSimplePlan>> {
     g.load_with(onnx)?.into_optimized()?.into_runnable()
 }
 

@@ -2,8 +2,9 @@
 
 use onnx_golden::fetch::Source;
 use onnx_golden::layout::{Layout, root_above};
+use onnx_golden::recurrent;
 use onnx_golden::{
-    GateFrameworks, NamedFramework, NeverWorse, Pairing, Report, Suite, Tract, run_suites,
+    GateFrameworks, LoadOnnx, NamedFramework, NeverWorse, Pairing, Report, Suite, Tract, run_suites,
 };
 
 /// The repository layout, seen from this crate.
@@ -71,6 +72,65 @@ pub fn check_exporter(name: &str) {
     check_run(&layout, suite, &Tract::declared(&plugin));
 }
 
+/// Runs one recurrent suite (`onnx-testdata/recurrent/<name>/`) through
+/// `onnx()` with the input facts the models declare and with facts pinned
+/// to the data: a case passes when it passes in both. Cases without a
+/// `Loop` or `Scan` (tract's own LSTM/GRU ops) are printed, not gated.
+pub fn check_recurrent(name: &str) {
+    let layout = layout();
+    let suite = layout
+        .recurrent_suites()
+        .unwrap_or_else(|e| panic!("{e:#}"))
+        .into_iter()
+        .find(|s| s.name == format!("recurrent/{name}"))
+        .unwrap_or_else(|| panic!("no recurrent suite {name:?}"));
+    let expected = layout
+        .expected_failures()
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let plugin = tract_onnx_scatter::onnx();
+    let declared = Tract::declared(&plugin);
+    let pinned = Tract::pinned(&plugin);
+    let frameworks = [
+        NamedFramework {
+            name: "declared".into(),
+            framework: &declared,
+        },
+        NamedFramework {
+            name: "pinned".into(),
+            framework: &pinned,
+        },
+    ];
+    let suite_name = suite.name.clone();
+    let results = run_suites(&[suite], &frameworks, None, &mut |_, _, _| {})
+        .unwrap_or_else(|e| panic!("listing {suite_name}: {e:#}"));
+    let mut gated = vec![];
+    for mut case in results {
+        let both = recurrent::both_modes(&case.outcomes[0], &case.outcomes[1]);
+        if recurrent::holds_loop(&case.dir) {
+            case.outcomes = vec![both];
+            gated.push(case);
+        } else {
+            println!(
+                "{suite_name} {} (no Loop or Scan, not gated): {}",
+                case.test,
+                both.describe()
+            );
+        }
+    }
+    let report = Report::new(vec!["plugin".into()], 0, gated, &expected);
+    println!(
+        "{suite_name}: {} gated tests, {} passed in both modes, {} expected failures",
+        report.cases.len(),
+        report.totals[0].pass,
+        report.gate.expected
+    );
+    assert!(
+        report.gate.is_ok(),
+        "recurrent suite {suite_name} failed (details: `cargo xtask conformance --filter NAME`):\n{}",
+        report.gate.explain()
+    );
+}
+
 /// Runs the autograd golden cases (`onnx-testdata/autograd/`: the
 /// training-domain gradient ops) through `onnx()`.
 pub fn check_autograd() {
@@ -101,7 +161,7 @@ fn check(layout: &Layout, suite: Suite) {
     check_with(layout, suite, &tract_onnx_scatter::onnx_strict());
 }
 
-fn check_with(layout: &Layout, suite: Suite, plugin: &tract_onnx::Onnx) {
+fn check_with(layout: &Layout, suite: Suite, plugin: &dyn LoadOnnx) {
     check_run(layout, suite, &Tract::pinned(plugin))
 }
 
@@ -136,7 +196,7 @@ fn check_run(layout: &Layout, suite: Suite, plugin: &Tract) {
 /// The never-worse gate over `suites`: `plugin` and `stock`, each with the
 /// declared and with the pinned input facts; panics naming every model on
 /// which the plugin does worse than stock, with both outcomes.
-pub fn check_never_worse(suites: &[Suite], plugin: &tract_onnx::Onnx, stock: &tract_onnx::Onnx) {
+pub fn check_never_worse(suites: &[Suite], plugin: &dyn LoadOnnx, stock: &dyn LoadOnnx) {
     let runs = GateFrameworks::new(plugin, stock);
     let cases = run_suites(suites, &runs.named(), None, &mut |_, _, _| {})
         .unwrap_or_else(|e| panic!("listing golden tests: {e:#}"));

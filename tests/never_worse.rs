@@ -24,6 +24,12 @@ fn exporter_suites_are_never_worse_than_stock() {
 }
 
 #[test]
+fn recurrent_suites_are_never_worse_than_stock() {
+    let suites = layout().recurrent_suites().expect("recurrent suites");
+    check_never_worse(&suites, &tract_onnx_scatter::onnx(), &tract_onnx::onnx());
+}
+
+#[test]
 fn autograd_suite_is_never_worse_than_stock() {
     check_never_worse(
         &[layout().autograd_suite()],

@@ -17,7 +17,7 @@ fn chain(e: &anyhow::Error) -> String {
     format!("{e:#}")
 }
 
-fn no_overrides() -> tract_onnx_scatter::tract_onnx::Onnx {
+fn no_overrides() -> tract_onnx_scatter::Onnx {
     Options {
         tract_overrides: tract_onnx_scatter::TractOverrides::NONE,
         ..Options::default()
@@ -27,7 +27,7 @@ fn no_overrides() -> tract_onnx_scatter::tract_onnx::Onnx {
 
 fn run_with(
     g: &Graph,
-    onnx: &tract_onnx_scatter::tract_onnx::Onnx,
+    onnx: &impl graph::Loader,
     inputs: TVec<TValue>,
 ) -> TractResult<TVec<TValue>> {
     g.load_with(onnx)?

@@ -14,6 +14,14 @@ use tract_onnx_scatter::tract_onnx::pb::{
 };
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
+/// An ONNX framework a test loads with: the plugin's loader or stock tract.
+pub trait Loader:
+    Framework<tract_onnx_scatter::tract_onnx::pb::ModelProto, InferenceModel>
+{
+}
+
+impl<F: Framework<tract_onnx_scatter::tract_onnx::pb::ModelProto, InferenceModel>> Loader for F {}
+
 /// The ONNX element type of a tract datum type.
 pub fn onnx_type(dt: DatumType) -> DataType {
     match dt {
@@ -147,10 +155,7 @@ impl Graph {
     }
 
     /// Loaded through `onnx` (stock tract, strict plugin, ...).
-    pub fn load_with(
-        &self,
-        onnx: &tract_onnx_scatter::tract_onnx::Onnx,
-    ) -> TractResult<InferenceModel> {
+    pub fn load_with(&self, onnx: &impl Loader) -> TractResult<InferenceModel> {
         let bytes = self.proto().encode_to_vec();
         onnx.model_for_read(&mut &bytes[..])
     }

@@ -5,7 +5,6 @@ use crate::outcome::Phase;
 use anyhow::{Result, ensure};
 use serde::Serialize;
 use std::path::Path;
-use tract_onnx::prelude::Framework as _;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_hir::infer::Factoid as _;
 
@@ -74,16 +73,32 @@ impl std::fmt::Display for InputFacts {
     }
 }
 
+/// What the harness needs of a tract ONNX framework: a model from a file.
+/// `tract_onnx::Onnx` and any framework wrapping it (a plugin's loader)
+/// implement it through tract's `Framework` trait.
+pub trait LoadOnnx: Send + Sync {
+    fn load(&self, path: &Path) -> TractResult<InferenceModel>;
+}
+
+impl<F> LoadOnnx for F
+where
+    F: tract_onnx::prelude::Framework<tract_onnx::pb::ModelProto, InferenceModel>,
+{
+    fn load(&self, path: &Path) -> TractResult<InferenceModel> {
+        self.model_for_path(path)
+    }
+}
+
 /// A tract ONNX framework (`tract_onnx::onnx()` or a plugin-extended one),
 /// typing models with declared or pinned input facts.
 pub struct Tract<'a> {
-    pub onnx: &'a tract_onnx::Onnx,
+    pub onnx: &'a dyn LoadOnnx,
     pub input_facts: InputFacts,
 }
 
 impl<'a> Tract<'a> {
     /// Input facts refined with the data's types and shapes.
-    pub fn pinned(onnx: &'a tract_onnx::Onnx) -> Tract<'a> {
+    pub fn pinned(onnx: &'a dyn LoadOnnx) -> Tract<'a> {
         Tract {
             onnx,
             input_facts: InputFacts::Pinned,
@@ -91,7 +106,7 @@ impl<'a> Tract<'a> {
     }
 
     /// Input facts as the model declares them.
-    pub fn declared(onnx: &'a tract_onnx::Onnx) -> Tract<'a> {
+    pub fn declared(onnx: &'a dyn LoadOnnx) -> Tract<'a> {
         Tract {
             onnx,
             input_facts: InputFacts::Declared,
@@ -108,7 +123,7 @@ impl Framework for Tract<'_> {
         enter: &mut dyn FnMut(Phase),
     ) -> Result<Vec<Tensor>> {
         enter(Phase::Load);
-        let mut model = self.onnx.model_for_path(model_path)?;
+        let mut model = self.onnx.load(model_path)?;
         let inputs = inputs.unwrap_or_default();
         let run = !inputs.is_empty() || model.input_outlets()?.is_empty();
         let sources = model.input_outlets()?.len();

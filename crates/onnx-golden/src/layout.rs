@@ -9,6 +9,7 @@
 //!                                               wheels without data (committed)
 //! <root>/onnx-testdata/extended/                the project's own corpus
 //! <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
+//! <root>/onnx-testdata/recurrent/<exporter>/     recurrent models by real exporters (Loop, Scan, LSTM)
 //! <root>/onnx-testdata/autograd/                gradient ops' cases from PyTorch autograd
 //! <root>/onnx-testdata/real-models/              pinned published models and their expected outputs
 //! ```
@@ -64,6 +65,10 @@ impl Layout {
 
     pub fn exporters_dir(&self) -> PathBuf {
         self.testdata().join("exporters")
+    }
+
+    pub fn recurrent_dir(&self) -> PathBuf {
+        self.testdata().join("recurrent")
     }
 
     pub fn manifest(&self) -> Result<Manifest> {
@@ -157,19 +162,33 @@ impl Layout {
     /// directories (`torch`, `tf2onnx`, ...), sorted by name; the suite is
     /// named after the directory. An absent directory gives no suite.
     pub fn exporter_suites(&self) -> Result<Vec<Suite>> {
-        let dir = self.exporters_dir();
+        suites_below(&self.exporters_dir(), "")
+    }
+
+    /// One suite per directory of `onnx-testdata/recurrent/` holding test
+    /// directories, named `recurrent/<directory>`.
+    pub fn recurrent_suites(&self) -> Result<Vec<Suite>> {
+        suites_below(&self.recurrent_dir(), "recurrent/")
+    }
+}
+
+/// One suite per directory of `dir` holding test directories, sorted by
+/// name, each named `prefix` + its directory name. An absent `dir` gives
+/// no suite.
+fn suites_below(dir: &Path, prefix: &str) -> Result<Vec<Suite>> {
+    {
         if !dir.is_dir() {
             return Ok(vec![]);
         }
         let mut suites = vec![];
-        for entry in std::fs::read_dir(&dir)? {
+        for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
             if path.is_dir() && !crate::node_test::discover(&path)?.is_empty() {
                 suites.push(Suite {
-                    name: name.to_string(),
+                    name: format!("{prefix}{name}"),
                     root: path.clone(),
                 });
             }
@@ -177,7 +196,9 @@ impl Layout {
         suites.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(suites)
     }
+}
 
+impl Layout {
     /// The real models with expected outputs (see [`crate::real_models`]).
     pub fn real_model_suite(&self, source: &Source) -> Result<Suite> {
         crate::real_models::real_model_suite(&self.testdata(), &self.cache_dir(), source)

@@ -20,6 +20,7 @@ pub mod node_test;
 pub mod outcome;
 pub mod panic_guard;
 pub mod real_models;
+pub mod recurrent;
 pub mod report;
 pub mod run;
 pub mod stop;
@@ -28,7 +29,7 @@ pub mod tensor_proto;
 pub mod wheel_file;
 
 pub use expected_failures::{ExpectedFailure, ExpectedFailures, Gate};
-pub use framework::{Framework, InputFacts, Mode, Tract};
+pub use framework::{Framework, InputFacts, LoadOnnx, Mode, Tract};
 pub use manifest::{Manifest, Release};
 pub use never_worse::{GateFrameworks, NeverWorse, Pairing};
 pub use node_test::NodeTest;

@@ -12,7 +12,7 @@
 //!   analyse < typing < declutter/optimize < run < compare), or in the same
 //!   phase at an earlier node of the ONNX graph ([`crate::stop`]).
 
-use crate::framework::{InputFacts, Tract};
+use crate::framework::{InputFacts, LoadOnnx, Tract};
 use crate::outcome::Outcome;
 use crate::report::{aligned_table, markdown_table, xml};
 use crate::stop::{NodePositions, stop_of};
@@ -53,7 +53,7 @@ pub struct GateFrameworks<'a> {
 }
 
 impl<'a> GateFrameworks<'a> {
-    pub fn new(plugin: &'a tract_onnx::Onnx, stock: &'a tract_onnx::Onnx) -> GateFrameworks<'a> {
+    pub fn new(plugin: &'a dyn LoadOnnx, stock: &'a dyn LoadOnnx) -> GateFrameworks<'a> {
         GateFrameworks {
             runs: [
                 Tract::pinned(plugin),

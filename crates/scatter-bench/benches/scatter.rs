@@ -5,6 +5,7 @@
 //! with onnxruntime and peak RSS is `cargo xtask bench`.
 
 use divan::Bencher;
+use scatter_bench::case::Loader;
 use scatter_bench::runner::{Mode, Runner};
 use scatter_bench::{STOCK_NAMES, case, case_names, memcpy};
 use tract_onnx_scatter::tract_onnx;
@@ -21,7 +22,7 @@ fn cases() -> Vec<&'static str> {
 /// Skipped (a message, no sample) where the case has no such mode or the
 /// engine cannot plan it (the gradient rows' owned mode; their ops where
 /// the plugin lacks them).
-fn bench(bencher: Bencher, name: &str, onnx: &tract_onnx::Onnx, mode: Mode) {
+fn bench<L: Loader>(bencher: Bencher, name: &str, onnx: &L, mode: Mode) {
     let c = case(name).expect("known case");
     let mut runner = match Runner::new(&c, onnx) {
         Ok(runner) => runner,

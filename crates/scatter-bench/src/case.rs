@@ -16,6 +16,25 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::workloads::{Extras, ScatterOp, Workload};
 
+/// An ONNX framework a case loads with: the plugin's
+/// (`tract_onnx_scatter::onnx()`) or stock tract's (`tract_onnx::onnx()`).
+pub trait Loader: Framework<ModelProto, InferenceModel> + Clone {
+    /// The same framework, reading no `value_info`.
+    fn with_ignore_value_info(self, ignore: bool) -> Self;
+}
+
+impl Loader for tract_onnx::Onnx {
+    fn with_ignore_value_info(self, ignore: bool) -> Self {
+        tract_onnx::Onnx::with_ignore_value_info(self, ignore)
+    }
+}
+
+impl Loader for tract_onnx_scatter::Onnx {
+    fn with_ignore_value_info(self, ignore: bool) -> Self {
+        tract_onnx_scatter::Onnx::with_ignore_value_info(self, ignore)
+    }
+}
+
 /// Where the model comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -188,7 +207,7 @@ impl Case {
     }
 
     /// The model as `onnx` loads it (not yet optimized).
-    pub fn model(&self, onnx: &tract_onnx::Onnx) -> TractResult<InferenceModel> {
+    pub fn model<L: Loader>(&self, onnx: &L) -> TractResult<InferenceModel> {
         let onnx = if self.typed_from_inputs {
             onnx.clone().with_ignore_value_info(true)
         } else {

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use tract_onnx_scatter::tract_onnx;
 
+use crate::case::Case;
 use crate::runner::{Mode, Runner};
 use crate::server::Server;
 use crate::timing::{Budget, Stats, measure_prepared};
@@ -82,10 +83,11 @@ impl Measured {
     }
 }
 
-fn onnx(engine: &str) -> Result<tract_onnx::Onnx> {
+/// `case` planned by `engine`'s framework.
+fn runner(case: &Case, engine: &str) -> Result<Runner> {
     match engine {
-        "plugin" => Ok(tract_onnx_scatter::onnx()),
-        "stock" => Ok(tract_onnx::onnx()),
+        "plugin" => Ok(Runner::new(case, &tract_onnx_scatter::onnx())?),
+        "stock" => Ok(Runner::new(case, &tract_onnx::onnx())?),
         _ => bail!("unknown engine {engine:?} (plugin or stock)"),
     }
 }
@@ -145,7 +147,7 @@ pub fn serve(
         return serve_floor(name, budget, settings.threads);
     }
     let case = crate::case(name)?;
-    let mut runner = Runner::new(&case, &onnx(engine)?).context("planning")?;
+    let mut runner = runner(&case, engine).context("planning")?;
     // The warm copy reads the data input's memory, whatever pages it is on.
     let mut floor_input = case.copy_floor_data()?.map(|_| runner.input(0).clone());
     // The runner holds its own copy of the inputs: the case's would double

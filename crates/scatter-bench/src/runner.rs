@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, ensure};
 
-use tract_onnx_scatter::tract_onnx;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-use crate::case::{Case, Ownership};
+use crate::case::{Case, Loader, Ownership};
 use tract_onnx_scatter::ops::fresh_buffer::Unwritten;
 use tract_onnx_scatter::scatter_kernels::write_copy;
 
@@ -78,7 +77,7 @@ fn scatter_output_bytes(model: &TypedModel) -> usize {
 impl Runner {
     /// Loads, optimizes and plans `case` with `onnx` (the plugin's
     /// `tract_onnx_scatter::onnx()` or stock `tract_onnx::onnx()`).
-    pub fn new(case: &Case, onnx: &tract_onnx::Onnx) -> TractResult<Runner> {
+    pub fn new<L: Loader>(case: &Case, onnx: &L) -> TractResult<Runner> {
         let typed = case.model(onnx)?.into_typed()?;
         // Before decluttering, which folds some scatters into other ops
         // (the TorchScript YOLOv5 head's ScatterND, in both engines).

@@ -39,11 +39,20 @@ impl Engine {
         }
     }
 
-    pub fn onnx(self) -> tract_onnx_scatter::tract_onnx::Onnx {
+    /// The model at `path` as this engine loads it. Stock tract reads no
+    /// `value_info` with `ignore_value_info` (its symbols would contradict
+    /// concrete input shapes); the plugin's loader reads it as hints.
+    pub fn model_for_path(
+        self,
+        path: &Path,
+        ignore_value_info: bool,
+    ) -> TractResult<InferenceModel> {
         match self {
-            Engine::Plugin => tract_onnx_scatter::onnx(),
-            Engine::Strict => tract_onnx_scatter::onnx_strict(),
-            Engine::Stock => tract_onnx_scatter::tract_onnx::onnx(),
+            Engine::Plugin => tract_onnx_scatter::onnx().model_for_path(path),
+            Engine::Strict => tract_onnx_scatter::onnx_strict().model_for_path(path),
+            Engine::Stock => tract_onnx_scatter::tract_onnx::onnx()
+                .with_ignore_value_info(ignore_value_info)
+                .model_for_path(path),
         }
     }
 }
@@ -62,13 +71,8 @@ pub struct Loaded {
 pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Result<Loaded> {
     tensors::require_file(&args.model, "an .onnx model")?;
     let path = args.model.display().to_string();
-    // With --set the inputs get concrete shapes; the file's value_info may
-    // repeat the symbols on intermediate values, so it is ignored then.
-    let onnx = engine
-        .onnx()
-        .with_ignore_value_info(!args.set.is_empty() || pinned.is_some());
-    let mut model = onnx
-        .model_for_path(&args.model)
+    let mut model = engine
+        .model_for_path(&args.model, !args.set.is_empty() || pinned.is_some())
         .with_context(|| format!("loading {path}"))?;
 
     let mut values = SymbolValues::default();
