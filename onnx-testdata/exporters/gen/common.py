@@ -171,11 +171,11 @@ class Writer:
     rewritten: their old directories and SUMMARY.md rows are replaced, every other case is kept (new
     idioms' rows go at the end, where a full run also writes the idioms registered last)."""
 
-    def __init__(self, exporter: str, versions: dict[str, str], select: str | None = None):
+    def __init__(self, exporter: str, versions: dict[str, str], select: str | None = None, root: str | None = None):
         self.exporter = exporter
         self.versions = versions
         self.select = select
-        self.dir = os.path.join(ROOT, exporter)
+        self.dir = os.path.join(root or ROOT, exporter)
         if select:
             os.makedirs(self.dir, exist_ok=True)
             for d in os.listdir(self.dir):
@@ -196,38 +196,48 @@ class Writer:
         idiom: str,
         path: str,
         notes: str = "",
+        more_sets: list[tuple[dict[str, np.ndarray], list[np.ndarray]]] = (),
+        meta_extra: dict | None = None,
     ) -> None:
         """`inputs` by graph-input name (extra names are ignored: exporters drop unused inputs);
-        `outputs` are eager's, in graph-output order."""
+        `outputs` are eager's, in graph-output order. `more_sets`: further (inputs, outputs) pairs,
+        written as `test_data_set_1`, ...; onnxruntime "match"es only when it matches on every set."""
         case_dir = os.path.join(self.dir, name)
-        os.makedirs(os.path.join(case_dir, "test_data_set_0"))
+        os.makedirs(case_dir)
         model_path = os.path.join(case_dir, "model.onnx")
         onnx.save_model(model, model_path)
         initializers = {i.name for i in model.graph.initializer}
         graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
-        missing = [n for n in graph_inputs if n not in inputs]
-        if missing:
-            raise RuntimeError(f"{name}: no value for graph input(s) {missing}; given {list(inputs)}")
-        if len(outputs) != len(model.graph.output):
-            raise RuntimeError(f"{name}: {len(outputs)} eager outputs for {len(model.graph.output)} graph outputs")
-        feeds = {}
-        for i, n in enumerate(graph_inputs):
-            arr = np.array(inputs[n], order="C")  # keeps rank 0 (ascontiguousarray makes it 1-D)
-            feeds[n] = arr
-            t = numpy_helper.from_array(arr, n)
-            with open(os.path.join(case_dir, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
-                f.write(t.SerializeToString())
-        for i, (out, info) in enumerate(zip(outputs, model.graph.output)):
-            t = numpy_helper.from_array(np.array(out, order="C"), info.name)
-            with open(os.path.join(case_dir, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
-                f.write(t.SerializeToString())
-        try:
-            got = run_ort(model_path, feeds)
-            diffs = [close(g, w) for g, w in zip(got, outputs)]
-            diffs = [f"output {i}: {d}" for i, d in enumerate(diffs) if d]
-            ort = "match" if not diffs else "mismatch: " + "; ".join(diffs)
-        except Exception as e:  # noqa: BLE001 - recorded, not fatal
-            ort = "error: " + str(e).strip().splitlines()[0][:300]
+        verdicts = []
+        for k, (set_inputs, set_outputs) in enumerate([(inputs, outputs), *more_sets]):
+            set_dir = os.path.join(case_dir, f"test_data_set_{k}")
+            os.makedirs(set_dir)
+            missing = [n for n in graph_inputs if n not in set_inputs]
+            if missing:
+                raise RuntimeError(f"{name}: no value for graph input(s) {missing}; given {list(set_inputs)}")
+            if len(set_outputs) != len(model.graph.output):
+                raise RuntimeError(f"{name}: {len(set_outputs)} eager outputs for {len(model.graph.output)} graph outputs")
+            feeds = {}
+            for i, n in enumerate(graph_inputs):
+                arr = np.array(set_inputs[n], order="C")  # keeps rank 0 (ascontiguousarray makes it 1-D)
+                feeds[n] = arr
+                t = numpy_helper.from_array(arr, n)
+                with open(os.path.join(set_dir, f"input_{i}.pb"), "wb") as f:
+                    f.write(t.SerializeToString())
+            for i, (out, info) in enumerate(zip(set_outputs, model.graph.output)):
+                t = numpy_helper.from_array(np.array(out, order="C"), info.name)
+                with open(os.path.join(set_dir, f"output_{i}.pb"), "wb") as f:
+                    f.write(t.SerializeToString())
+            prefix = f"set {k}: " if more_sets else ""
+            try:
+                got = run_ort(model_path, feeds)
+                diffs = [close(g, w) for g, w in zip(got, set_outputs)]
+                diffs = [f"output {i}: {d}" for i, d in enumerate(diffs) if d]
+                if diffs:
+                    verdicts.append(prefix + "mismatch: " + "; ".join(diffs))
+            except Exception as e:  # noqa: BLE001 - recorded, not fatal
+                verdicts.append(prefix + "error: " + str(e).strip().splitlines()[0][:300])
+        ort = "match" if not verdicts else "; ".join(verdicts)
         opset = default_opset(model)
         meta = {
             "exporter": self.exporter,
@@ -237,6 +247,7 @@ class Writer:
             "idiom": idiom,
             "scatter_ops": scatter_ops(model),
             "onnxruntime_vs_eager": ort,
+            **(meta_extra or {}),
         }
         if notes:
             meta["notes"] = notes
