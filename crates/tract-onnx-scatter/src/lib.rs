@@ -97,7 +97,11 @@ impl Options {
         self.tract_overrides.register(reg);
         reg.insert(
             load::loop_lists::CONCAT_FROM_STACK,
-            load::concat_from_stack::concat_from_stack,
+            load::list_reads::concat_from_stack,
+        );
+        reg.insert(
+            load::loop_lists::LENGTH_OF_STACK,
+            load::list_reads::length_of_stack,
         );
     }
 

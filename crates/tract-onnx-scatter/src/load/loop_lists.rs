@@ -14,8 +14,8 @@
 //!   insertion is the body's loop-carried output;
 //! - after the loop, the list is read only by `ConcatFromSequence` (then a
 //!   [`CONCAT_FROM_STACK`] of the stacked values, same attributes),
-//!   `SequenceAt(i)` (then `Gather(axis 0)`) and `SequenceLength` (then the
-//!   first dim of the stacked values).
+//!   `SequenceAt(i)` (then `Gather(axis 0)`) and `SequenceLength` (then a
+//!   [`LENGTH_OF_STACK`]: the first dim of the stacked values).
 //!
 //! Any other use of a sequence is left as it is, so the `Loop` builder's
 //! error names it. Nested graphs are rewritten first, so a list built by a
@@ -26,17 +26,18 @@
 
 use std::collections::HashSet;
 
-use tract_onnx::pb::tensor_proto::DataType;
-use tract_onnx::pb::{
-    AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto,
-};
+use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, ValueInfoProto};
 
 /// The op type of the node that replaces a `ConcatFromSequence` of a
 /// rewritten list: the same `axis` and `new_axis` attributes, its input the
 /// list's elements stacked on a new first axis.
 pub const CONCAT_FROM_STACK: &str = "ConcatFromSequenceStack";
 
-/// The domain of [`CONCAT_FROM_STACK`] nodes.
+/// The op type of the node that replaces a `SequenceLength` of a rewritten
+/// list: the stacked values' first dim, an int64 scalar.
+pub const LENGTH_OF_STACK: &str = "SequenceLengthStack";
+
+/// The domain of [`CONCAT_FROM_STACK`] and [`LENGTH_OF_STACK`] nodes.
 pub const DOMAIN: &str = "tract_onnx_scatter.load";
 
 /// Whether `model` holds a `Loop` fed by a `SequenceEmpty` (the cheap test
@@ -238,7 +239,6 @@ fn apply(graph: &mut GraphProto, ix: usize, j: usize, plan: Plan, names: &mut Na
         node.output.truncate(position);
         node.output.push(stacked.clone());
     }
-    let mut extra = vec![];
     for &k in &plan.readers {
         let reader = &mut graph.node[k];
         reader.input[0] = stacked.clone();
@@ -253,30 +253,11 @@ fn apply(graph: &mut GraphProto, ix: usize, j: usize, plan: Plan, names: &mut Na
                 reader.attribute = vec![int_attr("axis", 0)];
             }
             _ => {
-                // SequenceLength: the first dim of the stacked values.
-                let shape = names.fresh(&format!("{stacked}.shape"));
-                let zero = names.fresh(&format!("{stacked}.zero"));
-                extra.push(NodeProto {
-                    name: shape.clone(),
-                    op_type: "Shape".into(),
-                    input: vec![stacked.clone()],
-                    output: vec![shape.clone()],
-                    ..Default::default()
-                });
-                graph.initializer.push(TensorProto {
-                    name: zero.clone(),
-                    data_type: DataType::Int64 as i32,
-                    raw_data: 0i64.to_le_bytes().to_vec(),
-                    ..Default::default()
-                });
-                reader.op_type = "Gather".into();
-                reader.domain = String::new();
-                reader.input = vec![shape, zero];
-                reader.attribute = vec![int_attr("axis", 0)];
+                reader.op_type = LENGTH_OF_STACK.into();
+                reader.domain = DOMAIN.into();
             }
         }
     }
-    graph.node.extend(extra);
 }
 
 fn int_attr(name: &str, i: i64) -> AttributeProto {

@@ -18,8 +18,8 @@
 //! tract's reading of it would stop or contradict the inputs' facts; what
 //! tract reads correctly reaches it byte for byte.
 
-pub mod concat_from_stack;
 pub mod hints;
+pub mod list_reads;
 pub mod loop_lists;
 
 use std::borrow::Cow;

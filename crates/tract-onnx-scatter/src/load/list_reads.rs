@@ -1,8 +1,8 @@
-//! `ConcatFromSequence` of a list a `Loop` built, read from the scan output
-//! that holds it ([`super::loop_lists`]).
+//! Reads of a list a `Loop` built, from the scan output that holds it
+//! ([`super::loop_lists`]): its elements of shape `s` (rank `r`) stacked on
+//! a new first axis, `[n, s...]`.
 //!
-//! The input holds the list's `n` elements of shape `s` (rank `r`) stacked
-//! on a new first axis: `[n, s...]`. ONNX's attributes keep their meaning:
+//! [`ConcatFromStack`] is `ConcatFromSequence`. ONNX's attributes keep their meaning:
 //! with `new_axis = 1` the elements are stacked on a new axis at `axis`
 //! (in `[-r-1, r]`), which moves the first axis there; with `new_axis = 0`
 //! (the default) they are concatenated along `axis` (in `[-r, r-1]`),
@@ -12,6 +12,94 @@ use tract_core::ops::change_axes::AxisOp;
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
+
+/// The builder registered for [`super::loop_lists::LENGTH_OF_STACK`]:
+/// `SequenceLength`, the stacked values' first dim, read when the model
+/// runs (a `Shape` of it would fold to the loop's symbol, which nothing
+/// binds when the length is all the model reads).
+pub fn length_of_stack(
+    _ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    Ok((
+        expand(LengthOfStack {
+            node: node.name.clone(),
+        }),
+        vec![],
+    ))
+}
+
+/// `SequenceLength` of a stacked list: an int64 scalar.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct LengthOfStack {
+    /// The ONNX node's name, for errors.
+    pub node: String,
+}
+
+impl Expansion for LengthOfStack {
+    fn name(&self) -> StaticName {
+        "SequenceLength".into()
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_input_arity(inputs, 1)?;
+        check_output_arity(outputs, 1)?;
+        s.equals(&outputs[0].datum_type, i64::datum_type())?;
+        s.equals(&outputs[0].rank, 0)
+    }
+
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        ensure!(
+            model.outlet_fact(inputs[0])?.rank() > 0,
+            "SequenceLength node '{}': the stacked list has no first axis",
+            self.node
+        );
+        model.wire_node(prefix, StackLength, inputs)
+    }
+}
+
+/// The length of its input's first axis, as an int64 scalar, read when the
+/// model runs.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+pub struct StackLength;
+
+impl Op for StackLength {
+    fn name(&self) -> StaticName {
+        "StackLength".into()
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for StackLength {
+    fn eval_out_of_plan(&self, _inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
+        Ok(None)
+    }
+
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let n = inputs[0].shape().first().copied().unwrap_or(0);
+        let n = i64::try_from(n).context("StackLength: a length past i64")?;
+        Ok(tvec!(tensor0(n).into_tvalue()))
+    }
+}
+
+impl TypedOp for StackLength {
+    as_op!();
+
+    fn output_facts(&self, _inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        Ok(tvec!(i64::scalar_fact()))
+    }
+}
 
 /// The builder registered for [`super::loop_lists::CONCAT_FROM_STACK`].
 pub fn concat_from_stack(
