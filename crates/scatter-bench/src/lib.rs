@@ -2,7 +2,8 @@
 //! one-node workloads ([`workloads`]: the issues' scatters, a fresh KV
 //! cache moved into every call, GNN message passing), the gradients of three of them
 //! ([`grads`]), the real GTCRN model per frame ([`gtcrn`]), models of
-//! PyTorch's exporters ([`exported`]) and Piper ([`piper`]). A [`runner::Runner`] runs a case in each calling
+//! PyTorch's exporters ([`exported`]), recurrent layers as Keras' `Loop`s and
+//! as ONNX GRU/LSTM ops ([`recurrent`]) and Piper ([`piper`]). A [`runner::Runner`] runs a case in each calling
 //! [`runner::Mode`]; [`child`] measures one (engine, mode) in a process of
 //! its own (for its peak RSS); [`timing`] is the loop, [`ort`] the
 //! Python side (onnxruntime, PyTorch autograd) and [`report`] the tables.
@@ -18,6 +19,7 @@ pub mod gtcrn;
 pub mod loops;
 pub mod ort;
 pub mod piper;
+pub mod recurrent;
 pub mod report;
 pub mod runner;
 pub mod server;
@@ -51,7 +53,7 @@ fn matches(name: &str, entry: &str) -> bool {
 
 /// The rows `filter` selects (comma-separated entries, a row selected by
 /// any, see [`matches`]), in table order: the one-node workloads,
-/// their gradients, GTCRN, the exported models, the Loop rows; Piper (a 63 MB model fetched on demand)
+/// their gradients, GTCRN, the exported models, the Loop rows, the recurrent rows; Piper (a 63 MB model fetched on demand)
 /// only when the filter names it.
 pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
     // An empty entry (`kv_step,`) selects nothing rather than everything.
@@ -64,6 +66,7 @@ pub fn case_names(filter: Option<&str>) -> Vec<&'static str> {
     names.extend([gtcrn::NAME].into_iter().filter(|n| selected(n)));
     names.extend(exported::NAMES.into_iter().filter(|n| selected(n)));
     names.extend(loops::NAMES.into_iter().filter(|n| selected(n)));
+    names.extend(recurrent::NAMES.into_iter().filter(|n| selected(n)));
     if filter.is_some_and(|f| entries(f).any(|e| piper::NAME.contains(e))) {
         names.push(piper::NAME);
     }
@@ -81,6 +84,7 @@ pub fn case(name: &str) -> Result<case::Case> {
         _ if grads::NAMES.contains(&name) => grads::case(name),
         _ if exported::NAMES.contains(&name) => exported::case(name),
         _ if loops::NAMES.contains(&name) => loops::case(name),
+        _ if recurrent::NAMES.contains(&name) => recurrent::case(name),
         _ => bail!("no bench case named {name:?}"),
     }
 }

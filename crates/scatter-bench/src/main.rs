@@ -39,7 +39,7 @@ use scatter_bench::report::{
 };
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
-use scatter_bench::{THREADS, case_names, exported, grads, memcpy, ort, workloads};
+use scatter_bench::{THREADS, case_names, exported, grads, memcpy, ort, recurrent, workloads};
 
 struct Options {
     filter: Option<String>,
@@ -538,9 +538,11 @@ fn main() -> Result<()> {
         if done.contains(&name) {
             continue;
         }
-        // An exported pair is timed in shared rounds when both are asked for.
+        // An exported pair (or a recurrent Loop row and its op row) is
+        // timed in shared rounds when both are asked for.
+        let twin = exported::twin(name).or_else(|| recurrent::twin(name));
         let group: Vec<&str> = std::iter::once(name)
-            .chain(exported::twin(name).filter(|twin| names.contains(twin)))
+            .chain(twin.filter(|twin| names.contains(twin)))
             .collect();
         done.extend(&group);
         eprintln!("{}:", group.join(" + "));
@@ -637,7 +639,10 @@ fn main() -> Result<()> {
          yolo_head3_*: the same with a third; each exported pair is timed in shared rounds; \
          ts_kv_decode: TensorScatter, which stock tract lacks; loop_*: ONNX `Loop` models \
          (issue 22): 256 decode steps writing one 1×512 row each into a 256×512 or a 4096×512 \
-         buffer, and an empty body's 1000 iterations. *_new_indices: the random-index rows with \
+         buffer, and an empty body's 1000 iterations. rnn_*: a Keras GRU (128 units) and a \
+         masked Keras BiLSTM as tf2onnx writes them (`Loop`s), and the same layers as one ONNX \
+         GRU/LSTM op (PyTorch's TorchScript exporter), on x [8, 64 steps, 64]; each Loop row is \
+         timed in shared rounds with its op row. *_new_indices: the random-index rows with \
          a new copy of the indices (made before the timed call) moved into every owned call, \
          so the plugin checks (and sorts) them every call: in the other modes the same \
          indices come back and the plugin keeps its check.\n\n",

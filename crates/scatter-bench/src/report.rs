@@ -263,7 +263,7 @@ fn cell(d: Option<Duration>) -> String {
     d.map(human).unwrap_or_else(|| "n/a".into())
 }
 
-fn rcell(r: Option<f64>) -> String {
+pub(crate) fn rcell(r: Option<f64>) -> String {
     match r {
         Some(r) if r >= 100.0 => format!("{r:.0}×"),
         Some(r) if r >= 0.01 => format!("{r:.2}×"),
@@ -671,7 +671,11 @@ const RSS_SLACK: usize = 2 << 20;
 
 /// One line per target of the performance issues.
 pub fn targets(rows: &[Row]) -> Vec<String> {
-    let all: Vec<&Row> = rows.iter().collect();
+    // The recurrent layers have targets of their own (`recurrent::targets`).
+    let all: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !crate::recurrent::NAMES.contains(&r.name.as_str()))
+        .collect();
     let mut lines = vec![];
     let one_shot_ort = listed(&all, |r| r.vs_ort(Mode::OneShot));
     lines.push(format!(
@@ -723,6 +727,7 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
         ));
     }
     lines.extend(loop_targets(rows));
+    lines.extend(crate::recurrent::targets(rows));
     let over: Vec<String> = rows
         .iter()
         .flat_map(|r| {

@@ -1,0 +1,333 @@
+//! The recurrent rows: a Keras layer as tf2onnx writes it (ONNX `Loop`s,
+//! which the plugin runs) against the same layer as PyTorch's TorchScript
+//! exporter writes it (one ONNX GRU/LSTM op, stock tract's native kernel).
+//! The models are committed in `crates/scatter-bench/models/`
+//! (`onnx-testdata/exporters/gen/bench_recurrent.py`); each pair has the
+//! same weights, so the two compute the same function:
+//!
+//! - [`KERAS_GRU`] `rnn_keras_gru_loop`: Keras 3 `GRU(128,
+//!   return_sequences=True)` through tf2onnx 1.17, opset 18: one `Loop` of
+//!   64 steps; [`TORCH_GRU`] `rnn_torch_gru_op`: `nn.GRU(64, 128,
+//!   batch_first=True)`, opset 17: one `GRU`.
+//! - [`KERAS_BILSTM`] `rnn_keras_bilstm_masked_loop`: `Masking(0.0)` then
+//!   `Bidirectional(LSTM(128, return_sequences=True))`: a `Loop` per
+//!   direction; [`TORCH_BILSTM`] `rnn_torch_bilstm_op`: `nn.LSTM(64, 128,
+//!   batch_first=True, bidirectional=True)`: one bidirectional `LSTM`, no
+//!   mask (the same work; equal outputs on the rows without padding).
+//!
+//! Input `x` f32 [8, 64, 64] (batch, time, features), seeded, the same for
+//! both rows of a pair; the last [`PAD`] steps of the second half of the
+//! batch are zeroed in the BiLSTM pair's, so that the Keras model's mask
+//! holds padding. No input is moved in: no owned mode. The pairs are timed
+//! in shared rounds ([`twin`]), so the Loop row's plugin one-shot over the
+//! op row's stock one-shot is paired round by round ([`targets`]).
+
+use anyhow::{Result, bail};
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+use crate::case::Case;
+use crate::report::{Rounds, Row, rcell};
+use crate::runner::Mode;
+use crate::timing::human;
+use crate::workloads::Rng;
+
+/// Keras GRU through tf2onnx (`Loop`).
+pub const KERAS_GRU: &str = "rnn_keras_gru_loop";
+/// Masked Keras BiLSTM through tf2onnx (two `Loop`s).
+pub const KERAS_BILSTM: &str = "rnn_keras_bilstm_masked_loop";
+/// The same GRU as one ONNX `GRU` (PyTorch's TorchScript exporter).
+pub const TORCH_GRU: &str = "rnn_torch_gru_op";
+/// The same BiLSTM as one ONNX `LSTM`.
+pub const TORCH_BILSTM: &str = "rnn_torch_bilstm_op";
+
+/// The rows' names, in table order (each Loop row, then its op row).
+pub const NAMES: [&str; 4] = [KERAS_GRU, TORCH_GRU, KERAS_BILSTM, TORCH_BILSTM];
+
+/// `(layer, Loop row, op row, the op)`.
+pub const PAIRS: [(&str, &str, &str, &str); 2] = [
+    ("GRU", KERAS_GRU, TORCH_GRU, "GRU"),
+    ("BiLSTM", KERAS_BILSTM, TORCH_BILSTM, "LSTM"),
+];
+
+/// The Loop row's plugin one-shot at most this many times onnxruntime's
+/// one-shot on the same row.
+pub const VS_ORT: f64 = 2.0;
+/// The Loop row's plugin one-shot at most this many times stock tract's
+/// one-shot on the op row (its native GRU/LSTM kernel).
+pub const VS_NATIVE: f64 = 3.0;
+
+/// Batch, steps and features of `x`; units of the layers.
+pub const BATCH: usize = 8;
+pub const STEPS: usize = 64;
+pub const FEATURES: usize = 64;
+pub const UNITS: usize = 128;
+/// Steps zeroed at the end of the second half of the batch (BiLSTM pair).
+pub const PAD: usize = 8;
+
+/// The other row of `name`'s pair, timed in the same rounds when both run.
+pub fn twin(name: &str) -> Option<&'static str> {
+    PAIRS.iter().find_map(|&(_, l, op, _)| match name {
+        _ if name == l => Some(op),
+        _ if name == op => Some(l),
+        _ => None,
+    })
+}
+
+/// `x` [BATCH, STEPS, FEATURES], uniform in [-1, 1); `padded`: the last
+/// [`PAD`] steps of the second half of the batch zeroed.
+fn input(padded: bool) -> TractResult<Tensor> {
+    let mut rng = Rng::new(23);
+    let mut x: Vec<f32> = (0..BATCH * STEPS * FEATURES)
+        .map(|_| rng.f32() * 2.0 - 1.0)
+        .collect();
+    if padded {
+        for b in BATCH / 2..BATCH {
+            for t in STEPS - PAD..STEPS {
+                let at = (b * STEPS + t) * FEATURES;
+                x[at..at + FEATURES].fill(0.0);
+            }
+        }
+    }
+    tensor1(&x).into_shape(&[BATCH, STEPS, FEATURES])
+}
+
+/// The case of row `name` (one of [`NAMES`]).
+pub fn case(name: &str) -> Result<Case> {
+    let (file, padded) = match name {
+        KERAS_GRU => ("keras_gru_loop", false),
+        TORCH_GRU => ("torch_gru_op", false),
+        KERAS_BILSTM => ("keras_bilstm_masked_loop", true),
+        TORCH_BILSTM => ("torch_bilstm_op", true),
+        _ => bail!("unknown recurrent row {name:?} (known: {NAMES:?})"),
+    };
+    let path = crate::exported::dir().join(format!("{file}.onnx"));
+    let mut case = Case::from_file(name, &path, vec![input(padded)?])?;
+    if case.input_names != ["x"] {
+        bail!("{name}: inputs {:?}, expected [\"x\"]", case.input_names);
+    }
+    // Planned for this input's shape, as a tract caller pins it; batch and
+    // time are symbolic in both exports.
+    case.typed_from_inputs = true;
+    Ok(case)
+}
+
+/// One line per target and pair, when either row of the pair was run:
+/// the Loop row's plugin one-shot within [`VS_ORT`]× of onnxruntime's
+/// one-shot on it, and within [`VS_NATIVE`]× of stock tract's one-shot on
+/// the op row (paired round by round when timed in shared rounds).
+pub fn targets(rows: &[Row]) -> Vec<String> {
+    let find = |name: &str| rows.iter().find(|r| r.name == name);
+    let verdict = |x: Option<f64>, target: f64| match x {
+        None => "n/a",
+        Some(x) if x <= target => "met",
+        Some(_) => "missed",
+    };
+    let times = |a: Option<std::time::Duration>, b: Option<std::time::Duration>| match (a, b) {
+        (Some(a), Some(b)) => format!(" ({} vs {})", human(a), human(b)),
+        _ => String::new(),
+    };
+    let mut lines = vec![];
+    for (layer, l, op, op_type) in PAIRS {
+        let (lp, native) = (find(l), find(op));
+        if lp.is_none() && native.is_none() {
+            continue;
+        }
+        let one_shot = lp.and_then(|r| r.plugin(Mode::OneShot));
+        let ort = lp.and_then(|r| r.vs_ort(Mode::OneShot));
+        lines.push(format!(
+            "{layer} Loop ({l}): plugin one-shot ≤ {VS_ORT}× onnxruntime one-shot: {}{}: {}",
+            rcell(ort),
+            times(one_shot, lp.and_then(|r| r.ort)),
+            verdict(ort, VS_ORT)
+        ));
+        let stock = native.and_then(|r| r.stock(Mode::OneShot));
+        let vs_native = lp
+            .zip(native)
+            .and_then(|(lp, native)| Rounds::paired(&lp.rounds.plugin[0], &native.rounds.stock[0]))
+            .or_else(|| {
+                let (a, b) = (one_shot?.as_secs_f64(), stock?.as_secs_f64());
+                (b > 0.0).then(|| a / b)
+            });
+        lines.push(format!(
+            "{layer} Loop ({l}): plugin one-shot ≤ {VS_NATIVE}× stock tract one-shot of the \
+             native {op_type} op ({op}): {}{}: {}",
+            rcell(vs_native),
+            times(one_shot, stock),
+            verdict(vs_native, VS_NATIVE)
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Runner;
+    use prost::Message;
+    use std::time::Duration;
+    use tract_onnx_scatter::tract_onnx;
+    use tract_onnx_scatter::tract_onnx::pb::{GraphProto, ModelProto};
+
+    fn output<L: crate::case::Loader>(name: &str, onnx: &L) -> Tensor {
+        let case = case(name).unwrap();
+        let runner = Runner::new(&case, onnx).unwrap();
+        runner
+            .plan()
+            .run(tvec![runner.input(0).clone()])
+            .unwrap()
+            .remove(0)
+            .into_tensor()
+    }
+
+    fn op_types(graph: &GraphProto, out: &mut Vec<String>) {
+        for node in &graph.node {
+            out.push(node.op_type.clone());
+            for a in &node.attribute {
+                if let Some(g) = &a.g {
+                    op_types(g, out);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_loop_rows_hold_loops_and_the_op_rows_the_native_op() {
+        for (_, l, op, op_type) in PAIRS {
+            let ops = |name: &str| {
+                let case = case(name).unwrap();
+                let model = ModelProto::decode(&case.model_bytes().unwrap()[..]).unwrap();
+                let mut ops = vec![];
+                op_types(model.graph.as_ref().unwrap(), &mut ops);
+                ops
+            };
+            let (loop_ops, native_ops) = (ops(l), ops(op));
+            assert!(loop_ops.iter().any(|o| o == "Loop"), "{l}: {loop_ops:?}");
+            assert!(!loop_ops.iter().any(|o| o == op_type), "{l}: {loop_ops:?}");
+            assert!(
+                native_ops.iter().any(|o| o == op_type),
+                "{op}: {native_ops:?}"
+            );
+            assert!(
+                !native_ops.iter().any(|o| o == "Loop"),
+                "{op}: {native_ops:?}"
+            );
+        }
+    }
+
+    /// The plugin's Loop rows compute what stock tract's native op computes
+    /// on the twin (every row for the GRU, the rows without padding for the
+    /// masked BiLSTM): the comparison is between equal layers.
+    #[test]
+    fn each_loop_row_computes_what_the_native_op_computes_on_its_twin() {
+        for (layer, l, op, _) in PAIRS {
+            let looped = output(l, &tract_onnx_scatter::onnx());
+            let native = output(op, &tract_onnx::onnx());
+            let units = if layer == "GRU" { UNITS } else { 2 * UNITS };
+            assert_eq!(looped.shape(), [BATCH, STEPS, units], "{l}");
+            assert_eq!(native.shape(), [BATCH, STEPS, units], "{op}");
+            let rows = if layer == "GRU" { BATCH } else { BATCH / 2 };
+            let (a, b) = (
+                looped.to_plain_array_view::<f32>().unwrap(),
+                native.to_plain_array_view::<f32>().unwrap(),
+            );
+            let worst = a
+                .indexed_iter()
+                .filter(|(i, _)| i[0] < rows)
+                .map(|(i, x)| (x - b[i]).abs())
+                .fold(0f32, f32::max);
+            assert!(worst < 1e-4, "{l} vs {op}: {worst}");
+        }
+    }
+
+    #[test]
+    fn the_padding_of_the_masked_rows_changes_the_keras_output() {
+        // On a padded row, the masked Keras layer skips the steps of zeros
+        // that the op, without a mask, runs through.
+        let looped = output(KERAS_BILSTM, &tract_onnx_scatter::onnx());
+        let native = output(TORCH_BILSTM, &tract_onnx::onnx());
+        let (a, b) = (
+            looped.to_plain_array_view::<f32>().unwrap(),
+            native.to_plain_array_view::<f32>().unwrap(),
+        );
+        let last = STEPS - 1;
+        let differs =
+            (0..UNITS).any(|u| (a[[BATCH - 1, last, u]] - b[[BATCH - 1, last, u]]).abs() > 1e-3);
+        assert!(differs, "the mask changed nothing");
+    }
+
+    #[test]
+    fn each_row_is_the_twin_of_the_other_of_its_pair() {
+        assert_eq!(twin(KERAS_GRU), Some(TORCH_GRU));
+        assert_eq!(twin(TORCH_BILSTM), Some(KERAS_BILSTM));
+        assert_eq!(twin("kv_step_dynamo"), None);
+    }
+
+    fn row(name: &str, plugin: &[u64], stock: &[u64], ort: &[u64]) -> Row {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&x| Duration::from_millis(x))
+                .collect::<Vec<_>>()
+        };
+        let median = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort();
+            crate::child::Measured {
+                median: Duration::from_millis(v[v.len() / 2]),
+                ..Default::default()
+            }
+        };
+        let mut r = Row {
+            name: name.into(),
+            ..Row::default()
+        };
+        if !plugin.is_empty() {
+            r.plugin[0] = Some(median(plugin));
+            r.rounds.plugin[0] = ms(plugin);
+        }
+        if !stock.is_empty() {
+            r.stock[0] = Some(median(stock));
+            r.rounds.stock[0] = ms(stock);
+        }
+        if !ort.is_empty() {
+            r.ort = Some(median(ort).median);
+            r.rounds.ort = ms(ort);
+        }
+        r
+    }
+
+    #[test]
+    fn the_targets_pair_the_loop_rows_one_shot_with_ort_and_the_native_op_round_by_round() {
+        // The machine slows down threefold in round 2: paired, 1.5× and 2×.
+        let rows = [
+            row(KERAS_GRU, &[3, 9, 3], &[], &[2, 6, 2]),
+            row(TORCH_GRU, &[1, 3, 1], &[1, 3, 1], &[1, 3, 1]),
+        ];
+        assert_eq!(
+            targets(&rows),
+            [
+                "GRU Loop (rnn_keras_gru_loop): plugin one-shot ≤ 2× onnxruntime one-shot: \
+                 1.50× (3.00 ms vs 2.00 ms): met",
+                "GRU Loop (rnn_keras_gru_loop): plugin one-shot ≤ 3× stock tract one-shot of \
+                 the native GRU op (rnn_torch_gru_op): 3.00× (3.00 ms vs 1.00 ms): met",
+            ]
+        );
+        let rows = [
+            row(KERAS_BILSTM, &[7], &[], &[3]),
+            row(TORCH_BILSTM, &[], &[2], &[]),
+        ];
+        let lines = targets(&rows);
+        assert!(
+            lines[0].ends_with("2.33× (7.00 ms vs 3.00 ms): missed"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].ends_with("3.50× (7.00 ms vs 2.00 ms): missed"),
+            "{}",
+            lines[1]
+        );
+        let lines = targets(&rows[1..]);
+        assert!(lines.iter().all(|l| l.ends_with(": n/a")), "{lines:?}");
+        assert!(targets(&[]).is_empty());
+    }
+}
