@@ -97,7 +97,7 @@ fn the_code_map_holds_no_timings() {
     for unit in [" ms", " µs", " ns", " s)", " GB/s", "×"] {
         assert!(
             !doc.contains(unit),
-            "ARCHITECTURE.md carries a measurement ({unit:?}): figures go to README.md or PERFORMANCE.md"
+            "ARCHITECTURE.md carries a measurement ({unit:?}): figures go to docs/performance.md"
         );
     }
 }

@@ -1059,7 +1059,7 @@ fn a_scan_output_whose_rank_differs_after_the_first_iteration_is_a_load_error() 
 /// `test_loop11`, and the expanded `Range` functions (their bodies are
 /// Loops), but for bfloat16, whose data tract 0.23.9's loader cannot map.
 /// `test_loop13_seq` and `test_loop16_seq_none` carry a sequence and an
-/// optional and are out of reach (see the README's Loop section).
+/// optional and are out of reach (see docs/contract.md, Loop).
 #[test]
 fn the_official_tensor_only_loop_tests_pass_with_the_data_s_facts() {
     use integration_tests::golden::all_ops_suite;

@@ -3,7 +3,7 @@
 //! loss `L = sum((y - target)^2)`, its gradient `dL/dy = 2 (y - target)`
 //! computed in Rust, then `ScatterElementsGrad` (domain
 //! `tract_onnx_scatter.training`) gives `dL/dw` and `dL/du`; SGD steps
-//! reduce the loss. README's "Training with the gradient ops" quotes an
+//! reduce the loss. docs/contract.md's "Training with the gradient ops" quotes an
 //! excerpt of this file.
 
 use prost::Message;

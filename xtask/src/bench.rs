@@ -29,7 +29,7 @@ const FLAG_OPTIONS: [&str; 4] = ["--no-ort", "--no-torch", "--no-stock", "--huge
 /// loading and optimizing its model, which decides whether a call's
 /// tensors below 32 MiB come back as reused heap or as fresh pages that
 /// fault every 4 KiB: two exports with the same plan then differ up to 5×
-/// (README, Exported models). Pinned, every engine's process (plugin,
+/// (docs/performance.md, exported models). Pinned, every engine's process (plugin,
 /// stock, onnxruntime) starts where a warmed-up one ends.
 const PINNED_MALLOC: &str =
     "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864";

@@ -179,7 +179,7 @@ pub fn check_onnx_release(layout: &Layout, against: Option<&str>) -> Result<()> 
     }
     println!(
         "To pin it, add a [[{}]] entry for {newest} to onnx-testdata/manifest.toml, run \
-         `cargo xtask update-manifest`, and add it to tests/golden_suite.rs (see README, Test data).",
+         `cargo xtask update-manifest`, and add it to tests/golden_suite.rs (see docs/conformance.md, Test data).",
         if ships_data { "release" } else { "generated" }
     );
     Ok(())

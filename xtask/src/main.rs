@@ -47,7 +47,7 @@ commands:
       TorchScript). glibc's malloc thresholds are pinned at their dynamic
       maximum for every engine's process (GLIBC_TUNABLES, named in the
       report) unless GLIBC_TUNABLES is set or --malloc dynamic is given.
-      See README.md, Performance.
+      See docs/performance.md.
   fuzz [--seconds N] [--target kernels|one_node_model|model_bytes]
       Run each cargo-fuzz target of fuzz/ (or the one named) for N seconds
       (default 60) on stable; non-zero exit on a crash. Needs

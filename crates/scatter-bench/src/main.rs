@@ -111,7 +111,7 @@ fn machine() -> String {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
     // glibc's malloc thresholds decide whether a call's large tensors are
-    // reused heap or fresh pages (README, Exported models); a run that
+    // reused heap or fresh pages (docs/performance.md, exported models); a run that
     // pinned them says so. Every child and onnxruntime inherit it.
     let malloc = match std::env::var("GLIBC_TUNABLES") {
         Ok(tunables) => format!(", GLIBC_TUNABLES={tunables}"),

@@ -15,7 +15,7 @@ use tract_onnx_scatter::scatter_kernels::write_copy;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// `plan.run(inputs)` on every call (a fresh state each time, as the
-    /// README and tract's examples do), the caller keeping its tensors:
+    /// README's example and tract's examples do), the caller keeping its tensors:
     /// clones go in.
     OneShot,
     /// `state.run(inputs)` on a state spawned once, the caller keeping its

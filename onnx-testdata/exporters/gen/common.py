@@ -262,6 +262,8 @@ class Writer:
     def skipped(self, name: str, path: str, why: str) -> None:
         """An idiom the exporter refuses: listed in SUMMARY.md, no directory."""
         why = why.strip().splitlines()[0][:300] if why.strip() else "refused"
+        # The exporters quote the generator's source path: not the reader's business.
+        why = why.replace(os.path.dirname(os.path.dirname(ROOT)), "<repo>")
         self.rows.append((name, None, path, "not exported: " + why))
         print(f"{self.exporter}/{name}: NOT EXPORTED: {why}", flush=True)
 
