@@ -19,9 +19,19 @@ pub trait Element: Clone + Send + Sync + 'static {
         true
     }
 
+    /// `acc = acc + update`, the `add` (and `mean`) reduction: wrapping
+    /// for integers, rounded to the type for floats, OR for bool,
+    /// concatenation for strings.
     fn add(acc: &mut Self, update: &Self);
+    /// `acc = acc * update`, the `mul` reduction: wrapping for integers,
+    /// rounded to the type for floats, AND for bool. Never called for a
+    /// type whose [`Element::supports`] refuses `mul`.
     fn mul(acc: &mut Self, update: &Self);
+    /// `acc = max(acc, update)`, the `max` reduction: NaN from either side
+    /// wins for floats, OR for bool, bytewise for strings.
     fn max(acc: &mut Self, update: &Self);
+    /// `acc = min(acc, update)`, the `min` reduction: NaN from either side
+    /// wins for floats, AND for bool, bytewise for strings.
     fn min(acc: &mut Self, update: &Self);
     /// `sum / count` for the `mean` reduction (`count >= 1`).
     fn mean(sum: &Self, count: usize) -> Self;

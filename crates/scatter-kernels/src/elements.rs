@@ -40,6 +40,10 @@ pub struct ElementsKeptCheck {
 }
 
 impl ElementsPlan {
+    /// The plan of a `ScatterElements` of these shapes along `axis` (ONNX's
+    /// attribute, in `[-r, r - 1]`). `Err` names the first rule of the
+    /// contract the shapes or the axis break ([`Self::check_shapes`]), or an
+    /// input whose element count does not fit in `usize`.
     pub fn new(
         data_shape: &[usize],
         indices_shape: &[usize],
@@ -120,10 +124,12 @@ impl ElementsPlan {
         self.axis
     }
 
+    /// The shape of `data` (and of the output).
     pub fn data_shape(&self) -> &[usize] {
         &self.data_shape
     }
 
+    /// The shape of `indices` (and of `updates`).
     pub fn indices_shape(&self) -> &[usize] {
         &self.indices_shape
     }

@@ -5,11 +5,20 @@ use crate::{Dims, Reduction};
 /// Which input of a scatter op an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Input {
+    /// `data` of ScatterElements, ScatterND, ScatterElementsUpdate and the
+    /// gradient ops.
     Data,
+    /// `indices` of ScatterElements, ScatterND, ScatterElementsUpdate and
+    /// the gradient ops.
     Indices,
+    /// `updates` of ScatterElements, ScatterND, ScatterElementsUpdate and
+    /// the gradient ops.
     Updates,
+    /// TensorScatter's `past_cache`.
     PastCache,
+    /// TensorScatter's `update`.
     Update,
+    /// TensorScatter's optional `write_indices`.
     WriteIndices,
     /// The gradient of a scatter's output (see `grad`).
     GradOutput,
@@ -20,6 +29,8 @@ pub enum Input {
 }
 
 impl Input {
+    /// The input's ONNX name (`data`, `past_cache`, ...), as messages show
+    /// it.
     pub fn as_str(self) -> &'static str {
         match self {
             Input::Data => "data",
@@ -51,57 +62,90 @@ impl fmt::Display for Input {
 pub enum ScatterError {
     /// `input` has the wrong rank; `expected` states the rule.
     Rank {
+        /// The input whose rank is wrong.
         input: Input,
+        /// Its rank.
         rank: usize,
+        /// The rule, in words (`"rank >= 1"`, the rank of another input).
         expected: String,
     },
     /// The axis is outside `[-rank, rank - 1]`, or a value the op forbids.
     Axis {
+        /// The axis as given (not normalized).
         axis: i64,
+        /// The rank of the data (TensorScatter: `past_cache`) it applies
+        /// to.
         rank: usize,
+        /// The valid range, or the rule the axis breaks, in words.
         expected: String,
     },
     /// `input`'s shape breaks a rule; `expected` states the rule with the
     /// other shape involved. Shapes may hold symbols when a host checked
     /// its facts before the run ([`crate::FactDim`]).
     Shape {
+        /// The input whose shape breaks the rule.
         input: Input,
+        /// Its shape, symbols included.
         shape: Dims,
+        /// The rule, with the other shape involved, in words.
         expected: String,
     },
     /// `input[position] = value` is not a valid index on data axis `axis`
     /// of size `dim`: valid values are `[-dim, dim - 1]`.
     OutOfBounds {
+        /// The index input holding the value.
         input: Input,
+        /// The value's coordinates in that input (for ScatterND, the tuple
+        /// component's: its last coordinate is `axis`).
         position: Vec<usize>,
+        /// The index value as given (not normalized).
         value: i64,
+        /// The data axis it indexes, normalized to `[0, rank - 1]`.
         axis: usize,
+        /// The size of that axis.
         dim: usize,
     },
     /// TensorScatter, linear mode: `write_indices[batch] = start` plus
     /// `len` updated positions runs past the end of the axis.
     WriteOutOfBounds {
+        /// The batch entry `b`, the position in `write_indices`.
         batch: usize,
+        /// `write_indices[b]`, the first position written.
         start: i64,
+        /// The positions updated from `start`: `update.shape[axis]`.
         len: usize,
+        /// The sequence axis, normalized to `[0, rank - 1]`.
         axis: usize,
+        /// The size of that axis in `past_cache`.
         dim: usize,
     },
     /// The element type cannot do this reduction.
     Reduction {
+        /// The reduction refused.
         reduction: Reduction,
+        /// The ONNX name of the element type ([`crate::Element::NAME`]).
         element: &'static str,
+        /// The reductions the type (or the op) supports, as the message
+        /// lists them.
         supported: String,
     },
     /// The buffer behind `input` does not hold as many elements as its
     /// shape describes (a caller bug, not a model error, but never a panic).
     Length {
+        /// The input whose buffer has the wrong length.
         input: Input,
+        /// The shape it was given with.
         shape: Vec<usize>,
+        /// The number of elements the buffer holds.
         len: usize,
     },
     /// The element count of `input`'s shape does not fit in `usize`.
-    TooLarge { input: Input, shape: Vec<usize> },
+    TooLarge {
+        /// The input whose shape cannot be counted.
+        input: Input,
+        /// That shape.
+        shape: Vec<usize>,
+    },
 }
 
 fn valid_range(dim: usize) -> String {

@@ -52,6 +52,7 @@ use crate::{
 /// What the forward op did, for its gradient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GradSpec {
+    /// The forward's reduction (`Mean` for ScatterElements only).
     pub reduction: Reduction,
     /// Whether `data[p]` took part in the reduction at a written position
     /// (PyTorch `include_self`, OpenVINO `use_init_val`).
@@ -103,10 +104,16 @@ pub trait GradCalc:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
 {
+    /// `0.0`.
     const ZERO: Self;
+    /// `1.0`.
     const ONE: Self;
+    /// A quiet NaN.
     const NAN: Self;
+    /// `count` as a float, rounded to the type: the `|S(p)|` a `mean` or a
+    /// tie of `max`/`min` divides by.
     fn from_count(count: usize) -> Self;
+    /// Whether the value is NaN.
     fn is_nan(self) -> bool;
 }
 
@@ -143,8 +150,12 @@ grad_calc!(f32, f64);
 /// ).unwrap();
 /// ```
 pub trait GradElement: Element + Copy + sealed::Sealed {
+    /// The type the gradient is computed in: the type itself for f32 and
+    /// f64, f32 for f16 and bf16.
     type Calc: GradCalc;
+    /// The value in [`Self::Calc`], exactly.
     fn to_calc(self) -> Self::Calc;
+    /// A computed value back in this type, rounded once (to nearest).
     fn from_calc(value: Self::Calc) -> Self;
 }
 

@@ -3,6 +3,8 @@
 /// The kernels read indices in their stored type: no converted copy of a
 /// large index tensor is ever made.
 pub trait IndexValue: Copy + Send + Sync + 'static {
+    /// The index as an `i64`, exactly (still unnormalized: negatives count
+    /// from the end of the axis).
     fn to_i64(self) -> i64;
 }
 

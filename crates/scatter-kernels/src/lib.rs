@@ -24,6 +24,8 @@
 //!
 //! [`MaybeUninit<T>`]: std::mem::MaybeUninit
 
+#![deny(missing_docs)]
+
 mod axis;
 mod combiner;
 mod element;

@@ -39,6 +39,10 @@ pub struct CheckedNdIndices<'a, I> {
 }
 
 impl NdPlan {
+    /// The plan of a `ScatterND` of these shapes, on row-major data. `Err`
+    /// names the first rule of the contract the shapes break
+    /// ([`Self::check_shapes`]), or an input whose element count does not
+    /// fit in `usize`.
     pub fn new(
         data_shape: &[usize],
         indices_shape: &[usize],
@@ -199,6 +203,8 @@ impl NdPlan {
         Ok(())
     }
 
+    /// The shape of `data` as the index tuples address it: for a
+    /// [`NdPlan::permuted`] plan, the transposed view, not the stored shape.
     pub fn data_shape(&self) -> &[usize] {
         &self.data_shape
     }

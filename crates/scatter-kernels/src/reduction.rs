@@ -11,14 +11,21 @@ pub enum Reduction {
     /// The update replaces the destination; with duplicates the last wins.
     #[default]
     None,
+    /// The destination becomes `destination + update` ([`Element::add`]).
     Add,
+    /// The destination becomes `destination * update` ([`Element::mul`]).
     Mul,
+    /// The destination becomes the larger of the two ([`Element::max`]).
     Max,
+    /// The destination becomes the smaller of the two ([`Element::min`]).
     Min,
+    /// OpenVINO's `mean`: the sum of the values taken at a destination
+    /// divided by their count ([`Element::mean`]); not an ONNX reduction.
     Mean,
 }
 
 impl Reduction {
+    /// Every reduction, in the order errors list the supported ones.
     pub const ALL: [Reduction; 6] = [
         Reduction::None,
         Reduction::Add,

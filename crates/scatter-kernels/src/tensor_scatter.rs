@@ -16,6 +16,7 @@ pub enum TensorScatterMode {
 }
 
 impl TensorScatterMode {
+    /// The ONNX spelling of the `mode` attribute (`linear`, `circular`).
     pub fn as_str(self) -> &'static str {
         match self {
             TensorScatterMode::Linear => "linear",
@@ -23,6 +24,7 @@ impl TensorScatterMode {
         }
     }
 
+    /// Parses the ONNX spelling; `None` for anything else (case matters).
     pub fn from_onnx(s: &str) -> Option<TensorScatterMode> {
         match s {
             "linear" => Some(TensorScatterMode::Linear),
@@ -67,6 +69,11 @@ pub struct CheckedWriteIndices<'a> {
 }
 
 impl TensorScatterPlan {
+    /// The plan of a `TensorScatter` of these shapes along `axis` (ONNX's
+    /// attribute, in `[-r, r - 1]`, not 0); `write_indices_shape` is `None`
+    /// when the optional input is absent. `Err` names the first rule of the
+    /// contract the shapes or the axis break ([`Self::check_shapes`]), or
+    /// an input whose element count does not fit in `usize`.
     pub fn new(
         cache_shape: &[usize],
         update_shape: &[usize],

@@ -38,8 +38,6 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
 }
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// [`scatter_elements_update`] on indices already checked: the
-    /// OpenVINO semantics without validating the indices a second time.
     /// [`Self::apply_update`] on `par` where its semantics are plain
     /// ScatterElements ([`Self::apply_par`], bit for bit the serial
     /// result); the OpenVINO-only cases (`mean`, `use_init_val = false`)
@@ -59,6 +57,10 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         }
     }
 
+    /// [`scatter_elements_update`] on indices already checked: the
+    /// OpenVINO semantics without validating the indices a second time.
+    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
+    /// shape's) leaves `data` untouched.
     pub fn apply_update<T: Element>(
         &self,
         data: &mut [T],

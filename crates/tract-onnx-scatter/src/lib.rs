@@ -1,4 +1,4 @@
-//! ONNX scatter ops for tract, exact to the contract in the workspace README:
+//! ONNX scatter ops for tract, exact to the contract in docs/contract.md:
 //! `Scatter` (9, 10), `ScatterElements` (11, 13, 16, 18) and `ScatterND`
 //! (11, 13, 16, 18), validated per opset, panic-free, in place when they can.
 //! Also `TensorScatter` (24) and OpenVINO's `ScatterElementsUpdate-12` (custom op, any domain).
@@ -34,6 +34,8 @@
 //! .onnx();
 //! # Ok::<(), anyhow::Error>(())
 //! ```
+
+#![deny(missing_docs)]
 
 pub mod load;
 pub mod nnef;

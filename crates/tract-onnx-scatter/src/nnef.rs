@@ -30,7 +30,10 @@ pub const REGISTRY_ID: &str = "tract_onnx_scatter";
 
 /// Enables this crate's NNEF registry on a tract NNEF framework.
 pub trait WithScatter {
+    /// The framework with the `tract_onnx_scatter` registry enabled.
     fn with_scatter(self) -> Self;
+    /// Enables the `tract_onnx_scatter` registry; a framework that already
+    /// has it keeps it once.
     fn enable_scatter(&mut self);
 }
 

@@ -1,14 +1,19 @@
 //! Which attributes and reductions each op allows at each opset: the
-//! validation table of the README, as data.
+//! validation table of the contract ("Validation by opset" in
+//! docs/contract.md), as data.
 
 use scatter_kernels::Reduction;
 
 /// The scatter ops this crate builds from ONNX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScatterOp {
+    /// ONNX `Scatter` (9, 10; deprecated since 11).
     Scatter,
+    /// ONNX `ScatterElements` (11, 13, 16, 18).
     ScatterElements,
+    /// ONNX `ScatterND` (11, 13, 16, 18).
     ScatterNd,
+    /// ONNX `TensorScatter` (24).
     TensorScatter,
     /// OpenVINO `ScatterElementsUpdate-12` semantics, as a custom op.
     ScatterElementsUpdate,
@@ -47,12 +52,17 @@ impl ScatterOp {
 /// What one op version accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpVersion {
+    /// The op this is a version of.
     pub op: ScatterOp,
     /// The op's `since_version` that governs this opset (e.g. 11 for
     /// ScatterElements at opset 12).
     pub since: i64,
+    /// The attributes the version defines, by ONNX name; any other is an
+    /// error at load.
     pub attributes: &'static [&'static str],
-    /// ONNX reductions allowed; empty when the op has no `reduction`.
+    /// ONNX reductions allowed; empty when the op has no `reduction`, or
+    /// one of its own spelling (ScatterElementsUpdate's, checked by its
+    /// builder).
     pub reductions: &'static [Reduction],
 }
 
@@ -139,6 +149,8 @@ impl OpVersion {
         format!("{}-{}", self.op.onnx_name(), self.since)
     }
 
+    /// The defined attributes, comma-separated, or `no attributes`: what an
+    /// error says the version allows.
     pub fn allowed_attributes(&self) -> String {
         if self.attributes.is_empty() {
             "no attributes".into()
@@ -147,6 +159,9 @@ impl OpVersion {
         }
     }
 
+    /// The allowed reductions in their ONNX spelling, comma-separated (empty
+    /// when [`Self::reductions`] is): what an error says the version
+    /// allows.
     pub fn allowed_reductions(&self) -> String {
         self.reductions
             .iter()

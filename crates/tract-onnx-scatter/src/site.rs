@@ -10,7 +10,11 @@ use crate::opset::ScatterOp;
 /// time names the node, whatever tract did to the graph in between.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NodeSite {
+    /// The op the node was built as.
     pub op: ScatterOp,
+    /// The node's name as errors show it: the ONNX node's name (else its
+    /// first output's, else its `op_type`), or the name an NNEF load gave
+    /// it.
     pub node: String,
     /// The default-domain opset of the model; `None` for custom-domain ops
     /// and ops loaded from NNEF.
@@ -18,6 +22,7 @@ pub struct NodeSite {
 }
 
 impl NodeSite {
+    /// The site of node `node` of `op`; `opset` as [`Self::opset`] says.
     pub fn new(op: ScatterOp, node: impl Into<String>, opset: Option<i64>) -> NodeSite {
         NodeSite {
             op,

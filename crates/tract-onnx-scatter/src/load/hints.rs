@@ -39,6 +39,7 @@ pub struct Softened {
 }
 
 impl Softened {
+    /// Whether nothing was changed (no log line is due).
     pub fn is_empty(&self) -> bool {
         self.input_symbols.is_empty() && self.other_symbols.is_empty() && self.integer_types == 0
     }

@@ -128,7 +128,11 @@ pub fn concat_from_stack(
 pub struct ConcatFromStack {
     /// The ONNX node's name, for errors.
     pub node: String,
+    /// ONNX's `axis` as given, possibly negative: in `[-r, r - 1]` for
+    /// elements of rank `r`, `[-r - 1, r]` with `new_axis`.
     pub axis: i64,
+    /// ONNX's `new_axis = 1`: the elements are stacked along a new axis
+    /// rather than concatenated along an existing one.
     pub new_axis: bool,
 }
 

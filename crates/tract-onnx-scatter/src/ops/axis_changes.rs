@@ -37,7 +37,10 @@ use crate::ops::move_chains::{apply_move, identity, is_identity};
 /// What a move does to a scatter: its new attribute (the axis, or the
 /// layout) and the moves of its wires.
 pub struct Consequence<A> {
+    /// The op's attribute after the move: the axis of a ScatterElements,
+    /// the `layout` of a ScatterND.
     pub attribute: A,
+    /// The move each of the op's wires (inputs and output) takes.
     pub wires: TVec<(InOut, AxisOp)>,
 }
 
@@ -103,12 +106,18 @@ pub fn elements_change(axis: usize, rank: usize, change: &AxisOp) -> Option<Cons
 /// length `k`, `batch = q - 1` leading axes of indices and updates.
 #[derive(Debug, Clone, Copy)]
 pub struct NdAxes {
+    /// The rank `r` of data (and output).
     pub rank: usize,
+    /// The length `k` of an index tuple, `indices.shape[-1]`.
     pub k: usize,
+    /// The `q - 1` leading batch axes of indices and updates.
     pub batch: usize,
 }
 
 impl NdAxes {
+    /// The geometry of the ScatterND whose `(data, indices, updates)` facts
+    /// are `inputs`; `None` when `k` is not a known number or the ranks do
+    /// not fit ScatterND's rules.
     pub fn of(inputs: &[&TypedFact]) -> Option<NdAxes> {
         let (data, indices, updates) = (inputs.first()?, inputs.get(1)?, inputs.get(2)?);
         let q = indices.rank();

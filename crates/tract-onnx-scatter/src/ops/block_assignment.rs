@@ -30,7 +30,11 @@ pub struct Block {
     /// The one axis (among the first `k`) the block does not cover fully;
     /// `0` when it covers everything.
     pub axis: usize,
+    /// The first position the block writes along `axis`, normalized to
+    /// `[0, dim - 1]`.
     pub start: usize,
+    /// The positions it writes along `axis`, from `start` (the whole
+    /// dimension when the block covers everything).
     pub len: usize,
     /// The block's extent over the first `k` axes of data.
     pub shape: TVec<usize>,

@@ -98,8 +98,11 @@ pub trait KeepsChecks {
     where
         Self: 'a;
 
+    /// The data shape the plan checks against, part of what a kept check
+    /// must match to be reused.
     fn data_shape(&self) -> &[usize];
 
+    /// What to keep of `token` to make it again with [`Self::reuse`].
     fn keep<I: IndexValue>(token: &Self::Token<'_, I>) -> Self::Kept;
 
     /// The token for `indices` from `kept`; `Err` when the kernel refuses

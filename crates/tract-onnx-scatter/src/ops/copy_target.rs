@@ -21,7 +21,8 @@ use crate::ops::tract_threads::TractThreads;
 use crate::site::NodeSite;
 
 /// When a copy of shared data is fused with the scatter: every threshold
-/// in one place (measured on the bench's workloads; see PERFORMANCE.md).
+/// in one place (measured on the bench's workloads; see "What each
+/// mechanism buys" in docs/performance.md).
 pub struct CopyPolicy;
 
 impl CopyPolicy {
@@ -65,8 +66,11 @@ pub enum Target {
     /// before anything reads it: a pooled output no caller holds (`fresh:
     /// false`), or an uninitialized one advised to use huge pages.
     Copy {
+        /// The output, nothing written yet.
         out: Unwritten,
+        /// The shared data whose values `out` must receive.
         data: Arc<Tensor>,
+        /// Whether `out` is a fresh buffer rather than a pooled output.
         fresh: bool,
     },
 }
@@ -112,7 +116,10 @@ impl Target {
 /// the result (copied and scattered in one pass), or the tensor holding
 /// data's values to scatter into.
 pub enum Taken {
+    /// The output, copied and scattered: nothing is left to write.
     Done(Tensor),
+    /// A tensor holding data's values, for the scatter to write into in
+    /// place.
     ScatterInto(Tensor),
 }
 

@@ -22,8 +22,11 @@ pub trait IndexedScatter: PooledOp {
     /// The kernels' plan for concrete shapes.
     type Plan;
 
+    /// The node the op was built from, named by every error.
     fn site(&self) -> &NodeSite;
 
+    /// The op's reduction, checked against the data type before the
+    /// shapes.
     fn reduction(&self) -> Reduction;
 
     /// A type rule of this op beyond the reduction's (none by default).

@@ -19,6 +19,7 @@ pub fn identity(rank: usize) -> TVec<usize> {
     (0..rank).collect()
 }
 
+/// Whether `perm` leaves every axis in place (an empty `perm` does).
 pub fn is_identity(perm: &[usize]) -> bool {
     perm.iter().enumerate().all(|(i, &p)| i == p)
 }

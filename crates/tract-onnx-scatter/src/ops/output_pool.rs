@@ -54,6 +54,7 @@ struct Retained {
 }
 
 impl OutputPool {
+    /// An empty pool keeping at most `capacity` outputs (0 keeps none).
     pub fn new(capacity: usize) -> OutputPool {
         OutputPool(Arc::new(Mutex::new(Retained {
             capacity,
@@ -92,6 +93,7 @@ impl OutputPool {
         self.lock().outputs.len()
     }
 
+    /// Whether the pool holds no output now.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -281,6 +283,8 @@ pub fn pool_if_terminal<O: TypedOp>(
 /// An op that keeps an [`OutputPool`] once codegen gave it one
 /// ([`pool_if_terminal`]) and evaluates through [`eval_pooled`].
 pub trait PooledOp: TypedOp {
+    /// The op's pool; `None` before codegen gave it one, or when its
+    /// output is not terminal.
     fn output_pool(&self) -> Option<&OutputPool>;
 }
 

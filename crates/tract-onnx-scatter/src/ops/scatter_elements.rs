@@ -55,9 +55,13 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// `reduction`. Runs in place when the data input is exclusively owned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterElements {
+    /// The node it was built from (Scatter, ScatterElements, or a
+    /// ScatterElementsUpdate with a constant axis), named by every error.
     pub site: NodeSite,
     /// Normalized: `0 <= axis < rank`.
     pub axis: usize,
+    /// How an update combines with the value at its destination (`Mean`
+    /// only for a ScatterElementsUpdate).
     pub reduction: Reduction,
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
     pub use_init_val: bool,
@@ -73,6 +77,8 @@ pub struct ScatterElements {
 }
 
 impl ScatterElements {
+    /// The op of an ONNX Scatter or ScatterElements node (`use_init_val`
+    /// true), along the normalized `axis`, without pool or kept check.
     pub fn onnx(site: NodeSite, axis: usize, reduction: Reduction) -> ScatterElements {
         ScatterElements {
             site,
@@ -387,8 +393,12 @@ fn build(
 /// ScatterElements before typing: the axis may still be negative.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct InferScatterElements {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
+    /// ONNX's `axis` attribute as given (default 0), in `[-r, r - 1]`;
+    /// checked against the data's rank at typing.
     pub axis: i64,
+    /// The `reduction` attribute, already checked against the opset.
     pub reduction: Reduction,
 }
 

@@ -41,8 +41,13 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// `[-r, r - 1]`, read at run time before anything else is done.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterElementsUpdate {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
+    /// OpenVINO's `reduction`, as the kernels name it (`sum` is `Add`,
+    /// `prod` is `Mul`).
     pub reduction: Reduction,
+    /// OpenVINO's `use_init_val`: whether the data value at a written
+    /// position is the reduction's first operand.
     pub use_init_val: bool,
 }
 
@@ -215,6 +220,10 @@ const REDUCTIONS: [(&str, Reduction); 6] = [
     ("mean", Reduction::Mean),
 ];
 
+/// The builder of `ScatterElementsUpdate` (any domain): inputs `data`,
+/// `indices`, `updates`, `axis`; attributes `reduction` (OpenVINO's
+/// spelling: none, sum, prod, min, max, mean) and `use_init_val` (0 or 1,
+/// default 1). An error names the node, the attribute and its value.
 pub fn scatter_elements_update(
     ctx: &ParsingContext,
     node: &NodeProto,
@@ -262,8 +271,11 @@ pub fn scatter_elements_update(
 /// ScatterElementsUpdate before typing: the axis is the fourth input.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct InferScatterElementsUpdate {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
+    /// OpenVINO's `reduction`, as the kernels name it.
     pub reduction: Reduction,
+    /// OpenVINO's `use_init_val`.
     pub use_init_val: bool,
 }
 

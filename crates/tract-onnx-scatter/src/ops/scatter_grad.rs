@@ -6,8 +6,8 @@
 //! Inputs `(data, indices, updates, grad_output)`, outputs `(grad_data,
 //! grad_updates)`; attributes `axis` (ScatterElementsGrad only),
 //! `reduction`, `include_self`, `lda_coeff`. The semantics are the
-//! kernels' ([`scatter_kernels::grad`]); the contract is README's
-//! "Gradient ops" table.
+//! kernels' ([`scatter_kernels::grad`]); the contract is the "Gradient
+//! ops" table in docs/contract.md.
 
 use half::f16;
 use scatter_kernels::{
@@ -32,7 +32,11 @@ use crate::site::NodeSite;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GradKind<Axis = usize> {
     /// ScatterElements along `axis` (normalized in the typed op).
-    Elements { axis: Axis },
+    Elements {
+        /// The forward's `axis`: as written (`i64`) before typing,
+        /// normalized to `[0, r - 1]` (`usize`) in the typed op.
+        axis: Axis,
+    },
     /// ScatterND.
     Nd,
 }
@@ -62,9 +66,13 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// data float16, float or double; grad_output of data's type and shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterGrad {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
+    /// The forward op differentiated, its axis normalized.
     pub kind: GradKind,
+    /// The forward's reduction and `include_self`.
     pub spec: GradSpec,
+    /// The factor both gradients are multiplied by.
     pub lda_coeff: LdaCoeff,
 }
 
@@ -455,10 +463,14 @@ fn check_domain_version(
 /// A gradient op before typing: the axis may still be negative.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct InferScatterGrad {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
     /// ScatterElementsGrad's axis as written (not yet normalized).
     pub kind: GradKind<i64>,
+    /// The forward's reduction and `include_self`, as the attributes give
+    /// them.
     pub spec: GradSpec,
+    /// The `lda_coeff` attribute.
     pub lda_coeff: LdaCoeff,
 }
 

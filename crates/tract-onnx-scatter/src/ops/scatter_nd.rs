@@ -52,7 +52,10 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// can do `reduction`. Runs in place when the data input is exclusive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterNd {
+    /// The node it was built from (a ScatterND, or a ScatterElements a
+    /// rewrite turned into one), named by every error.
     pub site: NodeSite,
+    /// How an update combines with the value at its destination.
     pub reduction: Reduction,
     /// `Some(perm)`: the data input is stored untransposed, the scatter
     /// applies to `transpose(data, perm)` (shapes, indices and messages are
@@ -365,7 +368,9 @@ pub fn scatter_nd<const STRICT: bool>(
 /// ScatterND before typing.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct InferScatterNd {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
+    /// The `reduction` attribute, already checked against the opset.
     pub reduction: Reduction,
 }
 

@@ -49,9 +49,12 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// owned: O(update) work, no copy of the cache.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorScatter {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
     /// Normalized: `1 <= axis < rank`.
     pub axis: usize,
+    /// Where a write past the end of `axis` goes: an error (`linear`) or
+    /// around (`circular`).
     pub mode: TensorScatterMode,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
@@ -264,6 +267,10 @@ impl TypedOp for TensorScatter {
 
 // The ONNX builder and the inference-level op.
 
+/// The builder of ONNX `TensorScatter` (opset 24): inputs `past_cache`,
+/// `update`, optional `write_indices`; attributes `axis` (default -2) and
+/// `mode` (`linear`, the default, or `circular`). An error names the node,
+/// the attribute and its value.
 pub fn tensor_scatter(
     ctx: &ParsingContext,
     node: &NodeProto,
@@ -293,8 +300,12 @@ pub fn tensor_scatter(
 /// TensorScatter before typing: the axis may still be negative.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct InferTensorScatter {
+    /// The node it was built from, named by every error.
     pub site: NodeSite,
+    /// ONNX's `axis` attribute as given (default -2), in `[-r, r - 1]` and
+    /// not the batch axis; checked against the rank at typing.
     pub axis: i64,
+    /// The `mode` attribute.
     pub mode: TensorScatterMode,
 }
 

@@ -14,6 +14,8 @@ use tract_linalg::multithread::{Executor, current_tract_executor};
 pub struct TractThreads(Executor);
 
 impl TractThreads {
+    /// The executor current on the calling thread (tract's
+    /// `current_tract_executor`).
     pub fn current() -> TractThreads {
         TractThreads(current_tract_executor())
     }

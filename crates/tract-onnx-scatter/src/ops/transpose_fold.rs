@@ -19,7 +19,7 @@
 //! - ScatterElements: the axis becomes `perm[axis]`; indices and updates
 //!   are taken from before their own transpose when they went through
 //!   `perm`, else transposed back (the size of the update, not of the data).
-//! - ScatterND, by how its updates arrive ([`nd_in_data_layout`]):
+//! - ScatterND, by how its updates arrive (`nd_in_data_layout`):
 //!   - with their batch axes (`indices.shape[:-1]`) still leading, only
 //!     their slice axes permuted: one ScatterND with a `layout`
 //!     ([`ScatterNd::layout`]) whose trailing axes follow the updates'

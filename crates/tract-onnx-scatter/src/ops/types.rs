@@ -127,6 +127,8 @@ pub fn expect_three_inputs(site: &NodeSite, given: usize) -> TractResult<()> {
     Ok(())
 }
 
+/// The "type" error for `input` of element type `dt`, which no scatter op
+/// holds: names the node, the input, the type and the supported ones.
 pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error {
     site.error(format!(
         "type: {input} has element type {}, which scatter ops do not hold (supported: {SUPPORTED})",
@@ -233,6 +235,8 @@ pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
     }
 }
 
+/// The elements of `t` as `&[T]`; `Err` when `t` is not in plain memory or
+/// does not hold `T`s.
 pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
     t.try_as_plain_ram()?.as_slice::<T>()
 }

@@ -24,8 +24,12 @@ fn node_name(node: &NodeProto) -> String {
 /// A node whose op exists at the model's opset and carries only attributes
 /// its version defines.
 pub struct CheckedNode<'a> {
+    /// The ONNX node as the model holds it.
     pub node: &'a NodeProto,
+    /// The version the node is built with: the one its opset declares, or,
+    /// for an exporter deviation accepted, the later one that allows it.
     pub version: OpVersion,
+    /// Where the node sits, for every error of the op built from it.
     pub site: NodeSite,
 }
 

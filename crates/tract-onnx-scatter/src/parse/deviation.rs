@@ -58,6 +58,7 @@ pub fn message(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal:
     )
 }
 
+/// Logs [`message`] once, through `log::warn!`.
 pub fn warn(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal: &str) {
     log::warn!("{}", message(site, declared, used, refusal));
 }

@@ -65,6 +65,7 @@ pub trait DataLikeScatter: std::fmt::Debug + Clone + Send + Sync + 'static {
     /// How many inputs the node takes.
     const INPUTS: usize;
 
+    /// The node it was built from; its op names the inference op.
     fn site(&self) -> &NodeSite;
 
     /// The attributes as `info` shows them.

@@ -52,6 +52,7 @@ pub fn cast_like(
 /// `None`. The table in the module documentation is its contract.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct OnnxCast {
+    /// `Cast`'s `to` attribute as tract reads it; `None` for `CastLike`.
     pub to: Option<DatumType>,
 }
 

@@ -51,10 +51,15 @@ pub fn if_then_else(
 /// `If` at inference level; see the module documentation.
 #[derive(Debug, Clone)]
 pub struct ConstantIf {
+    /// The `then_branch` graph, run when the condition is true; names of
+    /// the enclosing graphs it reads are its inputs.
     pub then_body: InferenceModel,
     /// For each input of `then_body`, its input position on the node.
     pub then_mapping: Vec<usize>,
+    /// The `else_branch` graph, run when the condition is false; names of
+    /// the enclosing graphs it reads are its inputs.
     pub else_body: InferenceModel,
+    /// For each input of `else_body`, its input position on the node.
     pub else_mapping: Vec<usize>,
 }
 

@@ -110,7 +110,10 @@ impl Typing for DataDependentShape {
 /// `value`; the dims come from the int64 input.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct RunTimeConstantOfShape {
+    /// The fill value, a scalar ([`fill_value`]): its type is the output's.
     pub value: Arc<Tensor>,
+    /// The output's dims, one fresh symbol per axis of the shape input;
+    /// the run binds them to the input's values.
     pub dims: TVec<TDim>,
 }
 

@@ -52,22 +52,42 @@ type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn Inference
 /// One tract operator the plugin overrides, named by its ONNX op type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TractOverride {
+    /// `If` whose condition is known at load takes its branch
+    /// ([`constant_if`]).
     If,
+    /// `Reshape` whose volume only the run decides ([`runtime_reshape`]).
     Reshape,
+    /// `Concat` of symbolic dims with int64 values tract's cast would wrap
+    /// ([`exact_tdim_concat`]).
     Concat,
+    /// `Slice` whose bounds only the run knows, and the whole-axis reverse
+    /// of a step -1 ([`run_time_slice_bounds`]).
     Slice,
+    /// `Cast`, exact to int64, symbolic through integer casts ([`cast`]).
     Cast,
+    /// `CastLike`, as `Cast` to its second input's type ([`cast`]).
     CastLike,
+    /// `Unique`, which tract lacks ([`unique`]).
     Unique,
+    /// `ConstantOfShape` with ONNX's float32 default and a shape computed
+    /// from data ([`data_dependent_constant_of_shape`]).
     ConstantOfShape,
+    /// `Expand` to a shape holding a symbol only the run binds
+    /// ([`bind_run_symbols`]).
     Expand,
+    /// `Loop`, which tract lacks ([`onnx_loop`]).
     Loop,
+    /// `Squeeze` of an axis whose length only the run knows
+    /// ([`run_time_squeeze`]).
     Squeeze,
+    /// `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
     ReverseSequence,
 }
 
 impl TractOverride {
-    /// Every override, in the README's order.
+    /// Every override, in declaration order (the order [`TractOverrides`]
+    /// iterates in); the contract of each is in docs/contract.md,
+    /// "Operators outside the scatter family".
     pub const ALL: [TractOverride; 12] = [
         TractOverride::If,
         TractOverride::Reshape,
@@ -156,6 +176,7 @@ impl TractOverrides {
     /// None: stock tract's operators throughout.
     pub const NONE: TractOverrides = TractOverrides(0);
 
+    /// Whether `o` is in the set.
     pub fn contains(self, o: TractOverride) -> bool {
         self.0 & o.bit() != 0
     }

@@ -29,7 +29,10 @@ pub trait Typing: Debug + Clone + Send + Sync + 'static {
 /// `to_typed`.
 #[derive(Debug, Clone)]
 pub struct Retyped<T> {
+    /// The op tract's own builder made: its analysis rules are the
+    /// wrapper's.
     pub stock: Box<dyn InferenceOp>,
+    /// What replaces `stock`'s `to_typed`.
     pub typing: T,
 }
 

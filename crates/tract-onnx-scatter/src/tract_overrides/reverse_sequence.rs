@@ -122,7 +122,11 @@ impl Expansion for ReverseSequence {
 pub struct Reverse {
     /// The ONNX node's name, for errors.
     pub node: String,
+    /// The axis reversed (ReverseSequence's `time_axis`).
     pub axis: usize,
+    /// ReverseSequence's `batch_axis`, whose entries have their own
+    /// lengths; `None`: the whole of `axis` is reversed and the op has one
+    /// input.
     pub batch_axis: Option<usize>,
 }
 

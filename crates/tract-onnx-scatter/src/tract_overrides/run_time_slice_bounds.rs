@@ -322,10 +322,11 @@ fn whole_axis_reverses(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Op
     Ok(reverses.then_some(axes))
 }
 
-/// A `Slice` that reverses whole axes ([`whole_axis_reverses`]). tract's
+/// A `Slice` that reverses whole axes (constant bounds, step -1, start -1
+/// or past any axis, end before any axis). tract's
 /// `StridedSlice` refuses a step other than 1 on an axis of symbolic
 /// length ("Streaming dimensions with strides are not supported"): such a
-/// slice is a [`Reverse`] of each axis. Where every reversed axis has a
+/// slice is a [`Reverse`](super::reverse_sequence::Reverse) of each axis. Where every reversed axis has a
 /// known length it is exactly the op stock tract builds.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct ReverseSlice {
@@ -622,6 +623,9 @@ fn lengths_of_offset_ends(
 /// of the model), bound by the plan when the slice runs.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct RunTimeValueSlice {
+    /// tract's op, as this module's `Slice` builder made it: it evaluates
+    /// the slice (with this run's bound values) and gives the facts whose
+    /// dead dims `dims` replace.
     pub slice: StridedSlice,
     /// For each output axis, the symbol standing for its length when
     /// tract's own would be dead.

@@ -102,6 +102,7 @@ impl Typing for SymbolicAxes {
 /// error naming `node` unless that length is 1 (ONNX `Squeeze`'s contract).
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct UnitAxis {
+    /// The input axis squeezed, whose length must be 1.
     pub axis: usize,
     /// The ONNX `Squeeze` node, for the error.
     pub node: String,

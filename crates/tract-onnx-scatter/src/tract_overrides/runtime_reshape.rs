@@ -205,8 +205,12 @@ fn wire_axis_ops(
 /// the nodes that bind those symbols.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct RuntimeReshape {
+    /// The ONNX node's name, for errors.
     pub node: String,
+    /// ONNX's `allowzero` (opset 14; absent, false): a 0 in the target is
+    /// a dim of 0, not a copy of the input's dim.
     pub allowzero: bool,
+    /// The output fact's dims.
     pub shape: TVec<TDim>,
 }
 

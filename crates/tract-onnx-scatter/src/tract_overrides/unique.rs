@@ -57,9 +57,12 @@ pub fn unique(
 /// The typed op: always computes the four outputs.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct Unique {
+    /// The ONNX node's name, for errors.
     pub node: String,
     /// As given (may be negative); `None`: flatten.
     pub axis: Option<i64>,
+    /// ONNX's `sorted` (default 1): `Y` ascending; false keeps the order of
+    /// first occurrence.
     pub sorted: bool,
     /// The number of unique values or slices.
     pub count: Symbol,
