@@ -1253,50 +1253,47 @@ fn tensor_scatter_write_indices_of_hostile_shapes_and_types() {
 }
 
 // ---------------------------------------------------------------------------
-// Crashes the fuzzers found.
-//
-// `one_node_model`, outside the plugin: tract 0.23.9 wires a graph input
-// whose declared shape has zero volume as a constant zero tensor
-// (tract-core `TypedModel::wire_node`), and computing that tensor's strides
-// (tract-data `compute_natural_stride_to`) overflows when the other dims
-// multiply past usize: a panic in debug builds, before any scatter op is
-// involved (the same happens with any op). Pinned here so that a tract
-// upgrade fixing it shows up; the fuzz target skips such declarations.
+// Crashes the fuzzers found in tract 0.23.9's own parser and typing, for any
+// op. Each is pinned twice: stock tract still panics (a tract upgrade that
+// fixes it shows up here), and the plugin's loader refuses the model first
+// with an error naming the graph element (`load::validate`).
+
+/// tract wires a graph input whose declared shape has zero volume as a
+/// constant zero tensor (tract-core `TypedModel::wire_node`), and computing
+/// that tensor's strides (tract-data `compute_natural_stride_to`) overflows
+/// when the other dims multiply past usize: a panic in debug builds.
+fn zero_volume_input_with_overflowing_dims() -> OneNode {
+    OneNode::new("ScatterElements", 18)
+        .value(input("data", DataType::Float, &[0, 1 << 32, 1 << 32]))
+        .value(input("indices", DataType::Int64, &[0, 1, 1]))
+        .value(input("updates", DataType::Float, &[0, 1, 1]))
+}
 
 #[test]
 #[cfg_attr(debug_assertions, should_panic(expected = "overflow"))]
 fn known_tract_bug_zero_volume_input_with_overflowing_dims() {
-    let m = OneNode::new("ScatterElements", 18)
-        .value(input("data", DataType::Float, &[0, 1 << 32, 1 << 32]))
-        .value(input("indices", DataType::Int64, &[0, 1, 1]))
-        .value(input("updates", DataType::Float, &[0, 1, 1]));
-    let _ = m.compile();
+    let bytes = zero_volume_input_with_overflowing_dims().bytes();
+    let _ = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_optimized());
 }
 
-/// The plugin's side of the same declaration without the zero: the
-/// overflowing product is refused, not allocated.
 #[test]
-fn overflowing_declared_dims_without_zero_are_refused() {
-    let m = OneNode::new("ScatterElements", 18)
-        .value(input("data", DataType::Float, &[2, 1 << 32, 1 << 32]))
-        .value(input("indices", DataType::Int64, &[1, 1, 1]))
-        .value(input("updates", DataType::Float, &[1, 1, 1]));
-    let inputs = tvec![
-        t(&[1, 1, 1], &[0f32]),
-        t(&[1, 1, 1], &[0i64]),
-        t(&[1, 1, 1], &[1f32])
-    ];
-    expect_err("overflow", &m, inputs, &[]);
+fn the_loader_refuses_a_zero_volume_input_with_overflowing_dims() {
+    let err = zero_volume_input_with_overflowing_dims()
+        .load()
+        .unwrap_err();
+    assert_eq!(
+        format!("{:#}", err.root_cause()),
+        "the main graph: input 'data' declares dims [0, 4294967296, 4294967296] of Float: more than isize::MAX bytes"
+    );
 }
 
-/// `model_bytes`, outside the plugin: tract 0.23.9's ONNX graph parser
-/// indexes its name map with every graph output name (tract-onnx
-/// `model.rs`, `outlets_by_name[&*output.name]`), so a graph output that no
-/// node, input or initializer produces panics ("no entry found for key"),
-/// whatever the ops. Pinned; the fuzz target skips such graphs.
-#[test]
-#[should_panic(expected = "no entry found for key")]
-fn known_tract_bug_graph_output_nobody_produces() {
+/// tract's ONNX graph parser indexes its name map with every graph output
+/// name (tract-onnx `model.rs`, `outlets_by_name[&*output.name]`), so a
+/// graph output that no node, input or initializer produces panics ("no
+/// entry found for key").
+fn graph_output_nobody_produces() -> Vec<u8> {
     use prost::Message;
     let mut proto = OneNode::new("ScatterElements", 18)
         .value(input("data", DataType::Float, &[3]))
@@ -1304,26 +1301,101 @@ fn known_tract_bug_graph_output_nobody_produces() {
         .value(input("updates", DataType::Float, &[1]))
         .proto();
     proto.graph.as_mut().unwrap().output[0].name = "nobody".into();
-    let bytes = proto.encode_to_vec();
-    let _ = tract_onnx_scatter::onnx().model_for_read(&mut &bytes[..]);
+    proto.encode_to_vec()
 }
 
-/// `model_bytes`, outside the plugin: tract 0.23.9 loads an initializer
-/// given as typed data (here `int64_data`) through ndarray, then
-/// `Tensor::from(Array)` unwraps tract's own size check, which fails on a
-/// zero-volume shape whose leading dims times the element size pass
-/// isize::MAX before the zero is reached (tract-data `tensor.rs`: "tensor
-/// shape [..] is too large"). Any op; pinned, skipped by the fuzz target.
 #[test]
-#[should_panic(expected = "too large")]
-fn known_tract_bug_zero_volume_initializer_with_huge_dims() {
-    let m = OneNode::new("ScatterElements", 18)
+#[should_panic(expected = "no entry found for key")]
+fn known_tract_bug_graph_output_nobody_produces() {
+    let bytes = graph_output_nobody_produces();
+    let _ = tract_onnx::onnx().model_for_read(&mut &bytes[..]);
+}
+
+#[test]
+fn the_loader_refuses_a_graph_output_nobody_produces() {
+    let bytes = graph_output_nobody_produces();
+    let err = tract_onnx_scatter::onnx()
+        .model_for_read(&mut &bytes[..])
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains(
+            "the main graph: output 'nobody' is produced by no node, input or initializer of the graph"
+        ),
+        "{err:#}"
+    );
+}
+
+/// tract loads an initializer given as typed data (here `int64_data`)
+/// through ndarray, then `Tensor::from(Array)` unwraps tract's own size
+/// check, which fails on a zero-volume shape whose leading dims times the
+/// element size pass isize::MAX before the zero is reached (tract-data
+/// `tensor.rs`: "tensor shape [..] is too large").
+fn zero_volume_initializer_with_huge_dims() -> OneNode {
+    OneNode::new("ScatterElements", 18)
         .value(input("data", DataType::Float, &[3]))
         .value(init_i64(
             "indices",
             &[1, 2, 12920, 97, 116, 101, 115, 18, 6, 111, 117, 0],
             &[],
         ))
-        .value(input("updates", DataType::Float, &[1]));
-    let _ = m.load();
+        .value(input("updates", DataType::Float, &[1]))
+}
+
+#[test]
+#[should_panic(expected = "too large")]
+fn known_tract_bug_zero_volume_initializer_with_huge_dims() {
+    let bytes = zero_volume_initializer_with_huge_dims().bytes();
+    let _ = tract_onnx::onnx().model_for_read(&mut &bytes[..]);
+}
+
+#[test]
+fn the_loader_refuses_a_zero_volume_initializer_with_huge_dims() {
+    let err = zero_volume_initializer_with_huge_dims().load().unwrap_err();
+    assert!(
+        format!("{err:#}").contains(
+            "the main graph: initializer 'indices': dims [1, 2, 12920, 97, 116, 101, 115, 18, 6, 111, 117, 0] of Int64 overflow: more than isize::MAX bytes"
+        ),
+        "{err:#}"
+    );
+}
+
+/// tract's tensor loader has `unimplemented!()` for raw string data and for
+/// the element types it has no Rust type for (bfloat16, complex, float8).
+#[test]
+fn the_loader_refuses_raw_string_data_and_element_types_tract_lacks() {
+    use prost::Message;
+    for (data_type, raw, want) in [
+        (8, b"abc".to_vec(), "string data given as raw bytes"),
+        (
+            16,
+            vec![0, 0],
+            "element type Bfloat16 (16) is not supported by tract 0.23.9",
+        ),
+        (
+            14,
+            vec![0; 8],
+            "element type Complex64 (14) is not supported by tract 0.23.9",
+        ),
+    ] {
+        let mut proto = OneNode::new("ScatterElements", 18)
+            .value(input("data", DataType::Float, &[3]))
+            .value(input("indices", DataType::Int64, &[1]))
+            .value(input("updates", DataType::Float, &[1]))
+            .proto();
+        let graph = proto.graph.as_mut().unwrap();
+        graph
+            .initializer
+            .push(tract_onnx_scatter::tract_onnx::pb::TensorProto {
+                name: "extra".into(),
+                data_type,
+                dims: vec![1],
+                raw_data: raw,
+                ..Default::default()
+            });
+        let bytes = proto.encode_to_vec();
+        let err = tract_onnx_scatter::onnx()
+            .model_for_read(&mut &bytes[..])
+            .unwrap_err();
+        assert!(format!("{err:#}").contains(want), "{err:#}");
+    }
 }

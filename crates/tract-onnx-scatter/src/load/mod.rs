@@ -10,7 +10,10 @@
 //!   exporter names in `value_info` and in subgraphs' declarations become
 //!   unknown dims, so they never contradict the inputs' facts;
 //! - a `Loop` that builds a list becomes a `Loop` with a scan output
-//!   ([`loop_lists`]).
+//!   ([`loop_lists`]);
+//!
+//! and first it refuses, with an error naming the graph element, what
+//! tract's parser would panic on ([`validate`]).
 //!
 //! A model that needs neither is parsed as it is, without a copy.
 //!
@@ -21,6 +24,7 @@
 pub mod hints;
 pub mod list_reads;
 pub mod loop_lists;
+pub mod validate;
 
 use std::borrow::Cow;
 use std::ops::{Deref, DerefMut};
@@ -77,12 +81,12 @@ impl Onnx {
         model_dir: Option<&str>,
         template: InferenceModel,
     ) -> TractResult<ParseResult> {
-        let proto = prepare(Cow::Borrowed(proto));
+        let proto = prepare(Cow::Borrowed(proto))?;
         self.tract.parse_with_template(&proto, model_dir, template)
     }
 
     fn top_level(&self, proto: ModelProto, model_dir: Option<&str>) -> TractResult<InferenceModel> {
-        let proto = prepare(Cow::Owned(proto));
+        let proto = prepare(Cow::Owned(proto))?;
         let ParseResult {
             model,
             unresolved_inputs,
@@ -160,14 +164,16 @@ impl Framework<ModelProto, InferenceModel> for Onnx {
     }
 }
 
-/// The model as tract should read it: `model` itself when no rewrite
+/// The model as tract should read it: an error for what tract's parser
+/// would panic on ([`validate`]), else `model` itself when no rewrite
 /// applies, else a rewritten copy (or `model`, rewritten, when owned).
 /// Each rewrite logs what it changed.
-pub fn prepare(model: Cow<'_, ModelProto>) -> Cow<'_, ModelProto> {
+pub fn prepare(model: Cow<'_, ModelProto>) -> TractResult<Cow<'_, ModelProto>> {
+    validate::validate(&model)?;
     let soften = hints::needs_softening(&model);
     let lists = loop_lists::may_rewrite(&model);
     if !soften && !lists {
-        return model;
+        return Ok(model);
     }
     let mut model = model;
     let proto = model.to_mut();
@@ -198,5 +204,5 @@ pub fn prepare(model: Cow<'_, ModelProto>) -> Cow<'_, ModelProto> {
             );
         }
     }
-    model
+    Ok(model)
 }

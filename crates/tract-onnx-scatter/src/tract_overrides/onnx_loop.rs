@@ -21,7 +21,10 @@
 //!   [`LOOP_ITERATION_LIMIT`] iterations (default
 //!   [`DEFAULT_LOOP_ITERATION_LIMIT`]): reaching it with the loop still
 //!   going is an error naming the node and the limit, raised before the
-//!   iteration past the limit runs;
+//!   iteration past the limit runs; and the loop-carried values and scan
+//!   outputs a loop holds may not pass [`LOOP_MEMORY_BUDGET`] bytes
+//!   (default [`DEFAULT_LOOP_MEMORY_BUDGET`]): an error naming the node,
+//!   the iteration and the budget, raised before the next iteration runs;
 //! - sequence and optional values (loop-carried, scan outputs, body inputs)
 //!   are a load error naming the node and the value.
 //!
@@ -65,6 +68,23 @@ pub const DEFAULT_LOOP_ITERATION_LIMIT: usize = 1 << 20;
 /// `LOOP_ITERATION_LIMIT.store(n, Ordering::Relaxed)`; it is read once at
 /// the start of each loop's evaluation.
 pub static LOOP_ITERATION_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LOOP_ITERATION_LIMIT);
+
+/// The default of [`LOOP_MEMORY_BUDGET`]: 4 GiB.
+pub const DEFAULT_LOOP_MEMORY_BUDGET: usize = 1 << 32;
+
+/// The most bytes any `Loop`'s loop-carried values and scan outputs may
+/// hold together, process-wide: a body that grows a carried value or
+/// emits scan rows every step would otherwise exhaust memory long before
+/// the iteration limit. Past it, the loop fails naming its node, the
+/// iteration and this budget. Change it with
+/// `LOOP_MEMORY_BUDGET.store(n, Ordering::Relaxed)`; read once at the start
+/// of each loop's evaluation.
+pub static LOOP_MEMORY_BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_LOOP_MEMORY_BUDGET);
+
+/// The bytes `v` holds (its elements; a string counts its `String`).
+fn held_bytes(v: &TValue) -> usize {
+    v.len().saturating_mul(v.datum_type().size_of())
+}
 
 /// The builder registered for `Loop`.
 pub fn onnx_loop(
@@ -184,11 +204,15 @@ pub struct Loop {
     /// leaves it with another rank than it entered (see
     /// [`super::loop_body_typing`]).
     pub first_plan: Option<Arc<TypedSimplePlan>>,
-    /// Whether the node's first inputs are `M` and `cond`.
+    /// Whether the node's first input, the trip count `M`, is given (not
+    /// an empty name).
     pub has_trip_count: bool,
+    /// Whether the node's second input, the initial `cond`, is given (not
+    /// an empty name).
     pub has_cond: bool,
-    /// N and K.
+    /// N, the number of loop-carried values.
     pub carried: usize,
+    /// K, the number of scan outputs.
     pub scan: usize,
     /// The N + K output facts, fixed when the loop was typed.
     pub output_facts: TVec<TypedFact>,
@@ -327,6 +351,22 @@ impl EvalOp for Loop {
     not_out_of_plan!();
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as u64;
+        let budget = LOOP_MEMORY_BUDGET.load(Ordering::Relaxed);
+        self.run(ctx, inputs, limit, budget)
+    }
+}
+
+impl Loop {
+    /// The loop's evaluation with an iteration `limit` and a memory
+    /// `budget` in bytes.
+    fn run(
+        &self,
+        ctx: &EvalContext,
+        inputs: TVec<TValue>,
+        limit: u64,
+        budget: usize,
+    ) -> TractResult<TVec<TValue>> {
         let node = &self.node;
         let fixed = self.has_trip_count as usize + self.has_cond as usize + self.carried;
         let outer = self.body().inputs.len() - 2 - self.carried;
@@ -351,7 +391,8 @@ impl EvalOp for Loop {
         };
         let mut carried: TVec<TValue> = inputs.by_ref().take(self.carried).collect();
         let outer: TVec<TValue> = inputs.collect();
-        let limit = LOOP_ITERATION_LIMIT.load(Ordering::Relaxed) as u64;
+        // The bytes the scan outputs hold so far.
+        let mut scanned: usize = 0;
         let mut scans: Vec<Vec<TValue>> = vec![vec![]; self.scan];
         let mut state = TypedSimpleState::new(&self.plan)?;
         let mut first_state = match &self.first_plan {
@@ -386,8 +427,17 @@ impl EvalOp for Loop {
             cond = self.scalar_bool("the body's cond output", &body_cond)?;
             carried.extend(outputs.by_ref().take(self.carried));
             for (k, v) in outputs.enumerate() {
+                scanned = scanned.saturating_add(held_bytes(&v));
                 scans[k].push(v);
             }
+            let held = carried
+                .iter()
+                .map(held_bytes)
+                .fold(scanned, usize::saturating_add);
+            ensure!(
+                held <= budget,
+                "Loop node '{node}': after iteration {i} its loop-carried values and scan outputs hold {held} bytes, past the budget of {budget} bytes (tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_MEMORY_BUDGET)"
+            );
             i += 1;
         }
         let mut results = carried;
@@ -427,11 +477,22 @@ impl TypedOp for Loop {
 /// outputs the node names.
 #[derive(Debug, Clone)]
 pub struct InferLoop {
+    /// The ONNX node's name, for errors.
     pub node: String,
+    /// The body graph as `ctx.parse_graph` gives it: inputs
+    /// `(iteration_num, cond, v_1..v_N)`, then the outer-scope values it
+    /// reads; outputs `(cond, v_1..v_N, scan_1..scan_K)`.
     pub body: InferenceModel,
+    /// Whether the node's first input, the trip count `M`, is given (not
+    /// an empty name).
     pub has_trip_count: bool,
+    /// Whether the node's second input, the initial `cond`, is given (not
+    /// an empty name).
     pub has_cond: bool,
+    /// N, the number of loop-carried values.
     pub carried: usize,
+    /// K, the number of scan outputs (the body's outputs after `cond` and
+    /// the N carried values).
     pub scan: usize,
     /// The positions (in carried ++ scan) of the outputs the node names.
     pub outputs: Vec<usize>,
@@ -864,6 +925,25 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "Loop node 'l': scan output 0 is F32 [4] at iteration 0 but F32 [5] at iteration 1; scan outputs must keep their type and shape"
+        );
+    }
+
+    #[test]
+    fn a_loop_past_its_memory_budget_names_the_node_the_iteration_and_the_budget() {
+        let facts = tvec![f32::fact([3]), f32::fact([2.to_dim(), 3.to_dim()])];
+        // Each iteration scans 3 floats (12 bytes) and carries 3 (12 bytes).
+        let run = |m: i64| {
+            let inputs = tvec![
+                tensor0(m).into_tvalue(),
+                tensor1(&[1f32, 2., 3.]).into_tvalue()
+            ];
+            op(false, true, facts.clone()).run(&EvalContext::out_of_plan(), inputs, 100, 40)
+        };
+        assert!(run(2).is_ok());
+        let err = run(3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Loop node 'l': after iteration 2 its loop-carried values and scan outputs hold 48 bytes, past the budget of 40 bytes (tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_MEMORY_BUDGET)"
         );
     }
 
