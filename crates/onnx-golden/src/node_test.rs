@@ -12,6 +12,7 @@
 use crate::tensor_proto::decode_tensor_bytes;
 use anyhow::{Context, Result, bail};
 use prost::Message;
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use tract_onnx::pb::ModelProto;
@@ -161,27 +162,95 @@ fn numbered_entries(dir: &Path, prefix: &str, suffix: &str) -> Result<Vec<(usize
     Ok(found)
 }
 
-/// Finds node-test directories (those holding a `model.onnx`) at or below
-/// `root`, sorted by path. A missing `root` yields no tests.
+/// Finds node-test directories (those holding a `model.onnx`, a file or a
+/// symbolic link to one) at or below `root`, sorted by path. A missing
+/// `root` yields no tests.
+///
+/// Symbolic links to directories are followed (a suite may be assembled
+/// from links, as build systems' runfiles are), and tests are named by the
+/// path through the link. Each directory is walked once, by its canonical
+/// path: a link cycle ends there, and a directory reached by two paths is
+/// found under the first of them in name order.
 pub fn discover(root: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     if root.is_dir() {
-        walk(root, &mut found)?;
+        walk(root, &mut found, &mut HashSet::new())?;
     }
     found.sort();
     Ok(found)
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+fn walk(dir: &Path, found: &mut Vec<PathBuf>, visited: &mut HashSet<PathBuf>) -> Result<()> {
+    let canonical = dir
+        .canonicalize()
+        .with_context(|| format!("resolving {dir:?}"))?;
+    if !visited.insert(canonical) {
+        return Ok(());
+    }
     if dir.join("model.onnx").is_file() {
         found.push(dir.to_path_buf());
         return Ok(());
     }
+    let mut children = Vec::new();
     for entry in fs::read_dir(dir).with_context(|| format!("listing {dir:?}"))? {
         let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            walk(&entry.path(), found)?;
+        let file_type = entry.file_type()?;
+        // `Path::is_dir` follows links; a dangling link is no directory.
+        if file_type.is_dir() || (file_type.is_symlink() && entry.path().is_dir()) {
+            children.push(entry.path());
         }
     }
+    children.sort();
+    for child in children {
+        walk(&child, found, visited)?;
+    }
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// `<tmp>/<name>` emptied, for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("onnx-golden-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn discover_follows_links_to_tests_and_models_and_stops_at_cycles() {
+        let base = scratch("discover-links");
+        // Real tests elsewhere; the suite is links only.
+        let real = base.join("real");
+        for test in ["a", "b"] {
+            fs::create_dir_all(real.join(test)).unwrap();
+            fs::write(real.join(test).join("model.onnx"), b"").unwrap();
+        }
+        let suite = base.join("suite");
+        fs::create_dir_all(suite.join("group")).unwrap();
+        symlink(real.join("a"), suite.join("linked_a")).unwrap();
+        // A test directory of its own whose model.onnx is a link.
+        fs::create_dir_all(suite.join("group").join("c")).unwrap();
+        symlink(
+            real.join("b").join("model.onnx"),
+            suite.join("group").join("c").join("model.onnx"),
+        )
+        .unwrap();
+        // A link back up (a cycle) and a dangling link.
+        symlink(&suite, suite.join("group").join("loop")).unwrap();
+        symlink(base.join("nowhere"), suite.join("dangling")).unwrap();
+
+        let found = discover(&suite).unwrap();
+        assert_eq!(
+            found,
+            [suite.join("group").join("c"), suite.join("linked_a")]
+        );
+        // The suite root itself may be a link.
+        symlink(&suite, base.join("suite_link")).unwrap();
+        assert_eq!(discover(&base.join("suite_link")).unwrap().len(), 2);
+        fs::remove_dir_all(&base).unwrap();
+    }
 }

@@ -1,11 +1,14 @@
 //! Conformance reports: text, markdown, JSON and JUnit XML.
 
 use crate::expected_failures::{ExpectedFailures, Gate};
-use crate::never_worse::NeverWorse;
-use crate::outcome::{FrameworkOutcome, Outcome};
-use crate::suite::CaseResult;
-use anyhow::{Result, bail};
+use crate::framework::InputFacts;
+use crate::never_worse::{NeverWorse, Row, Worse};
+use crate::outcome::{FrameworkOutcome, Outcome, Phase};
+use crate::suite::{CaseResult, Shard};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::str::FromStr;
 
@@ -44,6 +47,19 @@ pub struct Report {
     /// The "never worse than stock" gate, when it was run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub never_worse: Option<NeverWorse>,
+    /// The part of the suites this report covers (`--shard K/N`), when it
+    /// covers one part only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardOf>,
+}
+
+/// Which part of which suites a report covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShardOf {
+    #[serde(flatten)]
+    pub shard: Shard,
+    /// Every suite of the run, in the run's order (shards may miss some).
+    pub suites: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -112,7 +128,15 @@ impl Report {
             totals,
             gate,
             never_worse: None,
+            shard: None,
         }
+    }
+
+    /// The report of one part (`--shard K/N`) of `suites`, named in the
+    /// run's order.
+    pub fn with_shard(mut self, shard: Shard, suites: Vec<String>) -> Report {
+        self.shard = Some(ShardOf { shard, suites });
+        self
     }
 
     /// The report with the "never worse than stock" gate's results.
@@ -357,6 +381,341 @@ impl Report {
     }
 }
 
+/// A report read back from its JSON form ([`Format::Json`]): the results,
+/// without the verdicts (which [`Report::merge`] judges again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadReport {
+    pub frameworks: Vec<String>,
+    pub gating: String,
+    pub cases: Vec<CaseResult>,
+    pub never_worse: Option<NeverWorse>,
+    pub shard: Option<ShardOf>,
+}
+
+impl ReadReport {
+    /// Parses a report written with [`Format::Json`].
+    pub fn from_json(text: &str) -> Result<ReadReport> {
+        let v: Value = serde_json::from_str(text).context("not JSON")?;
+        let strings = |v: &Value, what: &str| -> Result<Vec<String>> {
+            v.as_array()
+                .with_context(|| format!("no {what} list"))?
+                .iter()
+                .map(|s| s.as_str().map(str::to_string).context(what.to_string()))
+                .collect()
+        };
+        let frameworks = strings(&v["frameworks"], "frameworks")?;
+        let gating = text_of(&v["gating"], "gating")?;
+        let cases = v["cases"]
+            .as_array()
+            .context("no cases list")?
+            .iter()
+            .enumerate()
+            .map(|(ix, c)| read_case(c).with_context(|| format!("case {ix}")))
+            .collect::<Result<Vec<_>>>()?;
+        let never_worse = match &v["never_worse"] {
+            Value::Null => None,
+            nw => Some(read_never_worse(nw).context("never_worse")?),
+        };
+        let shard = match &v["shard"] {
+            Value::Null => None,
+            s => {
+                let (index, count) = (
+                    count_of(&s["index"], "shard index")?,
+                    count_of(&s["count"], "shard count")?,
+                );
+                Some(ShardOf {
+                    shard: format!("{index}/{count}")
+                        .parse()
+                        .map_err(anyhow::Error::msg)?,
+                    suites: strings(&s["suites"], "shard suites")?,
+                })
+            }
+        };
+        Ok(ReadReport {
+            frameworks,
+            gating,
+            cases,
+            never_worse,
+            shard,
+        })
+    }
+}
+
+fn text_of(v: &Value, what: &str) -> Result<String> {
+    v.as_str()
+        .map(str::to_string)
+        .with_context(|| format!("no {what} text"))
+}
+
+fn count_of(v: &Value, what: &str) -> Result<usize> {
+    v.as_u64()
+        .map(|n| n as usize)
+        .with_context(|| format!("no {what} count"))
+}
+
+fn read_case(v: &Value) -> Result<CaseResult> {
+    let outcomes = v["outcomes"]
+        .as_array()
+        .context("no outcomes list")?
+        .iter()
+        .map(|o| {
+            Ok(FrameworkOutcome {
+                decluttered: read_outcome(&o["decluttered"]).context("decluttered")?,
+                optimized: read_outcome(&o["optimized"]).context("optimized")?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(CaseResult {
+        suite: text_of(&v["suite"], "suite")?,
+        test: text_of(&v["test"], "test")?,
+        dir: Default::default(),
+        opset: v["opset"].as_i64(),
+        outcomes,
+    })
+}
+
+fn read_outcome(v: &Value) -> Result<Outcome> {
+    let phase = || -> Result<Phase> {
+        Ok(match v["phase"].as_str().unwrap_or_default() {
+            "load" => Phase::Load,
+            "analyse" => Phase::Analyse,
+            "typing" => Phase::Typing,
+            "declutter" => Phase::Declutter,
+            "optimize" => Phase::Optimize,
+            "run" => Phase::Run,
+            "compare" => Phase::Compare,
+            other => bail!("unknown phase {other:?}"),
+        })
+    };
+    Ok(match v["status"].as_str().unwrap_or_default() {
+        "pass" => Outcome::Pass,
+        "fail" => Outcome::Fail {
+            phase: phase()?,
+            reason: text_of(&v["reason"], "reason")?,
+        },
+        "panic" => Outcome::Panic {
+            phase: phase()?,
+            message: text_of(&v["message"], "message")?,
+        },
+        other => bail!("unknown outcome status {other:?}"),
+    })
+}
+
+fn read_input_facts(v: &Value) -> Result<InputFacts> {
+    match v.as_str().unwrap_or_default() {
+        "pinned" => Ok(InputFacts::Pinned),
+        "declared" => Ok(InputFacts::Declared),
+        other => bail!("unknown input facts {other:?}"),
+    }
+}
+
+fn read_never_worse(v: &Value) -> Result<NeverWorse> {
+    let rows = v["rows"]
+        .as_array()
+        .context("no rows list")?
+        .iter()
+        .map(|r| {
+            Ok(Row {
+                suite: text_of(&r["suite"], "suite")?,
+                input_facts: read_input_facts(&r["input_facts"])?,
+                models: count_of(&r["models"], "models")?,
+                plugin_pass: count_of(&r["plugin_pass"], "plugin_pass")?,
+                stock_pass: count_of(&r["stock_pass"], "stock_pass")?,
+                plugin_worse: count_of(&r["plugin_worse"], "plugin_worse")?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let worse = v["worse"]
+        .as_array()
+        .context("no worse list")?
+        .iter()
+        .map(|w| {
+            Ok(Worse {
+                suite: text_of(&w["suite"], "suite")?,
+                test: text_of(&w["test"], "test")?,
+                input_facts: read_input_facts(&w["input_facts"])?,
+                why: text_of(&w["why"], "why")?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(NeverWorse { rows, worse })
+}
+
+impl Report {
+    /// One report of the reports of several runs (each named by its
+    /// `label`, a file name, in errors), judged once with `expected` as a
+    /// single run of all their tests is: the same cases in the same order
+    /// (suites in the order the runs met them, tests in path order within
+    /// a suite), totals, gate and never-worse table.
+    ///
+    /// The runs must have the same frameworks, all or none the never-worse
+    /// gate, and no test in common; shards (`--shard K/N`) must all be of
+    /// the same N, every one of 1..=N given once.
+    pub fn merge(parts: &[(String, ReadReport)], expected: &ExpectedFailures) -> Result<Report> {
+        let Some((first_label, first)) = parts.first() else {
+            bail!("no report to merge");
+        };
+        for (label, part) in parts {
+            if part.frameworks != first.frameworks || part.gating != first.gating {
+                bail!(
+                    "{label} has frameworks {:?} (gating {}), {first_label} {:?} (gating {}): reports of differently configured runs",
+                    part.frameworks,
+                    part.gating,
+                    first.frameworks,
+                    first.gating
+                );
+            }
+            if part.never_worse.is_some() != first.never_worse.is_some() {
+                bail!(
+                    "{} ran the never-worse gate and {} did not: reports of differently configured runs",
+                    if part.never_worse.is_some() {
+                        label
+                    } else {
+                        first_label
+                    },
+                    if part.never_worse.is_some() {
+                        first_label
+                    } else {
+                        label
+                    },
+                );
+            }
+        }
+        check_shards(parts)?;
+
+        // Suites in the run's order (shards name them all), else in the
+        // order the runs met them: a suite one run has not seen goes before
+        // the next suite of that run already placed.
+        let mut suites: Vec<String> = first
+            .shard
+            .as_ref()
+            .map(|s| s.suites.clone())
+            .unwrap_or_default();
+        for (_, part) in parts {
+            let mut order: Vec<&str> = vec![];
+            for case in &part.cases {
+                if order.last() != Some(&case.suite.as_str()) {
+                    order.push(&case.suite);
+                }
+            }
+            for (ix, suite) in order.iter().enumerate() {
+                if suites.iter().any(|s| s == suite) {
+                    continue;
+                }
+                let before = order[ix + 1..]
+                    .iter()
+                    .find_map(|next| suites.iter().position(|s| s == next));
+                suites.insert(before.unwrap_or(suites.len()), suite.to_string());
+            }
+        }
+        let position: HashMap<&str, usize> = suites
+            .iter()
+            .enumerate()
+            .map(|(ix, s)| (s.as_str(), ix))
+            .collect();
+        let mut cases: Vec<CaseResult> = vec![];
+        let mut seen: HashMap<(String, String), &str> = HashMap::new();
+        for (label, part) in parts {
+            for case in &part.cases {
+                if let Some(other) = seen.insert((case.suite.clone(), case.test.clone()), label) {
+                    bail!(
+                        "{} {} is in both {other} and {label}: reports of overlapping runs",
+                        case.suite,
+                        case.test
+                    );
+                }
+                cases.push(case.clone());
+            }
+        }
+        // Test names are `/`-separated paths, in path order (as discovered).
+        cases.sort_by(|a, b| {
+            position[a.suite.as_str()]
+                .cmp(&position[b.suite.as_str()])
+                .then_with(|| a.test.split('/').cmp(b.test.split('/')))
+        });
+        let never_worse = first.never_worse.as_ref().map(|_| {
+            let mut merged = NeverWorse::default();
+            for (_, part) in parts {
+                merged.merge(part.never_worse.clone().unwrap_or_default());
+            }
+            // As judged in one run: by suite, pinned before declared; the
+            // worse models in case order.
+            let mode = |facts: InputFacts| usize::from(facts == InputFacts::Declared);
+            merged
+                .rows
+                .sort_by_key(|r| (position.get(r.suite.as_str()).copied(), mode(r.input_facts)));
+            let case_ix: HashMap<(&str, &str), usize> = cases
+                .iter()
+                .enumerate()
+                .map(|(ix, c)| ((c.suite.as_str(), c.test.as_str()), ix))
+                .collect();
+            merged.worse.sort_by_key(|w| {
+                (
+                    case_ix.get(&(w.suite.as_str(), w.test.as_str())).copied(),
+                    mode(w.input_facts),
+                )
+            });
+            merged
+        });
+        let gating = first
+            .frameworks
+            .iter()
+            .position(|f| *f == first.gating)
+            .unwrap_or(0);
+        let mut report = Report::new(first.frameworks.clone(), gating, cases, expected);
+        if let Some(never_worse) = never_worse {
+            report = report.with_never_worse(never_worse);
+        }
+        Ok(report)
+    }
+}
+
+/// Shards: none, or all of the same count, each index once.
+fn check_shards(parts: &[(String, ReadReport)]) -> Result<()> {
+    let sharded: Vec<(&String, &ShardOf)> = parts
+        .iter()
+        .filter_map(|(label, p)| p.shard.as_ref().map(|s| (label, s)))
+        .collect();
+    let Some(&(first_label, first_of)) = sharded.first() else {
+        return Ok(());
+    };
+    let first = first_of.shard;
+    if let Some((whole, _)) = parts.iter().find(|(_, p)| p.shard.is_none()) {
+        bail!(
+            "{first_label} is shard {first} but {whole} is a whole run: merge the shards of one run"
+        );
+    }
+    let mut given: Vec<Option<&String>> = vec![None; first.count];
+    for (label, of) in sharded {
+        let shard = of.shard;
+        if shard.count != first.count || of.suites != first_of.suites {
+            bail!(
+                "{label} is shard {shard} but {first_label} is shard {first}: merge the shards of one run"
+            );
+        }
+        if let Some(other) = given[shard.index - 1].replace(label) {
+            bail!("{other} and {label} are both shard {shard}");
+        }
+    }
+    let missing: Vec<String> = (1..=first.count)
+        .filter(|&index| given[index - 1].is_none())
+        .map(|index| {
+            Shard {
+                index,
+                count: first.count,
+            }
+            .to_string()
+        })
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "shard(s) {} missing: give every shard of the run",
+            missing.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// `s` escaped for XML text and attribute values.
 /// `header` and `rows` as text columns, each padded to its widest cell and
 /// separated by two spaces, one line each (trailing spaces trimmed).
@@ -490,6 +849,100 @@ mod tests {
             ],
         };
         Report::new(vec!["plugin".into(), "stock".into()], 0, cases, &expected)
+    }
+
+    fn sample_expected() -> ExpectedFailures {
+        let r = sample();
+        ExpectedFailures {
+            entries: vec![
+                ExpectedFailure {
+                    test: "test_tensorscatter".into(),
+                    release: "1.22.0".into(),
+                    reason: r.cases[1].expected_failure.clone().unwrap(),
+                },
+                ExpectedFailure {
+                    test: "scatter_elements/stale".into(),
+                    release: "extended".into(),
+                    reason: "was broken".into(),
+                },
+            ],
+        }
+    }
+
+    /// `report` as its JSON reads back.
+    fn read(report: &Report) -> ReadReport {
+        ReadReport::from_json(&report.render(Format::Json)).unwrap()
+    }
+
+    #[test]
+    fn json_reads_back_and_merges_into_the_same_report() {
+        // As a run reports them: in path order within a suite.
+        let mut all: Vec<CaseResult> = sample().cases.into_iter().map(|c| c.result).collect();
+        all.swap(2, 3);
+        let whole = Report::new(sample().frameworks, 0, all, &sample_expected());
+        let one = Report::merge(&[("a".into(), read(&whole))], &sample_expected()).unwrap();
+        for format in [Format::Text, Format::Json, Format::Junit] {
+            assert_eq!(one.render(format), whole.render(format));
+        }
+        // Two shards, given in either order, with a never-worse table.
+        let (odd, even): (Vec<_>, Vec<_>) = whole
+            .cases
+            .iter()
+            .map(|c| c.result.clone())
+            .enumerate()
+            .partition(|(ix, _)| ix % 2 == 1);
+        let with_nw = |cases: Vec<(usize, CaseResult)>, index| {
+            let cases: Vec<CaseResult> = cases.into_iter().map(|(_, c)| c).collect();
+            let nw = NeverWorse::judge(&cases, &[crate::Pairing::STANDARD[0]]);
+            Report::new(
+                whole.frameworks.clone(),
+                0,
+                cases,
+                &ExpectedFailures::default(),
+            )
+            .with_never_worse(nw)
+            .with_shard(
+                Shard { index, count: 2 },
+                ["1.13.1", "1.22.0", "extended"].map(String::from).to_vec(),
+            )
+        };
+        let all: Vec<CaseResult> = whole.cases.iter().map(|c| c.result.clone()).collect();
+        let single = Report::new(whole.frameworks.clone(), 0, all.clone(), &sample_expected())
+            .with_never_worse(NeverWorse::judge(&all, &[crate::Pairing::STANDARD[0]]));
+        let parts = [
+            ("s2".to_string(), read(&with_nw(odd, 2))),
+            ("s1".to_string(), read(&with_nw(even, 1))),
+        ];
+        let merged = Report::merge(&parts, &sample_expected()).unwrap();
+        assert_eq!(merged.render(Format::Text), single.render(Format::Text));
+        assert_eq!(merged.render(Format::Json), single.render(Format::Json));
+
+        // A missing shard, a duplicate one, mixed configurations.
+        let err = |parts: &[(String, ReadReport)]| {
+            format!(
+                "{:#}",
+                Report::merge(parts, &sample_expected()).unwrap_err()
+            )
+        };
+        insta::assert_snapshot!(
+            [
+                err(&parts[..1]),
+                err(&[parts[1].clone(), parts[1].clone()]),
+                err(&[parts[0].clone(), ("w".into(), read(&single))]),
+                err(&[parts[0].clone(), ("w".into(), read(&whole))]),
+                err(&[("a".into(), read(&whole)), ("b".into(), read(&whole))]),
+                err(&[]),
+            ]
+            .join("\n"),
+            @r"
+        shard(s) 1/2 missing: give every shard of the run
+        s1 and s1 are both shard 1/2
+        s2 is shard 2/2 but w is a whole run: merge the shards of one run
+        s2 ran the never-worse gate and w did not: reports of differently configured runs
+        1.13.1 test_scatternd is in both a and b: reports of overlapping runs
+        no report to merge
+        "
+        );
     }
 
     #[test]

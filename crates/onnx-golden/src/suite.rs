@@ -47,6 +47,56 @@ pub fn list_tests(suite: &Suite, filter: Option<&str>) -> Result<Vec<(String, Pa
         .collect())
 }
 
+/// One part of a suite split in `count` parts: part `index` (1-based), as
+/// `--shard K/N` names it.
+///
+/// The split is by test path: a test is in part `1 + h % count`, where `h`
+/// is the 64-bit FNV-1a hash of `<suite>/<test>` (its suite's name and its
+/// report name, the path below the suite root, `/`-separated). It is the
+/// same on every machine, and a test stays in its part whatever other tests
+/// are added or removed; parts are about equal in size on large suites,
+/// not exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// Whether the test `test` of suite `suite` belongs to this part.
+    pub fn holds(&self, suite: &str, test: &str) -> bool {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in suite.bytes().chain([b'/']).chain(test.bytes()) {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        (h % self.count as u64) as usize + 1 == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `K/N` with 1 <= K <= N.
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let parse = |n: &str| n.trim().parse::<usize>().ok();
+        match s.split_once('/').map(|(k, n)| (parse(k), parse(n))) {
+            Some((Some(index), Some(count))) if (1..=count).contains(&index) => {
+                Ok(Shard { index, count })
+            }
+            _ => Err(format!(
+                "expected K/N with 1 <= K <= N (shard K of N), got {s:?}"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 /// Runs every selected test of every suite with every framework.
 /// `progress(done, total, case)` is called after each test.
 pub fn run_suites(
@@ -55,10 +105,23 @@ pub fn run_suites(
     filter: Option<&str>,
     progress: &mut dyn FnMut(usize, usize, &CaseResult),
 ) -> Result<Vec<CaseResult>> {
+    run_shard(suites, frameworks, filter, None, progress)
+}
+
+/// As [`run_suites`], running only the tests of `shard` (all without).
+pub fn run_shard(
+    suites: &[Suite],
+    frameworks: &[NamedFramework<'_>],
+    filter: Option<&str>,
+    shard: Option<Shard>,
+    progress: &mut dyn FnMut(usize, usize, &CaseResult),
+) -> Result<Vec<CaseResult>> {
     let mut selected = Vec::new();
     for suite in suites {
         for (name, dir) in list_tests(suite, filter)? {
-            selected.push((suite.name.clone(), name, dir));
+            if shard.is_none_or(|s| s.holds(&suite.name, &name)) {
+                selected.push((suite.name.clone(), name, dir));
+            }
         }
     }
     let total = selected.len();
@@ -120,5 +183,42 @@ fn test_name(root: &Path, dir: &Path) -> String {
             .unwrap_or_default()
     } else {
         parts.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_every_test_once_and_by_path_only() {
+        let tests: Vec<String> = (0..200).map(|i| format!("dir/test_{i}")).collect();
+        let shards: Vec<Shard> = (1..=3).map(|index| Shard { index, count: 3 }).collect();
+        let mut sizes = [0; 3];
+        for test in &tests {
+            let holders: Vec<usize> = shards
+                .iter()
+                .filter(|s| s.holds("torch", test))
+                .map(|s| s.index)
+                .collect();
+            assert_eq!(holders.len(), 1, "{test}: {holders:?}");
+            sizes[holders[0] - 1] += 1;
+        }
+        assert!(sizes.iter().all(|&n| n > 40), "{sizes:?}");
+        // Fixed values: the split must not change between machines or releases.
+        let two = |index| Shard { index, count: 2 };
+        assert!(two(1).holds("torch", "scatter_add__ts16"));
+        assert!(two(1).holds("torch", "scatter_add__ts14"));
+        assert!(two(2).holds("torch", "index_add__ts11"));
+        assert!(two(2).holds("torch", "scatter_add__ts17"));
+    }
+
+    #[test]
+    fn shard_syntax() {
+        assert_eq!("2/3".parse(), Ok(Shard { index: 2, count: 3 }));
+        for bad in ["0/3", "4/3", "1/0", "3", "a/b", "1/2/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        assert_eq!(Shard { index: 1, count: 4 }.to_string(), "1/4");
     }
 }

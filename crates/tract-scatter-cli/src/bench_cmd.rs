@@ -18,6 +18,15 @@ use crate::Failed;
 use crate::cli::BenchArgs;
 use crate::dump_cmd::plugin_kind;
 use crate::model::prepare;
+use crate::progress::Progress;
+
+/// The calling modes timed, then the profile.
+const MODES: [&str; 4] = [
+    "plan.run(inputs.clone())",
+    "SimpleState::run(inputs.clone())",
+    "SimpleState::run(owned inputs)",
+    "profile",
+];
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let prepared = prepare(&args.model, &args.inputs)?;
@@ -26,20 +35,26 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let inputs = &prepared.inputs;
     let rounds = args.rounds as usize;
     let failed = |e: anyhow::Error| Failed(e.context(format!("running {path}")));
+    // Every call is a step: each mode's warm-up and rounds, the profile's rounds.
+    let progress = Progress::new(args.quiet, 4 * rounds + 3);
+    let done =
+        |mode: usize| progress.line(&format!("[{}/4] {}: done", mode + 1, MODES[mode]), false);
 
     // One-shot: plan.run with cloned inputs (a fresh state per call).
-    let one_shot = time(rounds, || {
+    let one_shot = time(rounds, &progress, MODES[0], || {
         plan.run(inputs.clone())?;
         Ok(())
     })
     .map_err(failed)?;
+    done(0);
     // A persistent state, inputs cloned per call.
     let mut state = SimpleState::new(plan).map_err(failed)?;
-    let persistent = time(rounds, || {
+    let persistent = time(rounds, &progress, MODES[1], || {
         state.run(inputs.clone())?;
         Ok(())
     })
     .map_err(failed)?;
+    done(1);
     // A persistent state, owned inputs moved in (copied outside the timer:
     // the kernels may then reuse the input buffers).
     let mut owned_times = vec![];
@@ -53,25 +68,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         if round > 0 {
             owned_times.push(start.elapsed());
         }
+        progress.step(MODES[2]);
     }
-
-    println!(
-        "{path}: {} nodes in the optimized plan, {rounds} rounds per mode",
-        plan.model().nodes().len()
-    );
-    println!("{:<34} {:>12}  {:>25}", "mode", "median", "min .. max");
-    for (mode, times) in [
-        ("plan.run(inputs.clone())", one_shot),
-        ("SimpleState::run(inputs.clone())", persistent),
-        ("SimpleState::run(owned inputs)", owned_times),
-    ] {
-        let (median, min, max) = spread(times);
-        println!(
-            "{mode:<34} {:>12}  {:>25}",
-            show(median),
-            format!("{} .. {}", show(min), show(max))
-        );
-    }
+    done(2);
 
     // Per node, summed over the rounds.
     let mut per_node = vec![Duration::ZERO; plan.model().nodes().len()];
@@ -90,6 +89,23 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
                 },
             )
             .map_err(failed)?;
+        progress.step(MODES[3]);
+    }
+    done(3);
+    progress.finish();
+
+    println!(
+        "{path}: {} nodes in the optimized plan, {rounds} rounds per mode",
+        plan.model().nodes().len()
+    );
+    println!("{:<34} {:>12}  {:>25}", "mode", "median", "min .. max");
+    for (mode, times) in MODES.into_iter().zip([one_shot, persistent, owned_times]) {
+        let (median, min, max) = spread(times);
+        println!(
+            "{mode:<34} {:>12}  {:>25}",
+            show(median),
+            format!("{} .. {}", show(min), show(max))
+        );
     }
     let total: Duration = per_node.iter().sum();
     // op name -> (nodes, time, built by the plugin)
@@ -130,14 +146,21 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `rounds` timed calls after one untimed warm-up.
-fn time(rounds: usize, mut f: impl FnMut() -> TractResult<()>) -> Result<Vec<Duration>> {
+/// `rounds` timed calls after one untimed warm-up, each a step of `progress`.
+fn time(
+    rounds: usize,
+    progress: &Progress,
+    mode: &str,
+    mut f: impl FnMut() -> TractResult<()>,
+) -> Result<Vec<Duration>> {
     f().context("warm-up call")?;
+    progress.step(mode);
     let mut times = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let start = Instant::now();
         f()?;
         times.push(start.elapsed());
+        progress.step(mode);
     }
     Ok(times)
 }

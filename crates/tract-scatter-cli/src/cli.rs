@@ -19,17 +19,39 @@ pub struct Cli {
 pub enum Command {
     /// Run node-test directories (model.onnx + test_data_set_N) through the
     /// plugin and gate on expected failures.
+    #[command(after_help = "Example:
+  tract-scatter test onnx-testdata/exporters --expected-failures onnx-testdata/expected-failures.toml
+  tract-scatter test my-tests --shard 1/4 --format json --output shard-1.json")]
     Test(TestArgs),
+    /// Merge the JSON reports of test --shard K/N runs (or of runs of
+    /// other suites) and gate once over all their tests.
+    #[command(after_help = "Example:
+  tract-scatter merge shard-1.json shard-2.json shard-3.json shard-4.json --expected-failures expected-failures.toml")]
+    Merge(MergeArgs),
     /// Run a model on given or random inputs; print or save its outputs.
+    #[command(after_help = "Example:
+  tract-scatter run model.onnx x.npy --input mask=mask.npy --output outputs.npz
+  tract-scatter run model.onnx --set batch=4 --seed 1")]
     Run(RunArgs),
     /// Run a model and compare its outputs with a reference.
+    #[command(after_help = "Example:
+  tract-scatter compare model.onnx --inputs inputs.npz --reference expected.npz --rtol 1e-4
+  python3 crates/tract-scatter-cli/scripts/intermediates.py model.onnx --inputs inputs.npz --output ref.npz
+  tract-scatter compare model.onnx --intermediates ref.npz")]
     Compare(CompareArgs),
-    /// Print the optimized plan, the symbols, the nodes this plugin built
-    /// and the exporter deviations it accepted.
+    /// Print the operators no one implements, the optimized plan, the
+    /// symbols, the nodes this plugin built and the exporter deviations it
+    /// accepted.
+    #[command(after_help = "Example:
+  tract-scatter dump model.onnx --set batch=1 --stock")]
     Dump(DumpArgs),
     /// Time a model per call in each calling mode, with a per-op-type profile.
+    #[command(after_help = "Example:
+  tract-scatter bench model.onnx --inputs inputs.npz --rounds 100")]
     Bench(BenchArgs),
     /// Write the decluttered model as NNEF, with the plugin's registry.
+    #[command(after_help = "Example:
+  tract-scatter convert model.onnx --nnef model.nnef.tar")]
     Convert(ConvertArgs),
 }
 
@@ -85,9 +107,31 @@ pub struct TestArgs {
     /// Only tests whose name contains this text.
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
-    /// No per-test progress lines on stderr.
+    /// Run only part K of N (1-based) of the tests, split by test path
+    /// (a hash of SUITE/TEST: stable across machines, and whatever other
+    /// tests exist); merge joins the parts' JSON reports.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<onnx_golden::suite::Shard>,
+    /// No progress on stderr (a bar on a terminal, else one line per test).
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Reports written by test --format json: every shard of one run
+    /// (--shard K/N, K = 1..N), or runs of different tests.
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    /// Failures to accept, as for test: applied once over all the
+    /// reports' tests (the shards' own verdicts are not read).
+    #[arg(long, value_name = "FILE")]
+    pub expected_failures: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+    /// Write the merged report there instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `SYMBOL=N`, as `--set` takes it.
@@ -132,7 +176,7 @@ pub struct InputArgs {
     /// An .npz whose arrays are named after the model's inputs.
     #[arg(long, value_name = "FILE.npz")]
     pub inputs: Option<PathBuf>,
-    /// A node-test data set directory: its input_<i>.pb files.
+    /// A node-test data set directory: its `input_<i>.pb` files.
     #[arg(long, value_name = "DIR")]
     pub data_set: Option<PathBuf>,
     /// Seed of the random inputs (shapes from the declared facts, symbols
@@ -164,7 +208,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub inputs: InputArgs,
     /// The expected outputs: an .npz keyed by output name (default, with
-    /// --data-set: its output_<i>.pb files).
+    /// --data-set: its `output_<i>.pb` files).
     #[arg(long, value_name = "FILE.npz")]
     pub reference: Option<PathBuf>,
     /// Relative tolerance: |got - expected| <= atol + rtol * |expected|.
@@ -173,6 +217,13 @@ pub struct CompareArgs {
     /// Absolute tolerance.
     #[arg(long, default_value_t = onnx_golden::compare::ATOL)]
     pub atol: f64,
+    /// Also compare intermediate tensors with this .npz keyed by ONNX
+    /// tensor name (scripts/intermediates.py writes one with onnxruntime),
+    /// on the decluttered model, and name the first node in ONNX graph
+    /// order whose output differs. Its arrays named after the model's
+    /// inputs are the inputs not otherwise given.
+    #[arg(long, value_name = "REF.npz")]
+    pub intermediates: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -193,6 +244,9 @@ pub struct BenchArgs {
     /// Timed calls per mode (after one untimed warm-up call).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
+    /// No progress on stderr (a bar on a terminal, else one line per mode).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use tract_onnx_scatter::ops::{
     ScatterElements, ScatterElementsUpdate, ScatterGrad, ScatterNd, TensorScatter,
 };
@@ -18,8 +18,9 @@ use tract_onnx_scatter::tract_overrides::{
 };
 
 use crate::cli::DumpArgs;
-use crate::model::{Engine, load, shape_text};
+use crate::model::{Engine, load, shape_text, unsupported_ops, unsupported_text};
 use crate::one_line;
+use crate::tensors::require_file;
 
 /// Warnings logged while the command runs: `(target, message)`.
 static CAPTURED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
@@ -66,13 +67,28 @@ pub fn run(args: DumpArgs) -> Result<ExitCode> {
 }
 
 fn dump(args: &DumpArgs, engine: Engine) -> Result<()> {
+    require_file(&args.model.model, "an .onnx model")?;
+    let path = args.model.model.display();
+    // What the engine lacks, all at once, before typing stops at the first.
+    let unsupported =
+        unsupported_ops(&args.model.model, engine).with_context(|| format!("loading {path}"))?;
+    println!("{path} through {}", engine.call());
+    if unsupported.is_empty() {
+        println!("unsupported operators: none");
+    } else {
+        println!(
+            "unsupported operators ({}): {}",
+            unsupported.len(),
+            unsupported_text(&unsupported)
+        );
+    }
     take_warnings();
     let loaded = load(&args.model, engine, None)?;
     let warnings = take_warnings();
-    let path = args.model.model.display();
     let typed = loaded.typed;
-    let optimized = typed.into_optimized()?;
-    println!("{path} through {}", engine.call());
+    let optimized = typed
+        .into_optimized()
+        .with_context(|| format!("optimizing {path}"))?;
     let mut symbols: Vec<String> = optimized
         .symbols
         .all_symbols()

@@ -1,5 +1,5 @@
 //! `tract-scatter`: ONNX models through tract with the scatter plugin, from
-//! the command line. See the README's "Command line" section.
+//! the command line. See docs/command-line.md.
 //!
 //! Exit codes: 0 success, 1 a test, comparison or model run failed, 2 the
 //! user's mistake (bad arguments, missing or unreadable files, inputs that
@@ -11,7 +11,9 @@ mod cli;
 mod compare_cmd;
 mod convert_cmd;
 mod dump_cmd;
+mod merge_cmd;
 mod model;
+mod progress;
 mod run_cmd;
 mod tensors;
 mod test_cmd;
@@ -96,6 +98,7 @@ pub fn one_line(e: &anyhow::Error) -> String {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Test(args) => test_cmd::run(args),
+        Command::Merge(args) => merge_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),
         Command::Dump(args) => dump_cmd::run(args),

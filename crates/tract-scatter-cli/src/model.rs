@@ -1,10 +1,13 @@
 //! Loading a model (plugin, strict or stock), binding `--set` symbols,
 //! reading or making its inputs, and checking them against its facts.
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use tract_onnx_scatter::tract_hir::infer::Factoid as _;
+use tract_onnx_scatter::tract_onnx::pb::{GraphProto, ModelProto};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::cli::{InputArgs, ModelArgs};
@@ -28,6 +31,14 @@ impl Engine {
             Engine::Plugin => "tract_onnx_scatter::onnx()",
             Engine::Strict => "tract_onnx_scatter::onnx_strict()",
             Engine::Stock => "stock tract_onnx::onnx()",
+        }
+    }
+
+    /// Who does not implement an operator the engine lacks.
+    pub fn lacking(self) -> &'static str {
+        match self {
+            Engine::Plugin | Engine::Strict => "neither tract nor the plugin implements",
+            Engine::Stock => "stock tract does not implement",
         }
     }
 
@@ -55,6 +66,125 @@ impl Engine {
                 .model_for_path(path),
         }
     }
+}
+
+/// An operator the engine has no builder for, with the nodes using it.
+pub struct Unsupported {
+    pub op_type: String,
+    /// Node names (the first output's name for a node without one), in
+    /// graph order, subgraphs after the node holding them.
+    pub nodes: Vec<String>,
+}
+
+/// The operators the model at `path` uses that `engine` does not
+/// implement (no builder in its op register), in order of first use,
+/// subgraphs included: every one at once, where typing the model stops at
+/// the first. Nodes the graph's outputs do not need are left out (tract
+/// never types them). The plugin's engines are asked about the model their loader
+/// rewrites (`tract_onnx_scatter::load::prepare`), as they read it.
+pub fn unsupported_ops(path: &Path, engine: Engine) -> Result<Vec<Unsupported>> {
+    let plugin = tract_onnx_scatter::onnx();
+    let stock = tract_onnx_scatter::tract_onnx::onnx();
+    let onnx: &tract_onnx_scatter::tract_onnx::Onnx = match engine {
+        Engine::Plugin | Engine::Strict => &plugin,
+        Engine::Stock => &stock,
+    };
+    let proto = onnx
+        .proto_model_for_path(path)
+        .with_context(|| format!("reading {} as an ONNX model", path.display()))?;
+    let proto: Cow<'_, ModelProto> = match engine {
+        Engine::Plugin | Engine::Strict => tract_onnx_scatter::load::prepare(Cow::Owned(proto))
+            .with_context(|| format!("reading {}", path.display()))?,
+        Engine::Stock => Cow::Owned(proto),
+    };
+    let mut found: Vec<Unsupported> = vec![];
+    let mut index: HashMap<String, usize> = HashMap::new();
+    if let Some(graph) = &proto.graph {
+        walk_ops(graph, &onnx.op_register.0, &mut found, &mut index);
+    }
+    Ok(found)
+}
+
+fn walk_ops<V>(
+    graph: &GraphProto,
+    register: &HashMap<String, V>,
+    found: &mut Vec<Unsupported>,
+    index: &mut HashMap<String, usize>,
+) {
+    // Nodes the graph's outputs need (ONNX lists nodes in topological
+    // order): tract types only those, so an unused node stops nothing.
+    let mut needed: HashSet<&str> = graph.output.iter().map(|o| o.name.as_str()).collect();
+    let mut live = vec![false; graph.node.len()];
+    for (ix, node) in graph.node.iter().enumerate().rev() {
+        if node.output.iter().any(|o| needed.contains(o.as_str())) {
+            live[ix] = true;
+            needed.extend(node.input.iter().map(String::as_str));
+            // What its subgraphs read from this scope (names of their own
+            // included: harmless).
+            let mut subgraphs: Vec<&GraphProto> = node
+                .attribute
+                .iter()
+                .flat_map(|a| a.g.iter().chain(&a.graphs))
+                .collect();
+            while let Some(subgraph) = subgraphs.pop() {
+                for inner in &subgraph.node {
+                    needed.extend(inner.input.iter().map(String::as_str));
+                    subgraphs.extend(
+                        inner
+                            .attribute
+                            .iter()
+                            .flat_map(|a| a.g.iter().chain(&a.graphs)),
+                    );
+                }
+            }
+        }
+    }
+    for (ix, node) in graph.node.iter().enumerate() {
+        if !live[ix] {
+            continue;
+        }
+        if !register.contains_key(&node.op_type) {
+            // Named as tract names nodes.
+            let name = if !node.name.is_empty() {
+                node.name.clone()
+            } else if node.output.first().is_some_and(|o| !o.is_empty()) {
+                node.output[0].clone()
+            } else {
+                format!("#{ix} of graph {:?}", graph.name)
+            };
+            let at = *index.entry(node.op_type.clone()).or_insert_with(|| {
+                found.push(Unsupported {
+                    op_type: node.op_type.clone(),
+                    nodes: vec![],
+                });
+                found.len() - 1
+            });
+            found[at].nodes.push(name);
+        }
+        for attribute in &node.attribute {
+            for subgraph in attribute.g.iter().chain(&attribute.graphs) {
+                walk_ops(subgraph, register, found, index);
+            }
+        }
+    }
+}
+
+/// `Foo (3 nodes: n1, n2, n3), Bar (1 node: b1)`, at most five names each.
+pub fn unsupported_text(ops: &[Unsupported]) -> String {
+    const SHOWN: usize = 5;
+    let op_text = |op: &Unsupported| {
+        let n = op.nodes.len();
+        let mut names = op.nodes[..n.min(SHOWN)].join(", ");
+        if n > SHOWN {
+            names.push_str(", ...");
+        }
+        format!(
+            "{} ({n} node{}: {names})",
+            op.op_type,
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    ops.iter().map(op_text).collect::<Vec<_>>().join(", ")
 }
 
 /// A decluttered model with its input and output names.
@@ -124,10 +254,25 @@ pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Resu
         .map(|o| model.node(o.node).name.clone())
         .collect();
     let output_names: Vec<String> = model.output_outlets()?.iter().map(label).collect();
-    let typed = model
+    let typed = match model
         .into_typed()
         .and_then(|m| m.into_decluttered())
-        .with_context(|| format!("typing {path}"))?;
+        .with_context(|| format!("typing {path}"))
+    {
+        Ok(typed) => typed,
+        // Every operator the engine lacks, not only the one typing met.
+        Err(e) => match unsupported_ops(&args.model, engine) {
+            Ok(ops) if !ops.is_empty() => {
+                return Err(e.context(format!(
+                    "{path} uses {} operator(s) {}: {}",
+                    ops.len(),
+                    engine.lacking(),
+                    unsupported_text(&ops)
+                )));
+            }
+            _ => return Err(e),
+        },
+    };
     Ok(Loaded {
         typed,
         input_names,
@@ -307,10 +452,30 @@ pub struct Prepared {
 /// Loads, reads the inputs, optimizes. `pinned`: type the model with the
 /// given inputs' facts (every input must then be given).
 pub fn prepare(model: &ModelArgs, input: &InputArgs) -> Result<Prepared> {
+    let (loaded, inputs) = load_with_inputs(model, input, &[])?;
+    optimize(loaded, inputs, &model.model)
+}
+
+/// The decluttered model and its inputs: the given ones, else the arrays
+/// of `bundle` named after inputs, else random. With `--pinned` the model
+/// is typed with the inputs' facts (every input must then be given).
+pub fn load_with_inputs(
+    model: &ModelArgs,
+    input: &InputArgs,
+    bundle: &[(String, Tensor)],
+) -> Result<(Loaded, TVec<TValue>)> {
     // Names come from a first, declared load; with --pinned the model is
     // loaded again with the inputs' facts.
     let declared = load(model, Engine::of(model), None)?;
-    let given = given_inputs(input, &declared.input_names)?;
+    let mut given = given_inputs(input, &declared.input_names)?;
+    for (name, slot) in declared.input_names.iter().zip(&mut given) {
+        if slot.is_none() {
+            *slot = bundle
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, t)| t.clone());
+        }
+    }
     let loaded = if input.pinned {
         let all: Option<Vec<Tensor>> = given.iter().cloned().collect();
         let Some(all) = all else {
@@ -325,7 +490,12 @@ pub fn prepare(model: &ModelArgs, input: &InputArgs) -> Result<Prepared> {
         declared
     };
     let inputs = inputs(&loaded, given, input.seed)?;
-    let path = model.model.display();
+    Ok((loaded, inputs))
+}
+
+/// The optimized plan of a loaded model, with its inputs.
+pub fn optimize(loaded: Loaded, inputs: TVec<TValue>, model: &Path) -> Result<Prepared> {
+    let path = model.display();
     let names = (loaded.input_names.clone(), loaded.output_names.clone());
     let plan = loaded
         .typed

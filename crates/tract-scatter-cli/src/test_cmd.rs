@@ -5,48 +5,31 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use onnx_golden::suite::list_tests;
+use std::path::{Path, PathBuf};
+
+use onnx_golden::suite::{list_tests, run_shard};
 use onnx_golden::{
-    ExpectedFailures, GateFrameworks, InputFacts, NamedFramework, NeverWorse, Pairing, Report,
-    Suite, Tract, run_suites,
+    ExpectedFailures, Format, GateFrameworks, InputFacts, NamedFramework, NeverWorse, Pairing,
+    Report, Suite, Tract,
 };
 use tract_onnx_scatter::tract_onnx;
 
 use crate::cli::TestArgs;
+use crate::progress::Progress;
 
 pub fn run(args: TestArgs) -> Result<ExitCode> {
     let mut suites = vec![];
     for dir in &args.dirs {
         suites.extend(suites_of(dir)?);
     }
-    let expected = match &args.expected_failures {
-        Some(path) => {
-            if !path.is_file() {
-                bail!(
-                    "--expected-failures {}: no such file (expected a TOML file of [[failure]] test, release, reason)",
-                    path.display()
-                );
-            }
-            ExpectedFailures::load(path)?
-        }
-        None => ExpectedFailures::default(),
-    };
-    // A report path that cannot be written fails now, not after the run.
-    if let Some(parent) = args
-        .output
-        .as_deref()
-        .and_then(std::path::Path::parent)
-        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
-    {
-        bail!(
-            "--output {}: no such directory {} (create it first)",
-            args.output.as_deref().unwrap_or(parent).display(),
-            parent.display()
-        );
-    }
-    let mut total = 0;
+    let expected = expected_failures(args.expected_failures.as_deref())?;
+    check_output(args.output.as_deref())?;
+    let (mut total, mut in_shard) = (0, 0);
     for suite in &suites {
-        total += list_tests(suite, args.filter.as_deref())?.len();
+        for (test, _) in list_tests(suite, args.filter.as_deref())? {
+            total += 1;
+            in_shard += usize::from(args.shard.is_none_or(|s| s.holds(&suite.name, &test)));
+        }
     }
     if total == 0 {
         bail!(
@@ -118,25 +101,39 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
     };
 
     let quiet = args.quiet;
-    let results = run_suites(
+    if let Some(shard) = args.shard
+        && !quiet
+    {
+        eprintln!("shard {shard}: {in_shard} of {total} tests");
+    }
+    let progress = Progress::new(quiet, in_shard);
+    let results = run_shard(
         &suites,
         &frameworks,
         args.filter.as_deref(),
+        args.shard,
         &mut |done, total, case| {
-            if !quiet {
-                let cells: Vec<String> = columns
-                    .iter()
-                    .map(|&ix| case.outcomes[ix].short())
-                    .collect();
-                eprintln!(
+            let cells: Vec<String> = columns
+                .iter()
+                .map(|&ix| case.outcomes[ix].short())
+                .collect();
+            // Above a bar: what the gate will not accept (an unexpected
+            // failure, or an expected one that passes).
+            let passed = case.outcomes[columns[0]].is_pass();
+            let surprise = passed == expected.find(&case.suite, &case.test).is_some();
+            progress.line(
+                &format!(
                     "[{done}/{total}] {} {}: {}",
                     case.suite,
                     case.test,
                     cells.join(" / ")
-                );
-            }
+                ),
+                surprise,
+            );
+            progress.step(&format!("{} {}", case.suite, case.test));
         },
     )?;
+    progress.finish();
     let never_worse = args
         .never_worse
         .then(|| NeverWorse::judge(&results, &Pairing::STANDARD));
@@ -158,8 +155,53 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
     if let Some(never_worse) = never_worse {
         report = report.with_never_worse(never_worse);
     }
-    let rendered = report.render(args.format.into());
-    match &args.output {
+    if let Some(shard) = args.shard {
+        report = report.with_shard(shard, suites.iter().map(|s| s.name.clone()).collect());
+    }
+    emit(&report, args.format.into(), args.output.as_deref(), quiet)
+}
+
+/// The `--expected-failures` file, or none.
+pub fn expected_failures(path: Option<&Path>) -> Result<ExpectedFailures> {
+    match path {
+        Some(path) => {
+            if !path.is_file() {
+                bail!(
+                    "--expected-failures {}: no such file (expected a TOML file of [[failure]] test, release, reason)",
+                    path.display()
+                );
+            }
+            ExpectedFailures::load(path)
+        }
+        None => Ok(ExpectedFailures::default()),
+    }
+}
+
+/// A report path that cannot be written fails before the run, not after.
+pub fn check_output(output: Option<&Path>) -> Result<()> {
+    if let Some(parent) = output
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        bail!(
+            "--output {}: no such directory {} (create it first)",
+            output.unwrap_or(parent).display(),
+            parent.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes the report (to `output`, or stdout) and exits on its verdict:
+/// 1 with the gate's explanation on stderr when it fails.
+pub fn emit(
+    report: &Report,
+    format: Format,
+    output: Option<&Path>,
+    quiet: bool,
+) -> Result<ExitCode> {
+    let rendered = report.render(format);
+    match output {
         Some(path) => {
             std::fs::write(path, &rendered)
                 .with_context(|| format!("writing the report to {}", path.display()))?;
@@ -183,15 +225,15 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
 /// (`onnx-testdata/exporters/torch` is suite `torch`); else each of its
 /// subdirectories holding tests (`onnx-testdata/exporters` is the suites
 /// `jax2onnx`, `paddle2onnx`, `tf2onnx`, `torch`, ...), in name order.
-fn suites_of(dir: &std::path::Path) -> Result<Vec<Suite>> {
+fn suites_of(dir: &Path) -> Result<Vec<Suite>> {
     if !dir.is_dir() {
         bail!(
             "{}: no such directory (expected a directory of node tests: model.onnx + test_data_set_N)",
             dir.display()
         );
     }
-    let holds_test = |d: &std::path::Path| d.join("model.onnx").is_file();
-    let mut children: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+    let holds_test = |d: &Path| d.join("model.onnx").is_file();
+    let mut children: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
@@ -214,13 +256,16 @@ fn suites_of(dir: &std::path::Path) -> Result<Vec<Suite>> {
     Ok(suites)
 }
 
-/// The suite of one directory, named after it.
-fn suite(dir: &std::path::Path) -> Result<Suite> {
+/// The suite of one directory, named after it: after the link, when it
+/// is a symbolic link (as runfiles are), else after its canonical path's
+/// last component (`.` is named after the current directory).
+fn suite(dir: &Path) -> Result<Suite> {
     let canonical = dir
         .canonicalize()
         .with_context(|| format!("resolving {}", dir.display()))?;
-    let name = canonical
+    let name = dir
         .file_name()
+        .or_else(|| canonical.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| canonical.display().to_string());
     Ok(Suite {

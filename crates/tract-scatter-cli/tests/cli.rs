@@ -635,3 +635,514 @@ fn run_time_failures_are_one_line_exit_1() {
     assert!(stderr.starts_with("error: tract panicked: "), "{stderr}");
     assert!(!stderr.contains("stack backtrace"), "{stderr}");
 }
+
+/// A suite assembled from symbolic links (as build systems' runfiles
+/// are): links to committed test directories, a test directory whose
+/// model and data set are links, and a link cycle.
+#[cfg(unix)]
+#[test]
+fn test_follows_symbolic_links_to_tests() {
+    use std::os::unix::fs::symlink;
+    let dir = temp_dir("links");
+    let suite = dir.join("linked_suite");
+    std::fs::create_dir_all(suite.join("by_file").join("scatter_add__ts16")).unwrap();
+    let real = root().join(SCATTER_ADD);
+    symlink(&real, suite.join("scatter_add__ts16")).unwrap();
+    let by_file = suite.join("by_file").join("scatter_add__ts16");
+    symlink(real.join("model.onnx"), by_file.join("model.onnx")).unwrap();
+    symlink(
+        real.join("test_data_set_0"),
+        by_file.join("test_data_set_0"),
+    )
+    .unwrap();
+    symlink(&suite, suite.join("by_file").join("cycle")).unwrap();
+    let run = tract_scatter(&["test", s(&suite), "--format", "json", "--quiet"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let cases: Vec<(&str, &str, &str)> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["suite"].as_str().unwrap(),
+                c["test"].as_str().unwrap(),
+                c["outcomes"][0]["optimized"]["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            ("linked_suite", "by_file/scatter_add__ts16", "pass"),
+            ("linked_suite", "scatter_add__ts16", "pass"),
+        ]
+    );
+    // The suite directory itself may be a link, named after the link.
+    let link = dir.join("runfiles_suite");
+    symlink(&suite, &link).unwrap();
+    let run = tract_scatter(&["test", s(&link), "--format", "json", "--quiet"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["cases"].as_array().unwrap().len(), 2);
+    assert_eq!(v["cases"][0]["suite"], "runfiles_suite");
+}
+
+/// Runs `args` under `script`, stderr on a pseudo-terminal; `None` where
+/// util-linux's `script` is missing.
+fn on_a_terminal(args: &[&str]) -> Option<String> {
+    let command = std::iter::once(env!("CARGO_BIN_EXE_tract-scatter"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new("script")
+        .args(["-qec", &format!("{command} > /dev/null"), "/dev/null"])
+        .current_dir(root())
+        .env("TERM", "xterm")
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "{out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn progress_is_a_bar_on_a_terminal_lines_otherwise_nothing_when_quiet() {
+    let test = [
+        "test",
+        TORCH,
+        "--filter",
+        "scatter_add__ts1",
+        "--expected-failures",
+        EXPECTED,
+    ];
+    let bench = ["bench", &model(SCATTER_ADD), "--rounds", "2"];
+    // Not a terminal: one line per test (per bench mode).
+    let run = tract_scatter(&test);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("[1/7] torch scatter_add__ts11: FAIL(compare)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("[7/7] torch scatter_add__ts17: pass"),
+        "{}",
+        run.stderr
+    );
+    let run = tract_scatter(&bench);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("[1/4] plan.run(inputs.clone()): done"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("[4/4] profile: done"), "{}", run.stderr);
+    // --quiet: nothing.
+    for args in [&test[..], &bench[..]] {
+        let mut quiet = args.to_vec();
+        quiet.push("--quiet");
+        let run = tract_scatter(&quiet);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(run.stderr.is_empty(), "{quiet:?}: {}", run.stderr);
+        // On a terminal too.
+        if let Some(screen) = on_a_terminal(&quiet) {
+            assert!(screen.trim().is_empty(), "{quiet:?}: {screen:?}");
+        }
+    }
+    // A terminal: a bar (no progress lines: the expected failures and the
+    // passes are the bar's business).
+    let Some(screen) = on_a_terminal(&test) else {
+        eprintln!("no `script` command: the terminal half of this test is skipped");
+        return;
+    };
+    assert!(screen.contains("/7 torch scatter_add__ts1"), "{screen:?}");
+    assert!(screen.contains("[="), "{screen:?}");
+    assert!(!screen.contains("[1/7]"), "{screen:?}");
+    let screen = on_a_terminal(&bench).unwrap();
+    assert!(
+        screen.contains("/11 plan.run(inputs.clone())"),
+        "{screen:?}"
+    );
+}
+
+#[test]
+fn every_subcommand_help_shows_an_example() {
+    let mut examples = vec![];
+    for command in [
+        "test", "merge", "run", "compare", "dump", "bench", "convert",
+    ] {
+        let run = tract_scatter(&[command, "--help"]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let (_, example) = run
+            .stdout
+            .split_once("\nExample:\n")
+            .unwrap_or_else(|| panic!("{command} --help has no example:\n{}", run.stdout));
+        assert!(
+            example.contains(&format!("tract-scatter {command} ")),
+            "{example}"
+        );
+        examples.push(format!("{command}:\n{}", example.trim_end()));
+        // -h too.
+        assert!(
+            tract_scatter(&[command, "-h"])
+                .stdout
+                .contains("\nExample:\n")
+        );
+    }
+    insta::assert_snapshot!("help_examples", examples.join("\n"));
+}
+
+/// A model of 2 inputs with operators no one implements: `Foo` three times
+/// (once in an `If` branch), `Bar` once, and an unused `Baz`.
+fn model_with_unsupported_ops(path: &Path) {
+    use prost::Message as _;
+    use tract_onnx_scatter::tract_onnx::pb::*;
+    let tensor = |name: &str, elem_type: i32| ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type,
+                shape: Some(TensorShapeProto {
+                    dim: vec![tensor_shape_proto::Dimension {
+                        value: Some(tensor_shape_proto::dimension::Value::DimValue(2)),
+                        ..Default::default()
+                    }],
+                }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let node = |op: &str, name: &str, inputs: &[&str], output: &str| NodeProto {
+        op_type: op.into(),
+        name: name.into(),
+        input: inputs.iter().map(|i| i.to_string()).collect(),
+        output: vec![output.into()],
+        ..Default::default()
+    };
+    let branch = |nodes: Vec<NodeProto>, output: &str| AttributeProto {
+        name: String::new(),
+        r#type: attribute_proto::AttributeType::Graph as i32,
+        g: Some(GraphProto {
+            name: "branch".into(),
+            node: nodes,
+            output: vec![tensor(output, 1)],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut then_branch = branch(vec![node("Foo", "f3", &["y3"], "t")], "t");
+    then_branch.name = "then_branch".into();
+    let mut else_branch = branch(vec![node("Relu", "r", &["y3"], "e")], "e");
+    else_branch.name = "else_branch".into();
+    let mut if_node = node("If", "choose", &["c"], "z");
+    if_node.attribute = vec![then_branch, else_branch];
+    let graph = GraphProto {
+        name: "unsupported".into(),
+        node: vec![
+            node("Foo", "f1", &["x"], "y1"),
+            node("Relu", "", &["y1"], "relu_out"),
+            node("Bar", "b1", &["relu_out"], "y2"),
+            node("Baz", "unused", &["y2"], "dead"),
+            node("Foo", "f2", &["y2"], "y3"),
+            if_node,
+        ],
+        input: vec![tensor("x", 1), tensor("c", 9)],
+        output: vec![tensor("z", 1)],
+        ..Default::default()
+    };
+    let model = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 17,
+        }],
+        graph: Some(graph),
+        ..Default::default()
+    };
+    std::fs::write(path, model.encode_to_vec()).unwrap();
+}
+
+#[test]
+fn dump_lists_every_unsupported_operator_at_once() {
+    let dir = temp_dir("unsupported");
+    let path = dir.join("model.onnx");
+    model_with_unsupported_ops(&path);
+    let run = tract_scatter(&["dump", s(&path)]);
+    // The model does not type: exit 2, one line on stderr naming them all,
+    // after what dump could print.
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    let list = "Foo (3 nodes: f1, f2, f3), Bar (1 node: b1)";
+    assert!(run.stderr.contains(list), "{}", run.stderr);
+    insta::assert_snapshot!("dump_unsupported", run.stdout.replace(s(&dir), "$TMP"));
+    // run names them too, in its one-line error.
+    let run = tract_scatter(&["run", s(&path)]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.starts_with(&format!(
+            "error: {} uses 2 operator(s) neither tract nor the plugin implements: {list}: typing ",
+            s(&path)
+        )),
+        "{}",
+        run.stderr
+    );
+    // Stock tract lacks the same ones.
+    let run = tract_scatter(&["dump", s(&path), "--stock"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+}
+
+/// Every labelled (ONNX-named) tensor of GIN's decluttered model as the
+/// plugin computes it on the committed data set, with the inputs, as
+/// scripts/intermediates.py writes them with onnxruntime.
+fn gin_intermediates() -> Vec<(String, Tensor)> {
+    let mut typed = tract_onnx_scatter::onnx()
+        .model_for_path(root().join(model(GIN)))
+        .unwrap()
+        .into_typed()
+        .unwrap()
+        .into_decluttered()
+        .unwrap();
+    let mut labelled = vec![];
+    for node in typed.nodes() {
+        for slot in 0..node.outputs.len() {
+            let outlet = OutletId::new(node.id, slot);
+            if let Some(label) = typed.outlet_label(outlet)
+                && !labelled.iter().any(|(l, _)| l == label)
+                && !["x", "edge_index", "batch", "graph_attr"].contains(&label)
+            {
+                labelled.push((label.to_string(), outlet));
+            }
+        }
+    }
+    let outlets: Vec<OutletId> = labelled.iter().map(|(_, o)| *o).collect();
+    typed.select_output_outlets(&outlets).unwrap();
+    let inputs: Vec<(String, Tensor)> = ["x", "edge_index", "batch", "graph_attr"]
+        .iter()
+        .enumerate()
+        .map(|(ix, name)| (name.to_string(), pb(GIN, &format!("input_{ix}.pb"))))
+        .collect();
+    let values = typed
+        .into_runnable()
+        .unwrap()
+        .run(
+            inputs
+                .iter()
+                .map(|(_, t)| t.clone().into_tvalue())
+                .collect(),
+        )
+        .unwrap();
+    let mut bundle = inputs;
+    for ((label, _), value) in labelled.into_iter().zip(values) {
+        // .npz holds numbers, not TDims.
+        let value = value.into_tensor();
+        if value.datum_type() == DatumType::TDim {
+            bundle.push((label, value.cast_to::<i64>().unwrap().into_owned()));
+        } else {
+            bundle.push((label, value));
+        }
+    }
+    bundle
+}
+
+fn write_bundle(path: &Path, bundle: &[(String, Tensor)]) {
+    let mut npz = ndarray_npy::NpzWriter::new(std::fs::File::create(path).unwrap());
+    for (name, t) in bundle {
+        match t.datum_type() {
+            DatumType::F32 => {
+                npz.add_array(name.as_str(), &t.to_plain_array_view::<f32>().unwrap())
+            }
+            DatumType::I64 => {
+                npz.add_array(name.as_str(), &t.to_plain_array_view::<i64>().unwrap())
+            }
+            DatumType::Bool => {
+                npz.add_array(name.as_str(), &t.to_plain_array_view::<bool>().unwrap())
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        .unwrap();
+    }
+    npz.finish().unwrap();
+}
+
+#[test]
+fn compare_intermediates_names_the_first_node_whose_output_differs() {
+    let dir = temp_dir("intermediates");
+    let mut bundle = gin_intermediates();
+    // A tensor of onnxruntime's that tract folded away or never had.
+    bundle.push(("/folded/Shape_output_0".into(), tensor1(&[2i64])));
+    let same = dir.join("same.npz");
+    write_bundle(&same, &bundle);
+    // Inputs from the bundle: no --data-set needed.
+    let run = tract_scatter(&["compare", &model(GIN), "--intermediates", s(&same)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let compared = bundle.len() - 5;
+    assert!(
+        run.stdout.contains(&format!(
+            "intermediates (decluttered model): {compared} of {} tensor(s) of {} compared, {compared} match, 0 differ",
+            bundle.len(),
+            s(&same)
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("not found in tract's plan (1): /folded/Shape_output_0\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("first difference: none"),
+        "{}",
+        run.stdout
+    );
+
+    // Perturb two Relu outputs, a later one first: the earlier one in ONNX
+    // graph order is named.
+    for name in [
+        "/layers.2/mlp/mlp.1/Relu_output_0",
+        "/layers.1/mlp/mlp.1/Relu_output_0",
+    ] {
+        let (_, t) = bundle.iter_mut().find(|(n, _)| n == name).unwrap();
+        let mut values = t.to_plain_array_view::<f32>().unwrap().to_owned();
+        values[&[0, 3][..]] += 0.5;
+        *t = values.into();
+    }
+    let perturbed = dir.join("perturbed.npz");
+    write_bundle(&perturbed, &bundle);
+    let run = tract_scatter(&[
+        "compare",
+        &model(GIN),
+        "--intermediates",
+        s(&perturbed),
+        "--data-set",
+        &data_set(GIN),
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    // The outputs themselves match (the perturbed tensors are the
+    // reference's, not tract's).
+    assert!(
+        run.stdout.contains("2 of 2 output(s) match"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(", 2 differ\n"), "{}", run.stdout);
+    let first = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("first difference: "))
+        .unwrap();
+    assert!(
+        first.starts_with(
+            "first difference: node /layers.1/mlp/mlp.1/Relu (Relu, #66 of 152 in the ONNX graph), output /layers.1/mlp/mlp.1/Relu_output_0: value mismatch at [0, 3]"
+        ),
+        "{first}"
+    );
+    assert!(first.contains("worst at [0, 3]"), "{first}");
+    // Loose tolerances accept it.
+    let run = tract_scatter(&[
+        "compare",
+        &model(GIN),
+        "--intermediates",
+        s(&perturbed),
+        "--atol",
+        "1",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    insta::assert_snapshot!(
+        "compare_intermediates_usage_errors",
+        [
+            usage_error(&["compare", &model(GIN), "--intermediates", "no/such.npz"]),
+            usage_error(&["compare", &model(GIN)]),
+        ]
+        .join("\n")
+    );
+}
+
+/// `test --shard K/N` to JSON, then `merge`: the report and the verdict of
+/// one run over all the tests.
+#[test]
+fn shards_merge_into_the_report_of_a_single_run() {
+    let dir = temp_dir("shards");
+    let base = [
+        "test",
+        TORCH,
+        "--filter",
+        "scatter_add",
+        "--expected-failures",
+        EXPECTED,
+        "--never-worse",
+        "--quiet",
+    ];
+    let single = tract_scatter(&[&base[..], &["--format", "json"]].concat());
+    assert_eq!(single.code, 0, "{}{}", single.stdout, single.stderr);
+    let single_text = tract_scatter(&base);
+    let mut shards = vec![];
+    for k in 1..=2 {
+        let out = dir.join(format!("shard-{k}.json"));
+        let shard = format!("{k}/2");
+        let run = tract_scatter(
+            &[
+                &base[..],
+                &["--format", "json", "--shard", &shard, "--output", s(&out)],
+            ]
+            .concat(),
+        );
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        shards.push(out);
+    }
+    // Both shards ran something, and nothing twice.
+    let cases = |path: &Path| {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        v["cases"].as_array().unwrap().len()
+    };
+    let (one, two) = (cases(&shards[0]), cases(&shards[1]));
+    assert!(one > 0 && two > 0 && one + two == 9, "{one} + {two}");
+
+    // Merged in either order: the single run's report, as JSON and text.
+    let merge = |format: &str, order: [usize; 2]| {
+        let run = tract_scatter(&[
+            "merge",
+            s(&shards[order[0]]),
+            s(&shards[order[1]]),
+            "--expected-failures",
+            EXPECTED,
+            "--format",
+            format,
+        ]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        run.stdout
+    };
+    assert_eq!(merge("json", [1, 0]), single.stdout);
+    assert_eq!(merge("text", [0, 1]), single_text.stdout);
+    // Without the expected failures, the TorchScript bugs fail the merge.
+    let run = tract_scatter(&["merge", s(&shards[0]), s(&shards[1])]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("5 unexpected failure(s)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("verdict: FAILED"), "{}", run.stdout);
+
+    let not_json = dir.join("report.txt");
+    std::fs::write(&not_json, &single_text.stdout).unwrap();
+    let errors = [
+        usage_error(&["merge", s(&shards[0])]),
+        usage_error(&["merge", s(&shards[0]), s(&shards[0]), s(&shards[1])]),
+        usage_error(&["merge", s(&not_json)]),
+        usage_error(&["merge", "no/such.json"]),
+        usage_error(&["merge"]),
+        usage_error(&["test", TORCH, "--shard", "3/2"]),
+        usage_error(&["test", TORCH, "--shard", "1"]),
+    ];
+    insta::assert_snapshot!(
+        "shard_and_merge_usage_errors",
+        errors.join("\n").replace(s(&dir), "$TMP")
+    );
+}
