@@ -13,6 +13,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The most bytes one tensor read from a file (.npy, .npz array, .pb)
+    /// may hold: a header declaring more is refused before anything is
+    /// allocated.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = crate::tensors::DEFAULT_MAX_TENSOR_BYTES)]
+    pub max_tensor_bytes: u64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -41,6 +41,68 @@ impl std::fmt::Display for Failed {
 
 impl std::error::Error for Failed {}
 
+/// The system allocator, but an allocation it cannot satisfy is one line
+/// on stderr and exit 2, not an abort with a backtrace: every size a file
+/// declares is checked before it is allocated, this is for the others.
+struct ExitOnOutOfMemory;
+
+// SAFETY: every call goes to `System`, which upholds `GlobalAlloc`'s
+// contract; on a null pointer the process exits without returning it.
+unsafe impl std::alloc::GlobalAlloc for ExitOnOutOfMemory {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            out_of_memory(new_size);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: ExitOnOutOfMemory = ExitOnOutOfMemory;
+
+/// `error: out of memory: an allocation of N bytes failed`, exit 2; writes
+/// without allocating.
+fn out_of_memory(size: usize) -> ! {
+    use std::io::Write as _;
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = size;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(b"error: out of memory: an allocation of ");
+    let _ = stderr.write_all(&digits[at..]);
+    let _ = stderr.write_all(b" bytes failed\n");
+    std::process::exit(USAGE as i32)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -96,6 +158,7 @@ pub fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    tensors::MAX_TENSOR_BYTES.store(cli.max_tensor_bytes, std::sync::atomic::Ordering::Relaxed);
     match cli.command {
         Command::Test(args) => test_cmd::run(args),
         Command::Merge(args) => merge_cmd::run(args),

@@ -3,8 +3,9 @@
 //! and one-line summaries.
 
 use std::fs::File;
-use std::io::{BufWriter, Cursor};
+use std::io::{BufWriter, Cursor, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result, bail};
 use ndarray_npy::{NpzReader, NpzWriter, ReadNpyError, ReadNpyExt, ReadNpzError};
@@ -16,6 +17,136 @@ macro_rules! for_npy_types {
     ($mac:ident) => {
         $mac!(f32, f64, i64, i32, i16, i8, u64, u32, u16, u8, bool)
     };
+}
+
+/// The default of [`MAX_TENSOR_BYTES`]: 4 GiB.
+pub const DEFAULT_MAX_TENSOR_BYTES: u64 = 1 << 32;
+
+/// The most bytes a tensor read from a file may hold (`--max-tensor-bytes`):
+/// a header declaring more is refused before anything is allocated.
+pub static MAX_TENSOR_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_TENSOR_BYTES);
+
+/// What an `.npy` header declares: the element type, the shape, and where
+/// the data starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct NpyHeader {
+    descr: String,
+    shape: Vec<u64>,
+    data_offset: usize,
+}
+
+impl NpyHeader {
+    /// Reads the header at the start of `bytes` (numpy's format, versions
+    /// 1 to 3), or says why it cannot.
+    fn parse(bytes: &[u8]) -> Result<NpyHeader> {
+        let magic = b"\x93NUMPY";
+        if bytes.len() < 10 || &bytes[..6] != magic {
+            bail!("not an .npy file (no \\x93NUMPY magic)");
+        }
+        let (len, start): (usize, usize) = match bytes[6] {
+            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+            2 | 3 if bytes.len() >= 12 => (
+                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                12,
+            ),
+            v => bail!(".npy format version {v} (expected 1, 2 or 3)"),
+        };
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= bytes.len())
+            .context(".npy header longer than the file")?;
+        let text = std::str::from_utf8(&bytes[start..end]).context(".npy header is not text")?;
+        let field = |key: &str| -> Result<&str> {
+            let at = text
+                .find(&format!("'{key}'"))
+                .with_context(|| format!(".npy header has no '{key}'"))?;
+            Ok(text[at + key.len() + 2..]
+                .trim_start()
+                .trim_start_matches(':')
+                .trim_start())
+        };
+        let descr = field("descr")?;
+        let descr = descr
+            .strip_prefix('\'')
+            .and_then(|d| d.split('\'').next())
+            .context(".npy header's descr is not a string")?
+            .to_string();
+        let shape = field("shape")?;
+        let shape = shape
+            .strip_prefix('(')
+            .and_then(|s| s.split(')').next())
+            .context(".npy header's shape is not a tuple")?;
+        let shape = shape
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                d.parse::<u64>()
+                    .with_context(|| format!(".npy header's shape holds {d:?}"))
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        Ok(NpyHeader {
+            descr,
+            shape,
+            data_offset: end,
+        })
+    }
+
+    /// The bytes the data must hold: the shape's volume times the element
+    /// size the descr ends with (`<f4`: 4); `None` when it overflows.
+    fn data_bytes(&self) -> Result<Option<u64>> {
+        let size: u64 = self
+            .descr
+            .trim_start_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .with_context(|| format!(".npy element type {:?} has no size", self.descr))?;
+        Ok(self
+            .shape
+            .iter()
+            .try_fold(size, |acc, &d| acc.checked_mul(d)))
+    }
+
+    /// Refuses a header whose data does not fit `present` bytes or the
+    /// size limit, naming `what`, the shape and the bytes.
+    fn check(&self, what: &str, present: u64) -> Result<()> {
+        let limit = MAX_TENSOR_BYTES.load(Ordering::Relaxed);
+        let shape = format!("{:?}", self.shape);
+        let Some(declared) = self.data_bytes()? else {
+            bail!(
+                "{what}: its header declares shape {shape} of {}: the size overflows",
+                self.descr
+            );
+        };
+        if declared > limit {
+            bail!(
+                "{what}: its header declares shape {shape} of {}, {declared} bytes, past the limit of {limit} bytes (--max-tensor-bytes)",
+                self.descr
+            );
+        }
+        if declared != present {
+            bail!(
+                "{what}: its header declares shape {shape} of {}, {declared} bytes, but it holds {present} bytes of data",
+                self.descr
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a file larger than the tensor size limit before reading it.
+fn check_file_size(path: &Path) -> Result<()> {
+    let limit = MAX_TENSOR_BYTES.load(Ordering::Relaxed);
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    // A header and an archive's directory come on top of the data.
+    if len > limit.saturating_add(1 << 20) {
+        bail!(
+            "{}: {len} bytes, past the limit of {limit} bytes for a tensor file (--max-tensor-bytes)",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// The file's extension, lower-cased.
@@ -36,6 +167,7 @@ pub fn require_file(path: &Path, what: &str) -> Result<()> {
 /// A tensor file: `.npy` or an ONNX TensorProto `.pb`.
 pub fn read_tensor(path: &Path) -> Result<Tensor> {
     require_file(path, "a .npy or .pb tensor file")?;
+    check_file_size(path)?;
     match extension(path).as_str() {
         "npy" => read_npy(path),
         "pb" => {
@@ -57,6 +189,9 @@ pub fn read_tensor(path: &Path) -> Result<Tensor> {
 
 fn read_npy(path: &Path) -> Result<Tensor> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let what = path.display().to_string();
+    let header = NpyHeader::parse(&bytes).with_context(|| format!("reading {what} as .npy"))?;
+    header.check(&what, (bytes.len() - header.data_offset) as u64)?;
     macro_rules! try_types {
         ($($t:ty),*) => {
             $(
@@ -78,6 +213,7 @@ fn read_npy(path: &Path) -> Result<Tensor> {
 /// Every array of an `.npz`, in the archive's order, by name.
 pub fn read_npz(path: &Path) -> Result<Vec<(String, Tensor)>> {
     require_file(path, "an .npz archive")?;
+    check_npz_headers(path)?;
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut npz =
         NpzReader::new(file).with_context(|| format!("reading {} as .npz", path.display()))?;
@@ -89,6 +225,32 @@ pub fn read_npz(path: &Path) -> Result<Vec<(String, Tensor)>> {
         out.push((name.clone(), npz_entry(&mut npz, path, &name)?));
     }
     Ok(out)
+}
+
+/// Checks every array's `.npy` header in the archive against the size the
+/// archive gives it and the size limit, before any array is read.
+fn check_npz_headers(path: &Path) -> Result<()> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .with_context(|| format!("reading {} as .npz", path.display()))?;
+    for ix in 0..zip.len() {
+        let mut entry = zip
+            .by_index(ix)
+            .with_context(|| format!("reading {} as .npz", path.display()))?;
+        let name = entry.name().trim_end_matches(".npy").to_string();
+        let size = entry.size();
+        // The magic, the version, the header length and at most 64 KiB
+        // (v1) of header: what numpy writes.
+        let mut head = vec![];
+        (&mut entry)
+            .take(12 + u16::MAX as u64)
+            .read_to_end(&mut head)
+            .with_context(|| format!("reading {name:?} of {}", path.display()))?;
+        let what = format!("{}, array {name:?}", path.display());
+        let header = NpyHeader::parse(&head).with_context(|| format!("reading {what} as .npy"))?;
+        header.check(&what, size.saturating_sub(header.data_offset as u64))?;
+    }
+    Ok(())
 }
 
 fn npz_entry(npz: &mut NpzReader<File>, path: &Path, name: &str) -> Result<Tensor> {

@@ -1146,3 +1146,77 @@ fn shards_merge_into_the_report_of_a_single_run() {
         errors.join("\n").replace(s(&dir), "$TMP")
     );
 }
+
+/// An `.npy` header with `shape` of float32 and `data` bytes after it.
+fn npy_bytes(shape: &str, data: usize) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(vec![0u8; data]);
+    bytes
+}
+
+/// Hostile tensor files: a header declaring more than the file holds, or
+/// more than the size limit, is one line and exit 2 before anything is
+/// allocated (a 100-byte `.npy` declaring 4e15 bytes used to abort).
+#[test]
+fn tensor_files_declaring_more_than_they_hold_are_refused_before_allocation() {
+    let dir = temp_dir("hostile-tensors");
+    let huge = dir.join("huge.npy");
+    std::fs::write(&huge, npy_bytes("(100000, 100000, 100000)", 16)).unwrap();
+    let short = dir.join("short.npy");
+    std::fs::write(&short, npy_bytes("(4,)", 8)).unwrap();
+    let npz = dir.join("lie.npz");
+    {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&npz).unwrap());
+        zip.start_file("x.npy", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut zip, &npy_bytes("(1000000, 1000000)", 16)).unwrap();
+        zip.finish().unwrap();
+    }
+    let m = model(SCATTER_ADD);
+    let errors = [
+        usage_error(&["run", &m, s(&huge)]),
+        usage_error(&[
+            "run",
+            &m,
+            s(&huge),
+            "--max-tensor-bytes",
+            "100000000000000000",
+        ]),
+        usage_error(&["run", &m, s(&short)]),
+        usage_error(&["run", &m, "--inputs", s(&npz)]),
+    ];
+    let errors = errors.join("\n").replace(s(&dir), "$TMP");
+    insta::assert_snapshot!("hostile_tensor_files", errors);
+}
+
+/// A size no header declares but the machine cannot give (here random
+/// inputs of `--set num_nodes=200000000` under a 1.5 GB address-space
+/// limit): one line and exit 2, not an abort with a backtrace.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_allocation_the_machine_refuses_is_one_line_and_exit_2() {
+    let script = format!(
+        "ulimit -v 1500000 && exec {} run {} --set num_nodes=200000000 --set num_edges=24 --set num_graphs=4",
+        env!("CARGO_BIN_EXE_tract-scatter"),
+        model(GIN)
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(root())
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("running sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "error: out of memory: an allocation of 6400000000 bytes failed"
+    );
+}
