@@ -13,7 +13,9 @@ pub const ATOL: f64 = 1e-7;
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tolerance {
+    /// Relative tolerance, scaled by the expected value's magnitude.
     pub rtol: f64,
+    /// Absolute tolerance.
     pub atol: f64,
 }
 

@@ -19,14 +19,19 @@ pub struct ExpectedFailure {
     pub reason: String,
 }
 
+/// The known failures of the gating framework, as listed in
+/// `onnx-testdata/expected-failures.toml` (`[[failure]]` tables).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedFailures {
     #[serde(default, rename = "failure")]
+    /// Every listed failure, in file order.
     pub entries: Vec<ExpectedFailure>,
 }
 
 impl ExpectedFailures {
+    /// Reads and parses the list at `path`. A missing or malformed file is an
+    /// error; a file without entries is an empty list.
     pub fn load(path: &Path) -> Result<ExpectedFailures> {
         let text = std::fs::read_to_string(path).with_context(|| {
             format!("reading {path:?} (the committed list of expected failures; create it empty if there are none)")
@@ -34,6 +39,7 @@ impl ExpectedFailures {
         toml::from_str(&text).with_context(|| format!("parsing {path:?}"))
     }
 
+    /// The entry for test `test` of suite `suite` (an onnx release or `extended`), if listed.
     pub fn find(&self, suite: &str, test: &str) -> Option<&ExpectedFailure> {
         self.entries
             .iter()
@@ -75,6 +81,7 @@ impl Gate {
         gate
     }
 
+    /// The gate passes: no unexpected failure and no stale expected failure.
     pub fn is_ok(&self) -> bool {
         self.unexpected.is_empty() && self.stale.is_empty()
     }

@@ -25,6 +25,9 @@ pub enum Mode {
 /// `None` means "load and prepare only, do not run" (error tests without a
 /// data set), and then no outputs are returned.
 pub trait Framework {
+    /// Loads the model at `model_path`, prepares it in `mode` and runs it on
+    /// `inputs`, calling `enter` as each phase begins; returns the outputs in
+    /// graph order (see the trait's contract).
     fn run(
         &self,
         model_path: &Path,
@@ -61,6 +64,7 @@ pub enum InputFacts {
 }
 
 impl InputFacts {
+    /// Both kinds, declared first.
     pub const BOTH: [InputFacts; 2] = [InputFacts::Declared, InputFacts::Pinned];
 }
 
@@ -77,6 +81,7 @@ impl std::fmt::Display for InputFacts {
 /// `tract_onnx::Onnx` and any framework wrapping it (a plugin's loader)
 /// implement it through tract's `Framework` trait.
 pub trait LoadOnnx: Send + Sync {
+    /// The inference model of the ONNX file at `path`, as the framework loads it.
     fn load(&self, path: &Path) -> TractResult<InferenceModel>;
 }
 
@@ -92,7 +97,9 @@ where
 /// A tract ONNX framework (`tract_onnx::onnx()` or a plugin-extended one),
 /// typing models with declared or pinned input facts.
 pub struct Tract<'a> {
+    /// The loader: `tract_onnx::onnx()` or a plugin-extended one.
     pub onnx: &'a dyn LoadOnnx,
+    /// Which input facts the model is typed with.
     pub input_facts: InputFacts,
 }
 

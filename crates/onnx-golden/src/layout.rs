@@ -27,8 +27,11 @@ pub const EXTENDED: &str = "extended";
 /// Suite name of the autograd golden cases (`onnx-testdata/autograd/`).
 pub const AUTOGRAD: &str = "autograd";
 
+/// The paths of the golden suite's files in one repository (listed in
+/// [`crate::layout`]'s docs), and the suites they make.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// The repository (workspace) root.
     pub root: PathBuf,
 }
 
@@ -42,14 +45,18 @@ impl Layout {
         self.root.join("onnx-testdata")
     }
 
+    /// `onnx-testdata/manifest.toml`: the pinned releases ([`Manifest`]).
     pub fn manifest_path(&self) -> PathBuf {
         self.testdata().join("manifest.toml")
     }
 
+    /// `onnx-testdata/expected-failures.toml`: the gating framework's known failures.
     pub fn expected_failures_path(&self) -> PathBuf {
         self.testdata().join("expected-failures.toml")
     }
 
+    /// `onnx-testdata/cache/`: the git-ignored cache of downloaded test data
+    /// (each fetched release in `<version>/node/`).
     pub fn cache_dir(&self) -> PathBuf {
         self.testdata().join("cache")
     }
@@ -59,22 +66,27 @@ impl Layout {
         self.testdata()
     }
 
+    /// `onnx-testdata/extended/`: the project's own corpus.
     pub fn extended_dir(&self) -> PathBuf {
         self.testdata().join(EXTENDED)
     }
 
+    /// `onnx-testdata/exporters/`: models written by real exporters, one directory per exporter.
     pub fn exporters_dir(&self) -> PathBuf {
         self.testdata().join("exporters")
     }
 
+    /// `onnx-testdata/recurrent/`: recurrent models, one directory per exporter.
     pub fn recurrent_dir(&self) -> PathBuf {
         self.testdata().join("recurrent")
     }
 
+    /// Reads the manifest at [`Layout::manifest_path`].
     pub fn manifest(&self) -> Result<Manifest> {
         Manifest::load(&self.manifest_path())
     }
 
+    /// Reads the expected failures at [`Layout::expected_failures_path`].
     pub fn expected_failures(&self) -> Result<ExpectedFailures> {
         ExpectedFailures::load(&self.expected_failures_path())
     }

@@ -7,6 +7,8 @@
 //! operator: which tests to run is the caller's business, driven by the
 //! pinned manifest ([`manifest`], [`fetch`]) and local corpora.
 
+#![deny(missing_docs)]
+
 pub mod all_ops;
 pub mod compare;
 pub mod expected_failures;

@@ -17,6 +17,7 @@ pub struct Manifest {
     /// (used when regenerating the file lists).
     pub select: String,
     #[serde(rename = "release")]
+    /// Releases whose wheels ship node-test data (`[[release]]` tables).
     pub releases: Vec<Release>,
     /// Releases whose wheels ship the node-case generators but no test
     /// data (onnx >= 1.23): their selected tests are generated and committed
@@ -37,6 +38,7 @@ pub struct Release {
     pub platform: String,
     /// File name pip downloads.
     pub wheel: String,
+    /// SHA-256 of the wheel (lowercase hex); a wheel that differs is refused.
     pub wheel_sha256: String,
     /// Files used from the wheel, relative to [`DATA_DIR_IN_WHEEL`].
     #[serde(default, rename = "file")]
@@ -54,6 +56,7 @@ pub struct GeneratedRelease {
     /// File name `python3 -m pip download onnx==<version> --no-deps` gives
     /// for this machine's python (installed into the generation venv).
     pub wheel: String,
+    /// SHA-256 of the wheel (lowercase hex); a wheel that differs is refused.
     pub wheel_sha256: String,
     /// numpy version installed beside it (`numpy==<numpy>`).
     pub numpy: String,
@@ -63,11 +66,13 @@ pub struct GeneratedRelease {
     pub files: Vec<PinnedFile>,
 }
 
+/// One file of a release and its pinned hash (`[[release.file]]` tables).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PinnedFile {
     /// e.g. `node/test_scatternd/model.onnx`
     pub path: String,
+    /// SHA-256 of the file's contents (lowercase hex).
     pub sha256: String,
 }
 
@@ -84,6 +89,7 @@ const HEADER: &str = "\
 ";
 
 impl Manifest {
+    /// Reads and parses the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest> {
         let text = std::fs::read_to_string(path).with_context(|| {
             format!("reading the test-data manifest {path:?} (it is committed in the repository)")
@@ -96,10 +102,12 @@ impl Manifest {
         Ok(format!("{HEADER}{}", toml::to_string_pretty(self)?))
     }
 
+    /// The release of version `version` that ships data, if pinned.
     pub fn release(&self, version: &str) -> Option<&Release> {
         self.releases.iter().find(|r| r.version == version)
     }
 
+    /// The generated release of version `version`, if pinned.
     pub fn generated_release(&self, version: &str) -> Option<&GeneratedRelease> {
         self.generated.iter().find(|r| r.version == version)
     }

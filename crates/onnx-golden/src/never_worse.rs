@@ -25,8 +25,11 @@ use std::fmt::Write as _;
 /// `plugin` against stock's at index `stock`, both typed with `input_facts`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pairing {
+    /// The input facts both runs are typed with.
     pub input_facts: InputFacts,
+    /// Index of the plugin's outcome in [`CaseResult::outcomes`].
     pub plugin: usize,
+    /// Index of stock tract's outcome in [`CaseResult::outcomes`].
     pub stock: usize,
 }
 
@@ -53,6 +56,8 @@ pub struct GateFrameworks<'a> {
 }
 
 impl<'a> GateFrameworks<'a> {
+    /// The four runs of `plugin` and `stock`: plugin pinned, stock pinned,
+    /// plugin declared, stock declared.
     pub fn new(plugin: &'a dyn LoadOnnx, stock: &'a dyn LoadOnnx) -> GateFrameworks<'a> {
         GateFrameworks {
             runs: [
@@ -80,19 +85,28 @@ impl<'a> GateFrameworks<'a> {
 /// Counts of one suite in one input mode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
+    /// Suite name (`total` in [`NeverWorse::totals`]).
     pub suite: String,
+    /// The input facts of both runs.
     pub input_facts: InputFacts,
+    /// Models judged.
     pub models: usize,
+    /// Models the plugin passes in both modes.
     pub plugin_pass: usize,
+    /// Models stock tract passes in both modes.
     pub stock_pass: usize,
+    /// Models on which the plugin does worse than stock.
     pub plugin_worse: usize,
 }
 
 /// A model on which the plugin does worse than stock.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Worse {
+    /// Suite of the model.
     pub suite: String,
+    /// Test name, as reported.
     pub test: String,
+    /// The input facts of both runs.
     pub input_facts: InputFacts,
     /// Why, naming the preparation mode and both outcomes.
     pub why: String,
@@ -102,7 +116,10 @@ pub struct Worse {
 /// mode, and every plugin-worse model.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct NeverWorse {
+    /// One row per suite and input mode, in the order the cases met them.
     pub rows: Vec<Row>,
+    /// Every plugin-worse model, once per input mode it is worse in, in case
+    /// order; empty when the gate passes.
     pub worse: Vec<Worse>,
 }
 
@@ -187,6 +204,7 @@ impl NeverWorse {
         self.worse.extend(other.worse);
     }
 
+    /// The gate passes: no model is plugin-worse.
     pub fn is_ok(&self) -> bool {
         self.worse.is_empty()
     }
@@ -275,6 +293,8 @@ impl NeverWorse {
         out
     }
 
+    /// The table (rows, then totals), the plugin-worse models when there are
+    /// any, and the verdict, as plain text.
     pub fn text(&self) -> String {
         let (header, rows) = self.table();
         let mut out = String::from("never worse than stock, per model:\n");
@@ -287,6 +307,7 @@ impl NeverWorse {
         out
     }
 
+    /// The same as [`NeverWorse::text`], as a markdown section.
     pub fn markdown(&self) -> String {
         let (header, rows) = self.table();
         let mut out = String::from("## Never worse than stock\n\n");

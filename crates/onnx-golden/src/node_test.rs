@@ -30,6 +30,7 @@ pub const TOLERANCE_FILE: &str = "tolerance.toml";
 pub struct NodeTest {
     /// Directory name, e.g. `test_scatternd`.
     pub name: String,
+    /// The test directory.
     pub dir: PathBuf,
     /// When present, the test passes only if loading or running the model
     /// fails with an error whose debug chain contains this text (case-insensitive).
@@ -43,6 +44,7 @@ pub struct NodeTest {
 /// One `test_data_set_<k>` directory.
 #[derive(Debug, Clone)]
 pub struct DataSet {
+    /// Directory name, e.g. `test_data_set_0`.
     pub name: String,
     /// `input_<i>.pb`, in order of `i`.
     pub inputs: Vec<Tensor>,

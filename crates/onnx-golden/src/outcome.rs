@@ -14,7 +14,9 @@ pub enum Phase {
     Analyse,
     /// Translation into a typed model (`into_typed`).
     Typing,
+    /// Decluttering the typed model (`into_decluttered`).
     Declutter,
+    /// Optimizing the typed model (`into_optimized`).
     Optimize,
     /// Making the model runnable and running it.
     Run,
@@ -41,21 +43,30 @@ impl fmt::Display for Phase {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Outcome {
+    /// Every data set's outputs match, or every one raised the expected error.
     Pass,
     /// An error where none was expected, a wrong output, or no error / the
     /// wrong error where one was expected.
     Fail {
+        /// The phase the failure happened in.
         phase: Phase,
+        /// What went wrong: the error chain (on one line, bounded), the expected
+        /// error that did not occur, or how the outputs differ; prefixed with
+        /// the data set's name when the test has several.
         reason: String,
     },
     /// The framework panicked: always a failure, whatever was expected.
     Panic {
+        /// The phase the panic happened in.
         phase: Phase,
+        /// The panic's message (on one line, bounded), prefixed with the data
+        /// set's name when the test has several.
         message: String,
     },
 }
 
 impl Outcome {
+    /// Whether this is [`Outcome::Pass`].
     pub fn is_pass(&self) -> bool {
         matches!(self, Outcome::Pass)
     }
@@ -81,6 +92,7 @@ pub struct FrameworkOutcome {
 }
 
 impl FrameworkOutcome {
+    /// Whether both modes pass.
     pub fn is_pass(&self) -> bool {
         self.decluttered.is_pass() && self.optimized.is_pass()
     }

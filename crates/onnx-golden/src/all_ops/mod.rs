@@ -15,8 +15,8 @@
 //! ```
 //!
 //! Results are informational: [`AllOpsReport`] counts, per operator and per
-//! framework, tests passed, failed, panicked and unsupported, and never
-//! gates.
+//! framework, tests passed, failed, panicked, unsupported and with
+//! unreadable data, and never gates.
 //!
 //! The parts, each in a file of its own: `data.rs` obtains and verifies the
 //! node directory, `operators.rs` names each test's operator, `report.rs`
@@ -55,8 +55,9 @@ fn relative_paths(mut result: CaseResult, node_dir: &Path) -> CaseResult {
     result
 }
 
-/// Tests left out of the all-ops run, with the reason (none so far: see
-/// ARCHITECTURE.md for how the run's time was measured).
+/// Tests left out of the all-ops run, with the reason (none so far:
+/// `docs/conformance.md`, "Every official node test, not only scatter",
+/// says why no test needs a skip).
 pub const SKIPPED: &[(&str, &str)] = &[];
 
 /// Runs every node test below `node_dir` whose name contains `filter` (all

@@ -21,6 +21,7 @@ const MAX_ERROR_LINE: usize = 160;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Category {
+    /// Both modes (decluttered and optimized) match the expected outputs.
     Pass,
     /// Loading, preparing or running failed, or the outputs differ.
     Fail,
@@ -38,6 +39,13 @@ pub enum Category {
 }
 
 impl Category {
+    /// The category of one framework's outcome on one test, the first that
+    /// applies: [`Pass`](Category::Pass) when both modes pass,
+    /// [`Unreadable`](Category::Unreadable) when both failed to read the test
+    /// data, [`Panic`](Category::Panic) when either mode panicked,
+    /// [`Unsupported`](Category::Unsupported) when every failing mode failed on
+    /// an operator the framework does not implement, else
+    /// [`Fail`](Category::Fail).
     pub fn of(outcome: &FrameworkOutcome) -> Category {
         let modes = [&outcome.decluttered, &outcome.optimized];
         if outcome.is_pass() {
@@ -75,8 +83,13 @@ fn is_unimplemented(reason: &str) -> bool {
 /// One test of the all-ops run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AllOpsCase {
+    /// The operator the test exercises ([`TestOperator::operator`]), or
+    /// `(unreadable model)` when none could be named.
     pub operator: String,
+    /// How the operator was named; `None` when none could be.
     pub rule: Option<OperatorRule>,
+    /// The test's suite, name, opset and outcomes, one per framework
+    /// (flattened into the case's JSON object).
     #[serde(flatten)]
     pub result: CaseResult,
     /// One per framework, same order as `outcomes`.
@@ -84,6 +97,10 @@ pub struct AllOpsCase {
 }
 
 impl AllOpsCase {
+    /// The case of a test from its operator, as
+    /// [`assign_operators`](super::assign_operators) named it (an error, such
+    /// as an unreadable model, becomes `(unreadable model)` without a rule),
+    /// and its result, each outcome put in its [`Category`].
     pub fn new(operator: Result<TestOperator>, result: CaseResult) -> AllOpsCase {
         let categories = result.outcomes.iter().map(Category::of).collect();
         let (operator, rule) = match operator {
@@ -102,10 +119,15 @@ impl AllOpsCase {
 /// Counts of one framework.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
+    /// Tests in [`Category::Pass`].
     pub pass: usize,
+    /// Tests in [`Category::Fail`].
     pub fail: usize,
+    /// Tests in [`Category::Panic`].
     pub panic: usize,
+    /// Tests in [`Category::Unsupported`].
     pub unsupported: usize,
+    /// Tests in [`Category::Unreadable`].
     pub unreadable: usize,
 }
 
@@ -135,7 +157,9 @@ impl Counts {
 /// One operator's results per framework.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OperatorRow {
+    /// The operator's label (see [`TestOperator::operator`]).
     pub operator: String,
+    /// Tests counted under the operator, function-expanded ones included.
     pub tests: usize,
     /// Of which function-expanded (`_expanded*`) tests.
     pub expanded: usize,
@@ -149,7 +173,9 @@ pub struct OperatorRow {
 /// A test left out of the run, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
+    /// The test's name (its directory below `node/`).
     pub test: String,
+    /// Why it is left out.
     pub reason: String,
 }
 
@@ -158,11 +184,15 @@ pub struct Skipped {
 pub struct AllOpsReport {
     /// onnx release whose node tests ran.
     pub release: String,
+    /// Framework names, in the order of every per-framework list of the report.
     pub frameworks: Vec<String>,
+    /// One row per operator, sorted by operator name.
     pub operators: Vec<OperatorRow>,
     /// One per framework, over every test.
     pub totals: Vec<Counts>,
+    /// Tests left out of the run ([`SKIPPED`](super::SKIPPED)), with their reasons.
     pub skipped: Vec<Skipped>,
+    /// Every test that ran, sorted by test name.
     pub cases: Vec<AllOpsCase>,
     /// The "never worse than stock" gate over these tests, when it was run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -244,6 +274,11 @@ impl AllOpsReport {
         self
     }
 
+    /// The report in `format`: in text and markdown, the legend, a table of
+    /// the operators, their first failures and the totals, then the
+    /// never-worse table when it ran; the whole report as pretty-printed
+    /// JSON; or JUnit XML, one `<testsuite>` per framework (and one for the
+    /// never-worse gate when it ran).
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Text => self.text(),
