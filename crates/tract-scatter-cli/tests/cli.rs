@@ -1220,3 +1220,124 @@ fn an_allocation_the_machine_refuses_is_one_line_and_exit_2() {
         "error: out of memory: an allocation of 6400000000 bytes failed"
     );
 }
+
+/// One `$ tract-scatter ...` example of docs/command-line.md: its
+/// arguments and the output lines the document shows.
+struct Documented {
+    args: Vec<String>,
+    shown: Vec<String>,
+}
+
+/// Every `$ tract-scatter` command of the document's `text` blocks, with
+/// its continuation lines joined, and the lines shown after it.
+fn documented_commands(doc: &str) -> Vec<Documented> {
+    let mut found: Vec<Documented> = vec![];
+    let mut in_block = false;
+    let mut lines = doc.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.starts_with("```") {
+            in_block = line == "```text";
+            continue;
+        }
+        if !in_block {
+            continue;
+        }
+        if let Some(command) = line.strip_prefix("$ ") {
+            let mut command = command.to_string();
+            while command.ends_with('\\') {
+                command.pop();
+                command.push_str(lines.next().unwrap_or("").trim());
+            }
+            let words: Vec<String> = command.split_whitespace().map(String::from).collect();
+            if words.first().map(String::as_str) == Some("tract-scatter") {
+                found.push(Documented {
+                    args: words[1..].to_vec(),
+                    shown: vec![],
+                });
+            } else {
+                found.push(Documented {
+                    args: vec![],
+                    shown: vec![],
+                });
+            }
+        } else if let Some(last) = found.last_mut() {
+            last.shown.push(line.to_string());
+        }
+    }
+    found.retain(|d| !d.args.is_empty());
+    found
+}
+
+/// The documented commands run, and print what the document shows: the
+/// same kind of outcome (an error where it shows one) and, for every shown
+/// line, a printed line with the same first word (numbers and timings
+/// vary; `...` stands for lines left out; stdout and stderr interleave). Run from a directory
+/// holding the repository's `onnx-testdata` and `crates`, where the files
+/// the document's examples make (`huge.npy`, `unsupported.onnx`) are made
+/// first; a command reading a file made by Python (an intermediates
+/// bundle) is skipped.
+#[test]
+fn documented_commands_print_what_the_docs_show() {
+    let doc = std::fs::read_to_string(root().join("docs/command-line.md")).unwrap();
+    let dir = temp_dir("docs");
+    for linked in ["onnx-testdata", "crates"] {
+        std::os::unix::fs::symlink(root().join(linked), dir.join(linked)).unwrap();
+    }
+    std::fs::write(
+        dir.join("huge.npy"),
+        npy_bytes("(100000, 100000, 100000)", 16),
+    )
+    .unwrap();
+    model_with_unsupported_ops(&dir.join("unsupported.onnx"));
+    let mut ran = 0;
+    let mut skipped = vec![];
+    for documented in documented_commands(&doc) {
+        let args: Vec<&str> = documented.args.iter().map(String::as_str).collect();
+        let missing = args
+            .iter()
+            .filter(|a| a.ends_with(".npz") || a.ends_with(".json"))
+            .any(|a| !dir.join(a).exists() && !args.contains(&"--output"));
+        if missing {
+            skipped.push(args.join(" "));
+            continue;
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_tract-scatter"))
+            .args(&args)
+            .current_dir(&*dir)
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap();
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let shown: Vec<&String> = documented
+            .shown
+            .iter()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("..."))
+            .collect();
+        let shows_error = shown.iter().any(|l| l.starts_with("error:"));
+        assert_eq!(
+            !out.status.success(),
+            shows_error || printed.contains("MISMATCH") || printed.contains("differs"),
+            "{args:?} exited {:?}, the document shows:\n{}\nit printed:\n{printed}",
+            out.status.code(),
+            documented.shown.join("\n")
+        );
+        let first_word = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();
+        let printed_words: Vec<String> = printed.lines().map(first_word).collect();
+        for line in &shown {
+            let want = first_word(line);
+            assert!(
+                printed_words.contains(&want),
+                "{args:?}: the document shows a line starting {want:?} that it did not print:\n{printed}"
+            );
+        }
+        ran += 1;
+    }
+    assert!(
+        ran >= 12,
+        "only {ran} documented commands ran (skipped: {skipped:?})"
+    );
+}
