@@ -162,3 +162,8 @@ pub fn scatter_nd_grad<T: GradElement, I: IndexValue>(
         grad_updates,
     )
 }
+
+/// The crate's README, whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -143,3 +143,8 @@ pub fn onnx() -> Onnx {
 pub fn onnx_strict() -> Onnx {
     Options::strict().onnx()
 }
+
+/// The crate's README, whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
