@@ -110,6 +110,56 @@ fn a_cast_of_input_dims_is_built_exactly_as_stock() {
     assert_built_as_stock(&g, None);
 }
 
+/// Casts whose result stock tract proves: a shape value to int64 (a TDim,
+/// as stock), a shape value without symbols to int32, and float to float16.
+#[test]
+fn casts_stock_proves_are_built_exactly_as_stock() {
+    let shape_to = |to: i64, dims: &[D]| {
+        Graph::new(13)
+            .input("x", DatumType::F32, dims)
+            .node("Shape", &["x"], &["shape"], vec![])
+            .node("Cast", &["shape"], &["out"], vec![attr_int("to", to)])
+            .output("out", DatumType::I64)
+    };
+    assert_built_as_stock(&shape_to(7 /* INT64 */, &[D::S("N"), D::N(8)]), None);
+    assert_built_as_stock(&shape_to(6 /* INT32 */, &[D::N(2), D::N(8)]), None);
+    let g = Graph::new(13)
+        .input("x", DatumType::F32, &[D::S("N"), D::N(8)])
+        .node(
+            "Cast",
+            &["x"],
+            &["out"],
+            vec![attr_int("to", 10 /* FLOAT16 */)],
+        )
+        .output("out", DatumType::F16);
+    assert_built_as_stock(&g, None);
+    let g = Graph::new(15)
+        .input("x", DatumType::I32, &[D::S("N")])
+        .input("like", DatumType::F32, &[D::N(1)])
+        .node("CastLike", &["x", "like"], &["out"], vec![])
+        .output("out", DatumType::F32);
+    assert_built_as_stock(&g, None);
+}
+
+/// A slice reversing a whole axis of known length is stock's StridedSlice.
+#[test]
+fn a_whole_axis_reverse_of_known_length_is_built_exactly_as_stock() {
+    let g = Graph::new(13)
+        .input("x", DatumType::F32, &[D::S("N"), D::N(5)])
+        .init("starts", &tensor(DatumType::I64, &[1], &[-1]))
+        .init("ends", &tensor(DatumType::I64, &[1], &[i64::MIN]))
+        .init("axes", &tensor(DatumType::I64, &[1], &[1]))
+        .init("steps", &tensor(DatumType::I64, &[1], &[-1]))
+        .node(
+            "Slice",
+            &["x", "starts", "ends", "axes", "steps"],
+            &["out"],
+            vec![],
+        )
+        .output("out", DatumType::F32);
+    assert_built_as_stock(&g, None);
+}
+
 fn value_attr(t: &Tensor) -> AttributeProto {
     AttributeProto {
         name: "value".into(),

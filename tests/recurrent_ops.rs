@@ -164,7 +164,9 @@ fn assert_casts_to(x: Tensor, want: &[i64]) {
         )
         .unwrap();
         assert_eq!(model.output_fact(0).unwrap().datum_type, DatumType::I64);
-        let y = run_model(&model, std::slice::from_ref(&x)).unwrap().remove(0);
+        let y = run_model(&model, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
         assert_eq!(y.datum_type(), DatumType::I64, "{dt:?} {facts:?}");
         assert_eq!(values::<i64>(&y), want, "{dt:?} {facts:?}");
     }
@@ -225,7 +227,9 @@ fn cast_like_an_int64_tensor_gives_int64() {
         .proto();
     let x = tensor1(&[3e9f64, -4000000000.5]);
     for facts in EVERY_MODE {
-        let y = run(&proto, facts, std::slice::from_ref(&x)).unwrap().remove(0);
+        let y = run(&proto, facts, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
         assert_eq!(y.datum_type(), DatumType::I64, "{facts:?}");
         assert_eq!(values::<i64>(&y), [3000000000, -4000000000], "{facts:?}");
     }
@@ -308,7 +312,9 @@ fn the_shape_chain_keeps_a_symbolic_batch_and_expands_to_it() {
         );
         assert_eq!(output_facts(&pinned.unwrap()), [format!("{batch},7,F32")]);
         for facts in EVERY_MODE {
-            let y = run(&proto, facts, std::slice::from_ref(&x)).unwrap().remove(0);
+            let y = run(&proto, facts, std::slice::from_ref(&x))
+                .unwrap()
+                .remove(0);
             assert_eq!(y.shape(), [batch, 7], "{facts:?}");
             assert!(values::<f32>(&y).iter().all(|&v| v == 0.5), "{facts:?}");
         }
@@ -424,6 +430,29 @@ fn time_major_reverse_sequence_reverses_each_entry_up_to_its_length() {
     }
 }
 
+/// ReverseSequence has no NNEF form: writing it is an error naming the node.
+#[test]
+fn writing_a_reverse_sequence_as_nnef_is_an_error_naming_the_node() {
+    let proto = reverse_sequence(
+        DatumType::F32,
+        &[D::S("time"), D::S("batch"), D::N(1)],
+        1,
+        0,
+    );
+    let model = optimized(&proto, &tract_onnx_scatter::onnx(), Facts::Declared, &[])
+        .unwrap()
+        .into_decluttered()
+        .unwrap();
+    let err = tract_onnx_scatter::nnef()
+        .write_to_tar(&model, vec![])
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("No serializer found for node"),
+        "{err:#}"
+    );
+    assert!(chain(&err).contains("\"rev\" Reverse"), "{err:#}");
+}
+
 #[test]
 fn batch_major_reverse_sequence_reverses_int64_and_string_entries() {
     let lens = tensor1(&[0i64, 2, 3]);
@@ -485,12 +514,20 @@ fn constant_lengths_equal_to_the_time_dim_are_a_whole_reverse() {
         .proto();
     let x = tensor3(&[[[1f32], [2.], [3.]], [[4.], [5.], [6.]]]);
     for facts in EVERY_MODE {
-        let model = optimized(&proto, &tract_onnx_scatter::onnx(), facts, std::slice::from_ref(&x)).unwrap();
+        let model = optimized(
+            &proto,
+            &tract_onnx_scatter::onnx(),
+            facts,
+            std::slice::from_ref(&x),
+        )
+        .unwrap();
         let reverse = model.nodes().iter().find(|n| n.op.name() == "Reverse");
         let reverse = reverse.unwrap_or_else(|| panic!("{facts:?}: no Reverse in {model}"));
         assert_eq!(reverse.inputs.len(), 1, "{facts:?}");
         assert_eq!(reverse.op.info().unwrap(), ["axis 1"], "{facts:?}");
-        let y = run_model(&model, std::slice::from_ref(&x)).unwrap().remove(0);
+        let y = run_model(&model, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
         let want = tensor3(&[[[3f32], [2.], [1.]], [[6.], [5.], [4.]]]);
         assert_eq!(y, want, "{facts:?}");
     }
@@ -516,7 +553,9 @@ fn a_whole_axis_reversing_slice_reverses_a_symbolic_time_axis() {
         .proto();
     let x = tensor2(&[[1f32, 2., 3., 4.], [5., 6., 7., 8.]]);
     for facts in EVERY_MODE {
-        let y = run(&proto, facts, std::slice::from_ref(&x)).unwrap().remove(0);
+        let y = run(&proto, facts, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
         assert_eq!(
             y,
             tensor2(&[[4f32, 3., 2., 1.], [8., 7., 6., 5.]]),
@@ -559,10 +598,13 @@ fn value_info_naming_another_symbol_or_a_sentinel_does_not_stop_a_load() {
     for name in ["s27", "__jax2onnx_unknown__"] {
         let proto = relu_plus_one(&[D::S(name), D::N(4)]);
         for facts in EVERY_MODE {
-            let y = run(&proto, facts, std::slice::from_ref(&x)).unwrap().remove(0);
+            let y = run(&proto, facts, std::slice::from_ref(&x))
+                .unwrap()
+                .remove(0);
             assert_eq!(y, want, "{name} {facts:?}");
         }
-        let err = run_with(&proto, &stock(), Facts::Declared, std::slice::from_ref(&x)).unwrap_err();
+        let err =
+            run_with(&proto, &stock(), Facts::Declared, std::slice::from_ref(&x)).unwrap_err();
         let stock_says = format!("Impossible to unify Sym(batch) with Sym({name})");
         assert!(chain(&err).contains(&stock_says), "{err:#}");
         let err = run_with(&proto, &stock(), Facts::Pinned, std::slice::from_ref(&x)).unwrap_err();
@@ -576,7 +618,9 @@ fn value_info_repeating_the_input_s_symbol_does_not_stop_pinned_facts() {
     let (x, want) = relu_input();
     let proto = relu_plus_one(&[D::S("batch"), D::N(4)]);
     for facts in EVERY_MODE {
-        let y = run(&proto, facts, std::slice::from_ref(&x)).unwrap().remove(0);
+        let y = run(&proto, facts, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
         assert_eq!(y, want, "{facts:?}");
     }
     let err = run_with(&proto, &stock(), Facts::Pinned, &[x]).unwrap_err();
@@ -800,7 +844,9 @@ fn two_counted_loops_scan_outputs_share_the_trip_count_and_concatenate() {
     assert_eq!(output_facts(&declared), ["time,4,F32"]);
     let x = tensor2(&[[1f32, 2.], [3., 4.], [5., 6.]]);
     for facts in EVERY_MODE {
-        let y = run(&proto, facts, std::slice::from_ref(&x)).unwrap().remove(0);
+        let y = run(&proto, facts, std::slice::from_ref(&x))
+            .unwrap()
+            .remove(0);
         let want = tensor2(&[[1f32, 2., -1., -2.], [3., 4., -3., -4.], [5., 6., -5., -6.]]);
         assert_eq!(y, want, "{facts:?}");
     }
