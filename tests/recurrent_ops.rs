@@ -613,6 +613,55 @@ fn value_info_naming_another_symbol_or_a_sentinel_does_not_stop_a_load() {
     }
 }
 
+/// The records at info level and above the calling thread logs while `f`
+/// runs (this test binary's one logger).
+fn logged<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    use std::sync::Mutex;
+    static LINES: Mutex<Vec<(std::thread::ThreadId, String)>> = Mutex::new(Vec::new());
+    struct Capture;
+    impl log::Log for Capture {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.level() <= log::Level::Info
+        }
+        fn log(&self, record: &log::Record) {
+            if self.enabled(record.metadata()) {
+                LINES
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((std::thread::current().id(), record.args().to_string()));
+            }
+        }
+        fn flush(&self) {}
+    }
+    static CAPTURE: Capture = Capture;
+    let _ = log::set_logger(&CAPTURE).map(|()| log::set_max_level(log::LevelFilter::Info));
+    let me = std::thread::current().id();
+    let take = || {
+        let mut all = LINES.lock().unwrap_or_else(|p| p.into_inner());
+        let mine: Vec<String> = all
+            .iter()
+            .filter(|(t, _)| *t == me)
+            .map(|(_, l)| l.clone())
+            .collect();
+        all.retain(|(t, _)| *t != me);
+        mine
+    };
+    take();
+    let out = f();
+    (out, take())
+}
+
+#[test]
+fn a_value_info_symbol_no_input_declares_is_named_in_one_log_line() {
+    let proto = relu_plus_one(&[D::S("s27"), D::N(4)]);
+    let (model, lines) = logged(|| load(&proto, &tract_onnx_scatter::onnx()));
+    model.unwrap();
+    assert_eq!(
+        lines,
+        ["loader: value_info names symbols no graph input declares (s27): read as unknown dims"]
+    );
+}
+
 #[test]
 fn value_info_repeating_the_input_s_symbol_does_not_stop_pinned_facts() {
     let (x, want) = relu_input();
