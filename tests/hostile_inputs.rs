@@ -1399,3 +1399,143 @@ fn the_loader_refuses_raw_string_data_and_element_types_tract_lacks() {
         assert!(format!("{err:#}").contains(want), "{err:#}");
     }
 }
+
+/// tract's `Squeeze` analysis removes each constant axis from the input's
+/// shape without checking it (tract-hir `Squeeze::output_shape`, smallvec's
+/// `index < len` assertion): a scalar squeezed at axis 0.
+fn squeeze_of_a_scalar() -> OneNode {
+    OneNode::new("Squeeze", 13)
+        .value(input("x", DataType::Float, &[]))
+        .value(init_i64("axes", &[1], &[0]))
+}
+
+#[test]
+#[should_panic(expected = "index < len")]
+fn known_tract_bug_squeeze_axis_past_the_rank() {
+    let bytes = squeeze_of_a_scalar().bytes();
+    let _ = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_optimized());
+}
+
+#[test]
+fn a_squeeze_axis_past_the_rank_is_an_error_naming_squeeze() {
+    let err = squeeze_of_a_scalar().compile().unwrap_err();
+    let chain = chain(&err);
+    assert!(
+        chain.contains(
+            "Squeeze13: tract 0.23.9 panicked on this node's inputs (assertion failed: index < len)"
+        ),
+        "{chain}"
+    );
+}
+
+/// tract's `ConstantOfShape` analysis makes a shape fact of its constant
+/// shape input, and tract-core asserts its dims are not negative.
+fn constant_of_shape_of_a_negative_dim() -> OneNode {
+    OneNode::new("ConstantOfShape", 9).value(init_i64("shape", &[2], &[2, -1]))
+}
+
+#[test]
+#[should_panic]
+fn known_tract_bug_constant_of_shape_of_a_negative_dim() {
+    let bytes = constant_of_shape_of_a_negative_dim().bytes();
+    let _ = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_optimized());
+}
+
+#[test]
+fn a_negative_constant_of_shape_dim_is_an_error_naming_constant_of_shape() {
+    let err = constant_of_shape_of_a_negative_dim().compile().unwrap_err();
+    let chain = chain(&err);
+    assert!(
+        chain.contains("ConstantOfShape: tract 0.23.9 panicked on this node's inputs"),
+        "{chain}"
+    );
+}
+
+/// tract's analysis unwraps an `If`'s output count, which errs when the
+/// branches give different counts (tract-hir `analyser.rs`).
+fn if_of_branches_of_different_arity() -> Vec<u8> {
+    use prost::Message;
+    use tract_onnx_scatter::tract_onnx::pb::{AttributeProto, GraphProto, NodeProto};
+    let mut proto = OneNode::new("Identity", 13)
+        .value(input("x", DataType::Float, &[1]))
+        .proto();
+    let branch = |name: &str, outputs: &[&str]| {
+        let graph = GraphProto {
+            name: name.into(),
+            node: outputs
+                .iter()
+                .map(|o| NodeProto {
+                    op_type: "Constant".into(),
+                    output: vec![o.to_string()],
+                    attribute: vec![AttributeProto {
+                        name: "value_float".into(),
+                        r#type: 1,
+                        f: 1.0,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                })
+                .collect(),
+            output: outputs
+                .iter()
+                .map(|o| tract_onnx_scatter::tract_onnx::pb::ValueInfoProto {
+                    name: o.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        AttributeProto {
+            name: name.into(),
+            r#type: 5,
+            g: Some(graph),
+            ..Default::default()
+        }
+    };
+    let graph = proto.graph.as_mut().unwrap();
+    graph
+        .input
+        .push(tract_onnx_scatter::tract_onnx::pb::ValueInfoProto {
+            name: "cond".into(),
+            ..graph.input[0].clone()
+        });
+    graph.node[0] = NodeProto {
+        name: "choose".into(),
+        op_type: "If".into(),
+        input: vec!["cond".into()],
+        output: vec!["output".into()],
+        attribute: vec![
+            branch("then_branch", &["a"]),
+            branch("else_branch", &["b", "c"]),
+        ],
+        ..Default::default()
+    };
+    proto.encode_to_vec()
+}
+
+#[test]
+#[should_panic]
+fn known_tract_bug_if_of_branches_of_different_arity() {
+    let bytes = if_of_branches_of_different_arity();
+    let _ = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_optimized());
+}
+
+#[test]
+fn the_loader_refuses_an_if_of_branches_of_different_arity() {
+    let bytes = if_of_branches_of_different_arity();
+    let err = tract_onnx_scatter::onnx()
+        .model_for_read(&mut &bytes[..])
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains(
+            "the main graph: node 'choose' (If): then_branch has 1 outputs, else_branch 2"
+        ),
+        "{err:#}"
+    );
+}

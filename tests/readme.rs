@@ -48,7 +48,14 @@ fn the_readme_shows_this_file_s_example() {
         .take_while(|l| *l != "```")
         .filter(|l| !l.starts_with("use ") && !l.is_empty())
         .collect();
-    assert_eq!(block, body, "README.md's example differs from tests/readme.rs");
+    assert_eq!(
+        block, body,
+        "README.md's example differs from tests/readme.rs"
+    );
     let first_rust = readme.lines().position(|l| l == "```rust").unwrap();
-    assert!(first_rust < 80, "the example starts on line {}", first_rust + 1);
+    assert!(
+        first_rust < 80,
+        "the example starts on line {}",
+        first_rust + 1
+    );
 }

@@ -18,7 +18,15 @@ use std::process::{Command, ExitCode, Stdio};
 use crate::args::Args;
 
 /// Every fuzz target, in the order they run.
-pub const TARGETS: [&str; 3] = ["kernels", "one_node_model", "model_bytes"];
+pub const TARGETS: [&str; 7] = [
+    "kernels",
+    "one_node_model",
+    "model_bytes",
+    "grad_ops",
+    "overrides",
+    "tensor_files",
+    "node_test_dir",
+];
 
 /// libFuzzer options: an allocation above 1 GiB, a peak RSS above 2 GiB or
 /// one input taking more than 10 s is a crash ("unbounded allocation",

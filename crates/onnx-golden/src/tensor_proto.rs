@@ -53,7 +53,18 @@ fn tensor_from_proto_inner(proto: &TensorProto) -> Result<Tensor> {
     let len = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .context("element count overflows usize")?;
+        .with_context(|| format!("dims {shape:?}: the element count overflows usize"))?;
+    // A tensor of zero volume still has strides: its nonzero dims times the
+    // element size must fit `isize` too, or tract refuses to build it.
+    let extent = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(dt.size_of(), |acc, &d| acc.checked_mul(d));
+    ensure!(
+        extent.is_some_and(|e| e <= isize::MAX as usize),
+        "dims {shape:?}: the nonzero dims times the element size ({} bytes) exceed isize::MAX",
+        dt.size_of()
+    );
 
     if dt == DatumType::String {
         ensure!(

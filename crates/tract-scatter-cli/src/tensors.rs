@@ -93,13 +93,24 @@ impl NpyHeader {
     }
 
     /// The bytes the data must hold: the shape's volume times the element
-    /// size the descr ends with (`<f4`: 4); `None` when it overflows.
+    /// size the descr ends with (`<f4`: 4); `None` when it overflows, or
+    /// when the nonzero dims alone do: an array of zero volume still has
+    /// strides, and ndarray refuses (and ndarray-npy panics on) strides
+    /// past `isize::MAX`.
     fn data_bytes(&self) -> Result<Option<u64>> {
         let size: u64 = self
             .descr
             .trim_start_matches(|c: char| !c.is_ascii_digit())
             .parse()
             .with_context(|| format!(".npy element type {:?} has no size", self.descr))?;
+        let extent = self
+            .shape
+            .iter()
+            .filter(|&&d| d != 0)
+            .try_fold(size, |acc, &d| acc.checked_mul(d));
+        if extent.is_none_or(|e| e > isize::MAX as u64) {
+            return Ok(None);
+        }
         Ok(self
             .shape
             .iter()

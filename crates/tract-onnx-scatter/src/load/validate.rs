@@ -10,7 +10,9 @@
 //!   data through ndarray and unwraps its own size check;
 //! - a graph input declared with such dims (typing makes a tensor of them);
 //! - string data given as raw bytes, and element types it has no Rust type
-//!   for (bfloat16, complex, float8, 4-bit types): `unimplemented!()`.
+//!   for (bfloat16, complex, float8, 4-bit types): `unimplemented!()`;
+//! - an `If` whose two branches have different output counts (its analysis
+//!   unwraps the op's output count, which errs on them).
 //!
 //! [`validate`] walks every graph of the model, nested ones included, and
 //! returns an error naming the graph, the element and the value for each
@@ -57,6 +59,9 @@ fn validate_graph(graph: &GraphProto, which: &str) -> TractResult<()> {
         } else {
             node.name.clone()
         };
+        if node.op_type == "If" {
+            check_if_branches(node, &name, which)?;
+        }
         for attr in &node.attribute {
             let what = format!(
                 "{which}: node '{name}' ({}), attribute '{}'",
@@ -69,6 +74,24 @@ fn validate_graph(graph: &GraphProto, which: &str) -> TractResult<()> {
                 validate_graph(g, &format!("the graph of {what}"))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// An `If`'s branches give the node's outputs: as many each.
+fn check_if_branches(node: &tract_onnx::pb::NodeProto, name: &str, which: &str) -> TractResult<()> {
+    let branch = |attr: &str| {
+        node.attribute
+            .iter()
+            .find(|a| a.name == attr)
+            .and_then(|a| a.g.as_ref())
+            .map(|g| g.output.len())
+    };
+    if let (Some(then), Some(otherwise)) = (branch("then_branch"), branch("else_branch")) {
+        ensure!(
+            then == otherwise,
+            "{which}: node '{name}' (If): then_branch has {then} outputs, else_branch {otherwise}: both branches must give the node's outputs"
+        );
     }
     Ok(())
 }
@@ -197,6 +220,37 @@ mod tests {
         assert_eq!(
             validate(&model(g)).unwrap_err().to_string(),
             "the main graph: initializer 'i': dims [1099511627776, 1073741824, 0] of Int64 overflow: more than isize::MAX bytes"
+        );
+    }
+
+    #[test]
+    fn an_if_whose_branches_differ_in_arity_is_named() {
+        let branch = |name: &str, outputs: usize| tract_onnx::pb::AttributeProto {
+            name: name.into(),
+            g: Some(GraphProto {
+                output: (0..outputs)
+                    .map(|i| ValueInfoProto {
+                        name: format!("{name}{i}"),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let node = NodeProto {
+            name: "choose".into(),
+            op_type: "If".into(),
+            attribute: vec![branch("then_branch", 1), branch("else_branch", 2)],
+            ..Default::default()
+        };
+        let g = GraphProto {
+            node: vec![node],
+            ..Default::default()
+        };
+        assert_eq!(
+            validate(&model(g)).unwrap_err().to_string(),
+            "the main graph: node 'choose' (If): then_branch has 1 outputs, else_branch 2: both branches must give the node's outputs"
         );
     }
 

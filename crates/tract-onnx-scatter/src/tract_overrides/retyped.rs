@@ -4,6 +4,12 @@
 //! analysis, evaluation of constants) and change only what the op becomes
 //! in the typed model. [`Retyped`] delegates every inference method to
 //! tract's op and hands `to_typed` to a [`Typing`].
+//!
+//! tract 0.23.9's analysis of some of these ops panics on hostile
+//! constants (a `Squeeze` axis past the rank, a negative `ConstantOfShape`
+//! dim). Where the plugin stands in front of tract's op, it turns such a
+//! panic into an error naming the op and tract's message ([`fenced`]): the
+//! process survives when panics unwind (the default `panic = "unwind"`).
 
 use std::fmt::Debug;
 
@@ -62,6 +68,19 @@ impl<T: Typing> Retyped<T> {
     }
 }
 
+/// `f`'s result, or an error naming `op` and the panic's message when
+/// tract's code in `f` panics.
+pub fn fenced<R>(op: &str, f: impl FnOnce() -> TractResult<R>) -> TractResult<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        bail!("{op}: tract 0.23.9 panicked on this node's inputs ({message})")
+    })
+}
+
 impl<T> PartialEq for Retyped<T> {
     fn eq(&self, _: &Self) -> bool {
         false
@@ -83,11 +102,11 @@ impl<T: Typing> Op for Retyped<T> {
 
 impl<T: Typing> EvalOp for Retyped<T> {
     fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
-        self.stock.eval_out_of_plan(inputs)
+        fenced(&self.stock.name(), || self.stock.eval_out_of_plan(inputs))
     }
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        self.stock.eval(ctx, inputs)
+        fenced(&self.stock.name(), || self.stock.eval(ctx, inputs))
     }
 
     fn state(&self, ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
@@ -108,7 +127,8 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         outputs: TVec<&InferenceFact>,
         observed: TVec<&InferenceFact>,
     ) -> TractResult<Facts> {
-        self.stock.infer(inputs, outputs, observed)
+        let name = self.stock.name();
+        fenced(&name, || self.stock.infer(inputs, outputs, observed))
     }
 
     fn infer_facts(
@@ -117,7 +137,8 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         outputs: TVec<&InferenceFact>,
         observed: TVec<&InferenceFact>,
     ) -> TractResult<Facts> {
-        self.stock.infer_facts(inputs, outputs, observed)
+        let name = self.stock.name();
+        fenced(&name, || self.stock.infer_facts(inputs, outputs, observed))
     }
 
     fn incorporate(

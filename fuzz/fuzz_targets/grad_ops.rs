@@ -1,0 +1,9 @@
+//! `grad_ops`: the gradient ops as one-node models. The logic is `fuzz/logic/grad_ops.rs`, which
+//! `tests/fuzz_replay.rs` runs on every committed seed and regression.
+
+#![no_main]
+
+#[path = "../logic/grad_ops.rs"]
+mod logic;
+
+libfuzzer_sys::fuzz_target!(|bytes: &[u8]| logic::run(bytes));

@@ -1,0 +1,9 @@
+//! `overrides`: models around the tract operators the plugin replaces. The logic is `fuzz/logic/overrides.rs`, which
+//! `tests/fuzz_replay.rs` runs on every committed seed and regression.
+
+#![no_main]
+
+#[path = "../logic/overrides.rs"]
+mod logic;
+
+libfuzzer_sys::fuzz_target!(|bytes: &[u8]| logic::run(bytes));
