@@ -1,6 +1,6 @@
 //! A benchmark row as every engine sees it: a model, its inputs, and how a
 //! caller feeds it from one call to the next. The one-node scatter
-//! workloads ([`crate::workloads`]), their gradients ([`crate::grads`]),
+//! workloads ([`crate::workloads`](mod@crate::workloads)), their gradients ([`crate::grads`]),
 //! GTCRN ([`crate::gtcrn`]), the exported models ([`crate::exported`]) and
 //! Piper ([`crate::piper`]) each build one; the runner ([`crate::runner`])
 //! and the Python side ([`crate::ort`]: onnxruntime, PyTorch autograd)

@@ -4,7 +4,7 @@
 //! exporter's graph costs:
 //!
 //! - `kv_step_*`: `cache[:, :, pos] = k` on a f32 [1, 32, 2048, 128] KV cache
-//!   (inputs `cache`, `pos` int64 [1], `k` f32 [1, 32, 1, 128]); `pos` is
+//!   (inputs `cache`, `pos` int64 `[1]`, `k` f32 `[1, 32, 1, 128]`); `pos` is
 //!   the call count modulo 2048, set before each call: a write at a
 //!   position known only at run time.
 //!   TorchScript (opset 17): one `ScatterElements` on axis 2 with expanded

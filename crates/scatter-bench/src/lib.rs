@@ -1,5 +1,5 @@
 //! Benchmarks of the scatter plugin. Each row is a [`case::Case`]: the
-//! one-node workloads ([`workloads`]: the issues' scatters, a fresh KV
+//! one-node workloads ([`workloads`](mod@workloads): the issues' scatters, a fresh KV
 //! cache moved into every call, GNN message passing), the gradients of three of them
 //! ([`grads`]), the real GTCRN model per frame ([`gtcrn`]), models of
 //! PyTorch's exporters ([`exported`]), recurrent layers as Keras' `Loop`s and
