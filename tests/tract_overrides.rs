@@ -457,6 +457,36 @@ fn unique_along_an_axis_compares_whole_slices_as_onnx_s_example_3() {
 }
 
 #[test]
+fn unique_of_floats_puts_nan_last_as_one_value_as_numpy_does() {
+    let g = Graph::new(13)
+        .input_c("x", DatumType::F32, &[8])
+        .node(
+            "Unique",
+            &["x"],
+            &["y", "indices", "inverse", "counts"],
+            vec![],
+        )
+        .output("y", DatumType::F32)
+        .output("indices", DatumType::I64)
+        .output("inverse", DatumType::I64)
+        .output("counts", DatumType::I64);
+    let nan = f32::NAN;
+    let x = tensor1(&[nan, 2.0f32, nan, 1.0, 2.0, -nan, 0.5, nan]);
+    let out = run_all(&g, tvec![x.into()]);
+    let y: Vec<f32> = out[0]
+        .to_plain_array_view::<f32>()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect();
+    assert_eq!(&y[..3], &[0.5, 1.0, 2.0]);
+    assert!(y.len() == 4 && y[3].is_nan());
+    assert_eq!(out[1], tensor1(&[6i64, 3, 1, 0]));
+    assert_eq!(out[2], tensor1(&[3i64, 2, 3, 1, 2, 3, 0, 3]));
+    assert_eq!(out[3], tensor1(&[1i64, 1, 2, 4]));
+}
+
+#[test]
 fn unique_with_an_axis_out_of_range_is_an_error_naming_it() {
     let g = unique_graph(&[3, 3], vec![attr_int("axis", 2)]);
     let err = chain(&g.load().and_then(|m| m.into_typed()).map(drop).unwrap_err());

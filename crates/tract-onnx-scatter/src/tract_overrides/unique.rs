@@ -94,10 +94,21 @@ impl Unique {
         let axis = Axis(axis.unwrap_or(0));
         let n = data.shape()[axis.0];
         let slice = |k: usize| data.index_axis(axis, k);
+        // A total order, as sorting needs: NaN after every number, all NaNs
+        // one value (numpy.unique's default).
+        let total = |x: &T, y: &T| {
+            x.partial_cmp(y).unwrap_or_else(|| {
+                #[allow(clippy::eq_op)] // `v != v` is how a PartialOrd type says NaN
+                let nan = |v: &T| v != v;
+                nan(x).cmp(&nan(y))
+            })
+        };
         let compare = |a: &usize, b: &usize| {
             slice(*a)
                 .iter()
-                .partial_cmp(slice(*b).iter())
+                .zip(slice(*b).iter())
+                .map(|(x, y)| total(x, y))
+                .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
         };
         // Stable: equal slices keep ascending positions, the first first.
