@@ -464,11 +464,28 @@ pub fn load_with_inputs(
     input: &InputArgs,
     bundle: &[(String, Tensor)],
 ) -> Result<(Loaded, TVec<TValue>)> {
-    // Names come from a first, declared load; with --pinned the model is
-    // loaded again with the inputs' facts.
-    let declared = load(model, Engine::of(model), None)?;
-    let mut given = given_inputs(input, &declared.input_names)?;
-    for (name, slot) in declared.input_names.iter().zip(&mut given) {
+    // With --pinned the names come from the parsed graph, untyped: a model
+    // whose declared facts do not type is what pinning is for. Otherwise
+    // the declared load gives them.
+    let (declared, names) = if input.pinned {
+        let path = model.model.display();
+        tensors::require_file(&model.model, "an .onnx model")?;
+        let parsed = Engine::of(model)
+            .model_for_path(&model.model, true)
+            .with_context(|| format!("loading {path}"))?;
+        let names = parsed
+            .input_outlets()?
+            .iter()
+            .map(|o| parsed.node(o.node).name.clone())
+            .collect();
+        (None, names)
+    } else {
+        let declared = load(model, Engine::of(model), None)?;
+        let names = declared.input_names.clone();
+        (Some(declared), names)
+    };
+    let mut given = given_inputs(input, &names)?;
+    for (name, slot) in names.iter().zip(&mut given) {
         if slot.is_none() {
             *slot = bundle
                 .iter()
@@ -476,18 +493,19 @@ pub fn load_with_inputs(
                 .map(|(_, t)| t.clone());
         }
     }
-    let loaded = if input.pinned {
-        let all: Option<Vec<Tensor>> = given.iter().cloned().collect();
-        let Some(all) = all else {
-            bail!(
-                "--pinned needs every input given (the model has {} input(s): {})",
-                declared.input_names.len(),
-                declared.input_names.join(", ")
-            );
-        };
-        load(model, Engine::of(model), Some(&all))?
-    } else {
-        declared
+    let loaded = match declared {
+        Some(declared) => declared,
+        None => {
+            let all: Option<Vec<Tensor>> = given.iter().cloned().collect();
+            let Some(all) = all else {
+                bail!(
+                    "--pinned needs every input given (the model has {} input(s): {})",
+                    names.len(),
+                    names.join(", ")
+                );
+            };
+            load(model, Engine::of(model), Some(&all))?
+        }
     };
     let inputs = inputs(&loaded, given, input.seed)?;
     Ok((loaded, inputs))

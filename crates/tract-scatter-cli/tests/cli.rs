@@ -1341,3 +1341,95 @@ fn documented_commands_print_what_the_docs_show() {
         "only {ran} documented commands ran (skipped: {skipped:?})"
     );
 }
+
+/// `Concat(a, b)` along axis 1 of inputs declared `[rows_a, 2]` and
+/// `[rows_b, 2]`: the declared facts do not type (two symbols the concat
+/// needs equal, as exporters sometimes name one batch twice), the data do.
+fn concat_of_two_batch_symbols(dir: &Path) -> PathBuf {
+    use prost::Message;
+    use tract_onnx_scatter::tract_onnx::pb::tensor_shape_proto::{Dimension, dimension};
+    use tract_onnx_scatter::tract_onnx::pb::*;
+    let input = |name: &str, rows: &str| ValueInfoProto {
+        name: name.into(),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: tensor_proto::DataType::Float as i32,
+                shape: Some(TensorShapeProto {
+                    dim: vec![
+                        Dimension {
+                            value: Some(dimension::Value::DimParam(rows.into())),
+                            ..Default::default()
+                        },
+                        Dimension {
+                            value: Some(dimension::Value::DimValue(2)),
+                            ..Default::default()
+                        },
+                    ],
+                }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let proto = ModelProto {
+        ir_version: 8,
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: 13,
+        }],
+        graph: Some(GraphProto {
+            name: "concat".into(),
+            node: vec![NodeProto {
+                name: "concat".into(),
+                op_type: "Concat".into(),
+                input: vec!["a".into(), "b".into()],
+                output: vec!["y".into()],
+                attribute: vec![AttributeProto {
+                    name: "axis".into(),
+                    r#type: attribute_proto::AttributeType::Int as i32,
+                    i: 1,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            input: vec![input("a", "rows_a"), input("b", "rows_b")],
+            output: vec![ValueInfoProto {
+                name: "y".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let path = dir.join("concat.onnx");
+    std::fs::write(&path, proto.encode_to_vec()).unwrap();
+    path
+}
+
+#[test]
+fn pinned_runs_a_model_whose_declared_facts_do_not_type() {
+    let dir = temp_dir("pinned_rescue");
+    let model = concat_of_two_batch_symbols(&dir);
+    let a = dir.join("a.npy");
+    let b = dir.join("b.npy");
+    write_npy::<f32>(&a, &tensor2(&[[1f32, 2.], [3., 4.]]));
+    write_npy::<f32>(&b, &tensor2(&[[5f32, 6.], [7., 8.]]));
+    let declared = tract_scatter(&["run", s(&model), s(&a), s(&b)]);
+    assert_eq!(declared.code, 2, "{}{}", declared.stdout, declared.stderr);
+    assert!(declared.stderr.contains("typing"), "{}", declared.stderr);
+    let out = dir.join("out.npz");
+    let pinned = tract_scatter(&[
+        "run",
+        s(&model),
+        s(&a),
+        s(&b),
+        "--pinned",
+        "--output",
+        s(&out),
+    ]);
+    assert_eq!(pinned.code, 0, "{}{}", pinned.stdout, pinned.stderr);
+    assert_eq!(
+        read_npz(&out, "y"),
+        tensor2(&[[1f32, 2., 5., 6.], [3., 4., 7., 8.]])
+    );
+}
