@@ -34,13 +34,22 @@ mod tensor_files;
 
 /// Regression inputs that still crash: (target, file name, why). Each has
 /// an ignored test of its own below.
-const KNOWN_CRASHES: &[(&str, &str, &str)] = &[(
-    "model_bytes",
-    "gather_constant_index_out_of_bounds.onnx",
-    "tract 0.23.9: `Gather` of constant data (a Shape) at a constant index out \
+const KNOWN_CRASHES: &[(&str, &str, &str)] = &[
+    (
+        "model_bytes",
+        "gather_constant_index_out_of_bounds.onnx",
+        "tract 0.23.9: `Gather` of constant data (a Shape) at a constant index out \
          of range, folded while typing: index out of bounds in tract-core's \
          gather.rs:75; stock tract panics the same",
-)];
+    ),
+    (
+        "model_bytes",
+        "unsqueeze_axis_out_of_range.onnx",
+        "tract 0.23.9: `Unsqueeze` of constant axes past the output rank: \
+         tract-hir's Unsqueeze output_shape inserts at that index (smallvec \
+         `index <= len`); stock tract panics the same",
+    ),
+];
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -162,6 +171,16 @@ fn known_crash_model_bytes_gather_constant_index_out_of_bounds() {
     replay_known_crash(
         "model_bytes",
         "gather_constant_index_out_of_bounds.onnx",
+        model_bytes::run,
+    );
+}
+
+#[test]
+#[ignore = "tract 0.23.9 panics: Unsqueeze of constant axes past the output rank (smallvec `index <= len`)"]
+fn known_crash_model_bytes_unsqueeze_axis_out_of_range() {
+    replay_known_crash(
+        "model_bytes",
+        "unsqueeze_axis_out_of_range.onnx",
         model_bytes::run,
     );
 }
