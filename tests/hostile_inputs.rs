@@ -1539,3 +1539,30 @@ fn the_loader_refuses_an_if_of_branches_of_different_arity() {
         "{err:#}"
     );
 }
+
+/// tract's `Expand` typing makes a shape fact of its constant target shape,
+/// and tract-core asserts its dims are not negative.
+fn expand_to_a_negative_dim() -> OneNode {
+    OneNode::new("Expand", 13)
+        .value(input("x", DataType::Float, &[1]))
+        .value(init_i64("shape", &[2], &[-3, 1]))
+}
+
+#[test]
+#[should_panic]
+fn known_tract_bug_expand_to_a_negative_dim() {
+    let bytes = expand_to_a_negative_dim().bytes();
+    let _ = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_optimized());
+}
+
+#[test]
+fn expand_to_a_negative_dim_is_an_error_naming_the_node() {
+    let err = expand_to_a_negative_dim().compile().unwrap_err();
+    let chain = chain(&err);
+    assert!(
+        chain.contains("MultiBroadcastTo: tract 0.23.9 panicked on this node's inputs"),
+        "{chain}"
+    );
+}

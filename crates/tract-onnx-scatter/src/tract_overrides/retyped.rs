@@ -5,9 +5,9 @@
 //! in the typed model. [`Retyped`] delegates every inference method to
 //! tract's op and hands `to_typed` to a [`Typing`].
 //!
-//! tract 0.23.9's analysis of some of these ops panics on hostile
-//! constants (a `Squeeze` axis past the rank, a negative `ConstantOfShape`
-//! dim). Where the plugin stands in front of tract's op, it turns such a
+//! tract 0.23.9's analysis and typing of some of these ops panic on
+//! hostile constants (a `Squeeze` axis past the rank, a negative
+//! `ConstantOfShape` or `Expand` dim). Where the plugin stands in front of tract's op, it turns such a
 //! panic into an error naming the op and tract's message ([`fenced`]): the
 //! process survives when panics unwind (the default `panic = "unwind"`).
 
@@ -176,7 +176,11 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         target: &mut TypedModel,
         mapping: &HashMap<OutletId, OutletId>,
     ) -> TractResult<TVec<OutletId>> {
-        self.typing
-            .to_typed(self.stock.as_ref(), source, node, target, mapping)
+        // On a panic the half-wired `target` is dropped with the error:
+        // tract's `into_typed` stops at the first failing node.
+        fenced(&self.stock.name(), || {
+            self.typing
+                .to_typed(self.stock.as_ref(), source, node, target, mapping)
+        })
     }
 }
