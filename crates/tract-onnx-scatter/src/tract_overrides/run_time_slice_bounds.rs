@@ -508,6 +508,24 @@ impl InferenceRulesOp for RunTimeBoundSlice {
 
     fn to_typed(
         &self,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        // tract's StridedSlice facts panic on some hostile constants (an
+        // axis past the rank): an error naming the op instead.
+        super::retyped::fenced("StridedSlice", || {
+            self.to_typed_unfenced(source, node, target, mapping)
+        })
+    }
+
+    as_op!();
+}
+
+impl RunTimeBoundSlice {
+    fn to_typed_unfenced(
+        &self,
         _source: &InferenceModel,
         node: &InferenceNode,
         target: &mut TypedModel,
@@ -561,8 +579,6 @@ impl InferenceRulesOp for RunTimeBoundSlice {
         inputs.extend(binders(target, &inputs[1..])?);
         target.wire_node(&node.name, self.clone(), &inputs)
     }
-
-    as_op!();
 }
 
 /// The lengths of a slice whose ends are its starts plus constant sizes
