@@ -6,4 +6,10 @@
 #[path = "../logic/grad_ops.rs"]
 mod logic;
 
-libfuzzer_sys::fuzz_target!(|bytes: &[u8]| logic::run(bytes));
+#[path = "../logic/panic_hook.rs"]
+mod panic_hook;
+
+libfuzzer_sys::fuzz_target!(|bytes: &[u8]| {
+    panic_hook::let_caught_panics_unwind();
+    logic::run(bytes)
+});
