@@ -27,6 +27,7 @@
 
 #[path = "model_case.rs"]
 mod model_case;
+use model_case::Case;
 #[path = "proto_gen.rs"]
 mod proto_gen;
 
@@ -238,12 +239,6 @@ fn indices_tensor(
     })
 }
 
-struct Case {
-    proto: ModelProto,
-    feeds: Vec<Tensor>,
-    optimize: bool,
-}
-
 fn case(u: &mut Unstructured) -> Result<Case> {
     let nd: bool = u.arbitrary()?;
     let op_type = if u.ratio(1u8, 40)? {
@@ -407,20 +402,12 @@ fn case(u: &mut Unstructured) -> Result<Case> {
 
 /// A framed real case, kept when every node is a gradient op, mutated.
 fn framed_case(bytes: &[u8]) -> Option<Case> {
-    let framed = model_case::split(bytes);
-    let (mut proto, mut feeds) = model_case::decode(&framed)?;
-    let graph = proto.graph.as_ref()?;
-    if graph.node.is_empty() || !graph.node.iter().all(|n| GRAD_OPS.contains(&&*n.op_type)) {
-        return None;
-    }
-    let mut u = Unstructured::new(framed.rest);
-    let optimize = !u.ratio(1u8, 4).unwrap_or(false);
-    let _ = model_case::mutate(&mut u, &mut proto, &mut feeds, ATTRIBUTES, REDUCTIONS);
-    Some(Case {
-        proto,
-        feeds,
-        optimize,
-    })
+    let in_scope = |proto: &ModelProto| {
+        proto.graph.as_ref().is_some_and(|graph| {
+            !graph.node.is_empty() && graph.node.iter().all(|n| GRAD_OPS.contains(&&*n.op_type))
+        })
+    };
+    model_case::framed_case(bytes, in_scope, ATTRIBUTES, REDUCTIONS)
 }
 
 /// The framed input of a model and its fed tensors (how seeds are
@@ -439,16 +426,5 @@ pub fn run(bytes: &[u8]) {
 /// does not decode, a model out of scope, too few bytes), else the run's
 /// result.
 pub fn outcome(bytes: &[u8]) -> Option<TractResult<()>> {
-    let (&kind, rest) = bytes.split_first()?;
-    let case = if kind % 2 == 0 {
-        framed_case(rest)
-    } else {
-        case(&mut Unstructured::new(rest)).ok()
-    }?;
-    model_case::limit_loops();
-    Some(model_case::run_model(
-        &case.proto,
-        case.feeds,
-        case.optimize,
-    ))
+    model_case::outcome(bytes, framed_case, case)
 }

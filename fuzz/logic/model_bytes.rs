@@ -17,23 +17,8 @@
 mod model_case;
 
 use prost::Message;
-use std::collections::HashSet;
-use std::sync::OnceLock;
 use tract_onnx_scatter::tract_onnx::pb::ModelProto;
 use tract_onnx_scatter::tract_onnx::prelude::*;
-
-/// The op types `onnx()` registers, after the plugin's ops are added.
-fn registered() -> &'static HashSet<String> {
-    static OPS: OnceLock<HashSet<String>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        tract_onnx_scatter::onnx()
-            .op_register
-            .0
-            .keys()
-            .cloned()
-            .collect()
-    })
-}
 
 /// One input of the `model_bytes` target: `Ok` or `Err`, never a panic.
 pub fn run(bytes: &[u8]) {
@@ -45,7 +30,7 @@ pub fn run(bytes: &[u8]) {
     };
     let mut ops = vec![];
     model_case::op_types(graph, &mut ops);
-    if ops.is_empty() || !ops.iter().all(|op| registered().contains(*op)) {
+    if ops.is_empty() || !ops.iter().all(|op| model_case::registered().contains(*op)) {
         return;
     }
     // No skip for tract's own loader panics (an output nobody produces,

@@ -1,9 +1,9 @@
-//! What the model targets fed from real cases share (`grad_ops`,
-//! `overrides`): a framed input (a `ModelProto` and the `TensorProto`s fed
-//! to it, as a node test's `model.onnx` and `input_<i>.pb` hold them),
-//! mutations of a decoded model and its feeds driven by the bytes after
-//! the frame, the op types of a graph and its subgraphs, and one run
-//! through the plugin. Included with `#[path]` by each target's logic
+//! What the model targets share: a framed input (a `ModelProto` and the
+//! `TensorProto`s fed to it, as a node test's `model.onnx` and
+//! `input_<i>.pb` hold them), mutations of a decoded model and its feeds
+//! driven by the bytes after the frame, the op types of a graph and its
+//! subgraphs, the op types `onnx()` registers, and one run through the
+//! plugin (`grad_ops` and `overrides` go through [`outcome`]). Included with `#[path]` by each target's logic
 //! module (and so by `tests/fuzz_replay.rs`).
 //!
 //! The frame: `[n: u8][len: u32 LE][model][len][tensor 0]…[len][tensor n-1]`,
@@ -14,6 +14,8 @@
 
 use arbitrary::{Result, Unstructured};
 use prost::Message;
+use std::collections::HashSet;
+use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 use tract_onnx_scatter::tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx_scatter::tract_onnx::pb::tensor_shape_proto::{Dimension, dimension};
@@ -380,4 +382,67 @@ pub fn run_model(model: &ModelProto, feeds: Vec<Tensor>, optimize: bool) -> Trac
     let plan = typed.into_runnable()?;
     plan.run(feeds.into_iter().map(|t| t.into_tvalue()).collect())?;
     Ok(())
+}
+
+/// The op types `onnx()` registers (tract's and the plugin's).
+pub fn registered() -> &'static HashSet<String> {
+    static OPS: OnceLock<HashSet<String>> = OnceLock::new();
+    OPS.get_or_init(|| {
+        tract_onnx_scatter::onnx()
+            .op_register
+            .0
+            .keys()
+            .cloned()
+            .collect()
+    })
+}
+
+/// A model, the tensors fed to it, and whether it is optimized (else typed
+/// and decluttered) before it runs.
+pub struct Case {
+    pub proto: ModelProto,
+    pub feeds: Vec<Tensor>,
+    pub optimize: bool,
+}
+
+/// A framed real case, kept when `in_scope` holds for its model, mutated
+/// by the bytes after the frame (attribute values of the names in
+/// `attributes`, strings from `strings`).
+pub fn framed_case(
+    bytes: &[u8],
+    in_scope: impl FnOnce(&ModelProto) -> bool,
+    attributes: &[&str],
+    strings: &[&str],
+) -> Option<Case> {
+    let framed = split(bytes);
+    let (mut proto, mut feeds) = decode(&framed)?;
+    if !in_scope(&proto) {
+        return None;
+    }
+    let mut u = Unstructured::new(framed.rest);
+    let optimize = !u.ratio(1u8, 4).unwrap_or(false);
+    let _ = mutate(&mut u, &mut proto, &mut feeds, attributes, strings);
+    Some(Case {
+        proto,
+        feeds,
+        optimize,
+    })
+}
+
+/// What one input of a model target comes to: the first byte picks a
+/// framed real case (even, `framed`) or one built from the bytes (odd,
+/// `built`); `None` when they make no case, else the run's result.
+pub fn outcome(
+    bytes: &[u8],
+    framed: impl FnOnce(&[u8]) -> Option<Case>,
+    built: impl FnOnce(&mut Unstructured) -> Result<Case>,
+) -> Option<TractResult<()>> {
+    let (&kind, rest) = bytes.split_first()?;
+    let case = if kind % 2 == 0 {
+        framed(rest)
+    } else {
+        built(&mut Unstructured::new(rest)).ok()
+    }?;
+    limit_loops();
+    Some(run_model(&case.proto, case.feeds, case.optimize))
 }

@@ -27,9 +27,7 @@ mod model_case;
 use onnx_golden::outcome::{FrameworkOutcome, Outcome};
 use onnx_golden::{NodeTest, Tract};
 use prost::Message;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tract_onnx_scatter::tract_onnx::pb::ModelProto;
 
@@ -117,19 +115,6 @@ fn write(dir: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// The op types `onnx()` registers (tract's and the plugin's).
-fn registered() -> &'static HashSet<String> {
-    static OPS: OnceLock<HashSet<String>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        tract_onnx_scatter::onnx()
-            .op_register
-            .0
-            .keys()
-            .cloned()
-            .collect()
-    })
-}
-
 /// Whether every op of the model file (and of its subgraphs) is one
 /// `onnx()` registers.
 fn in_scope(model: &Path) -> bool {
@@ -144,7 +129,7 @@ fn in_scope(model: &Path) -> bool {
     };
     let mut ops = vec![];
     model_case::op_types(graph, &mut ops);
-    ops.iter().all(|op| registered().contains(*op))
+    ops.iter().all(|op| model_case::registered().contains(*op))
 }
 
 /// One input of the `node_test_dir` target: `NodeTest::load` and `run_test`

@@ -43,6 +43,7 @@
 
 #[path = "model_case.rs"]
 mod model_case;
+use model_case::Case;
 #[path = "proto_gen.rs"]
 mod proto_gen;
 
@@ -1032,12 +1033,6 @@ fn one_op(u: &mut Unstructured, b: &mut Builder, opset: i64, depth: u8) -> Resul
     }
 }
 
-struct Case {
-    proto: ModelProto,
-    feeds: Vec<Tensor>,
-    optimize: bool,
-}
-
 fn case(u: &mut Unstructured) -> Result<Case> {
     let opset = match u.int_in_range(0u8..=12)? {
         0 => int(u)?,
@@ -1074,22 +1069,15 @@ fn case(u: &mut Unstructured) -> Result<Case> {
 
 /// A framed real model, kept when it holds an overridden op, mutated.
 fn framed_case(bytes: &[u8]) -> Option<Case> {
-    let framed = model_case::split(bytes);
-    let (mut proto, mut feeds) = model_case::decode(&framed)?;
-    let mut ops = vec![];
-    model_case::op_types(proto.graph.as_ref()?, &mut ops);
-    let overridden = TractOverride::ALL.map(|o| o.op_type());
-    if !ops.iter().any(|op| overridden.contains(op)) {
-        return None;
-    }
-    let mut u = Unstructured::new(framed.rest);
-    let optimize = !u.ratio(1u8, 4).unwrap_or(false);
-    let _ = model_case::mutate(&mut u, &mut proto, &mut feeds, ATTRIBUTES, &[]);
-    Some(Case {
-        proto,
-        feeds,
-        optimize,
-    })
+    let in_scope = |proto: &ModelProto| {
+        let mut ops = vec![];
+        if let Some(graph) = &proto.graph {
+            model_case::op_types(graph, &mut ops);
+        }
+        let overridden = TractOverride::ALL.map(|o| o.op_type());
+        ops.iter().any(|op| overridden.contains(op))
+    };
+    model_case::framed_case(bytes, in_scope, ATTRIBUTES, &[])
 }
 
 /// The framed input of a model and its fed tensors (how seeds are
@@ -1108,16 +1096,5 @@ pub fn run(bytes: &[u8]) {
 /// does not decode, a model out of scope, too few bytes), else the run's
 /// result.
 pub fn outcome(bytes: &[u8]) -> Option<TractResult<()>> {
-    let (&kind, rest) = bytes.split_first()?;
-    let case = if kind % 2 == 0 {
-        framed_case(rest)
-    } else {
-        case(&mut Unstructured::new(rest)).ok()
-    }?;
-    model_case::limit_loops();
-    Some(model_case::run_model(
-        &case.proto,
-        case.feeds,
-        case.optimize,
-    ))
+    model_case::outcome(bytes, framed_case, case)
 }
