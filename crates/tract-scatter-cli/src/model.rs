@@ -248,11 +248,7 @@ pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Resu
             .map(str::to_string)
             .unwrap_or_else(|| model.node(o.node).name.clone())
     };
-    let input_names: Vec<String> = model
-        .input_outlets()?
-        .iter()
-        .map(|o| model.node(o.node).name.clone())
-        .collect();
+    let input_names = input_names(&model)?;
     let output_names: Vec<String> = model.output_outlets()?.iter().map(label).collect();
     let typed = match model
         .into_typed()
@@ -436,6 +432,15 @@ fn check_input(name: &str, fact: &TypedFact, t: &Tensor, bound: &mut SymbolValue
     Ok(())
 }
 
+/// The ONNX names of the model's inputs, in order.
+fn input_names(model: &InferenceModel) -> Result<Vec<String>> {
+    Ok(model
+        .input_outlets()?
+        .iter()
+        .map(|o| model.node(o.node).name.clone())
+        .collect())
+}
+
 pub fn shape_text(shape: &ShapeFact) -> String {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     format!("[{}]", dims.join(", "))
@@ -473,12 +478,7 @@ pub fn load_with_inputs(
         let parsed = Engine::of(model)
             .model_for_path(&model.model, true)
             .with_context(|| format!("loading {path}"))?;
-        let names = parsed
-            .input_outlets()?
-            .iter()
-            .map(|o| parsed.node(o.node).name.clone())
-            .collect();
-        (None, names)
+        (None, input_names(&parsed)?)
     } else {
         let declared = load(model, Engine::of(model), None)?;
         let names = declared.input_names.clone();

@@ -107,14 +107,9 @@ impl NpyHeader {
             .shape
             .iter()
             .filter(|&&d| d != 0)
-            .try_fold(size, |acc, &d| acc.checked_mul(d));
-        if extent.is_none_or(|e| e > isize::MAX as u64) {
-            return Ok(None);
-        }
-        Ok(self
-            .shape
-            .iter()
-            .try_fold(size, |acc, &d| acc.checked_mul(d)))
+            .try_fold(size, |acc, &d| acc.checked_mul(d))
+            .filter(|&e| e <= isize::MAX as u64);
+        Ok(extent.map(|e| if self.shape.contains(&0) { 0 } else { e }))
     }
 
     /// Refuses a header whose data does not fit `present` bytes or the
