@@ -1258,6 +1258,14 @@ fn tensor_scatter_write_indices_of_hostile_shapes_and_types() {
 // fixes it shows up here), and the plugin's loader refuses the model first
 // with an error naming the graph element (`load::validate`).
 
+/// `bytes` loaded and optimized by stock tract, as the `known_tract_bug_*`
+/// tests drive it to its panic.
+fn stock_optimized(bytes: &[u8]) -> TractResult<TypedModel> {
+    tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .and_then(|m| m.into_optimized())
+}
+
 /// tract wires a graph input whose declared shape has zero volume as a
 /// constant zero tensor (tract-core `TypedModel::wire_node`), and computing
 /// that tensor's strides (tract-data `compute_natural_stride_to`) overflows
@@ -1273,9 +1281,7 @@ fn zero_volume_input_with_overflowing_dims() -> OneNode {
 #[cfg_attr(debug_assertions, should_panic(expected = "overflow"))]
 fn known_tract_bug_zero_volume_input_with_overflowing_dims() {
     let bytes = zero_volume_input_with_overflowing_dims().bytes();
-    let _ = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .and_then(|m| m.into_optimized());
+    let _ = stock_optimized(&bytes);
 }
 
 #[test]
@@ -1413,9 +1419,7 @@ fn squeeze_of_a_scalar() -> OneNode {
 #[should_panic(expected = "index < len")]
 fn known_tract_bug_squeeze_axis_past_the_rank() {
     let bytes = squeeze_of_a_scalar().bytes();
-    let _ = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .and_then(|m| m.into_optimized());
+    let _ = stock_optimized(&bytes);
 }
 
 #[test]
@@ -1440,9 +1444,7 @@ fn constant_of_shape_of_a_negative_dim() -> OneNode {
 #[should_panic]
 fn known_tract_bug_constant_of_shape_of_a_negative_dim() {
     let bytes = constant_of_shape_of_a_negative_dim().bytes();
-    let _ = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .and_then(|m| m.into_optimized());
+    let _ = stock_optimized(&bytes);
 }
 
 #[test]
@@ -1521,9 +1523,7 @@ fn if_of_branches_of_different_arity() -> Vec<u8> {
 #[should_panic]
 fn known_tract_bug_if_of_branches_of_different_arity() {
     let bytes = if_of_branches_of_different_arity();
-    let _ = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .and_then(|m| m.into_optimized());
+    let _ = stock_optimized(&bytes);
 }
 
 #[test]
@@ -1552,9 +1552,7 @@ fn expand_to_a_negative_dim() -> OneNode {
 #[should_panic]
 fn known_tract_bug_expand_to_a_negative_dim() {
     let bytes = expand_to_a_negative_dim().bytes();
-    let _ = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .and_then(|m| m.into_optimized());
+    let _ = stock_optimized(&bytes);
 }
 
 #[test]
