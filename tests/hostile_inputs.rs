@@ -1564,3 +1564,56 @@ fn expand_to_a_negative_dim_is_an_error_naming_the_node() {
         "{chain}"
     );
 }
+
+/// tract's `Gather` evaluates constant inputs while typing and indexes its
+/// data with the index unchecked (tract-core `gather.rs`).
+fn gather_of_a_constant_at_an_index_out_of_range() -> OneNode {
+    OneNode::new("Gather", 13)
+        .value(init_i64("data", &[3], &[1, 2, 3]))
+        .value(init_i64("indices", &[], &[7]))
+        .output_elem(DataType::Int64)
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds")]
+fn known_tract_bug_gather_of_a_constant_at_an_index_out_of_range() {
+    let bytes = gather_of_a_constant_at_an_index_out_of_range().bytes();
+    let _ = stock_optimized(&bytes);
+}
+
+#[test]
+fn a_constant_gather_out_of_range_is_an_error_naming_gather() {
+    let err = gather_of_a_constant_at_an_index_out_of_range()
+        .compile()
+        .unwrap_err();
+    let chain = chain(&err);
+    assert!(
+        chain.contains("Gather: tract 0.23.9 panicked on this node's inputs (index out of bounds"),
+        "{chain}"
+    );
+}
+
+/// tract's `Unsqueeze` analysis inserts each axis into the output shape
+/// without checking it against the output rank (tract-hir `unsqueeze.rs`).
+fn unsqueeze_at_an_axis_past_the_rank() -> OneNode {
+    OneNode::new("Unsqueeze", 13)
+        .value(input("x", DataType::Float, &[2]))
+        .value(init_i64("axes", &[1], &[5]))
+}
+
+#[test]
+#[should_panic]
+fn known_tract_bug_unsqueeze_at_an_axis_past_the_rank() {
+    let bytes = unsqueeze_at_an_axis_past_the_rank().bytes();
+    let _ = stock_optimized(&bytes);
+}
+
+#[test]
+fn an_unsqueeze_axis_past_the_rank_is_an_error_naming_unsqueeze() {
+    let err = unsqueeze_at_an_axis_past_the_rank().compile().unwrap_err();
+    let chain = chain(&err);
+    assert!(
+        chain.contains("Unsqueeze13: tract 0.23.9 panicked on this node's inputs"),
+        "{chain}"
+    );
+}

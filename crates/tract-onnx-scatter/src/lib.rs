@@ -95,6 +95,7 @@ impl Options {
     /// Registers this crate's scatter ops in `reg`, then its overrides of
     /// tract operators (those of [`Options::tract_overrides`]).
     pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
+        tract_overrides::retyped::fence_stock_builders(reg);
         parse::register(reg, self.deviations);
         self.tract_overrides.register(reg);
         reg.insert(

@@ -68,6 +68,65 @@ impl<T: Typing> Retyped<T> {
     }
 }
 
+/// tract's own ops whose type tract's code looks for in an inference
+/// model: `Const` (tract-hir's `add_const` reuses an equal one) and
+/// `Multinomial` (`tract_onnx::Onnx::determinize` seeds it). Their builders
+/// stay unwrapped.
+const LOOKED_UP_BY_TYPE: &[&str] = &["Constant", "Multinomial"];
+
+/// Puts every builder of `reg` that is tract's own behind [`fenced`]: the
+/// builder's call, and its op's analysis, evaluation and typing (a
+/// [`Retyped`] with [`StockTyping`]). The typed model is the one tract
+/// builds, op for op; only a panic in tract's code becomes an error naming
+/// the op. A builder the caller registered in tract's place stays as it
+/// is. Run before the plugin registers its own builders, which replace
+/// some of these.
+pub fn fence_stock_builders(reg: &mut OnnxOpRegister) {
+    for (op, builder) in reg.0.iter_mut() {
+        if LOOKED_UP_BY_TYPE.contains(&op.as_str()) {
+            continue;
+        }
+        if stock(op).is_ok_and(|stock| std::ptr::fn_addr_eq(*builder, stock)) {
+            *builder = fenced_stock;
+        }
+    }
+}
+
+/// tract's builder for the node's op type, its call and its op fenced
+/// ([`fence_stock_builders`]).
+fn fenced_stock(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let builder = stock(&node.op_type)?;
+    let (stock, extra_inputs) = fenced(&node.op_type, || builder(ctx, node))?;
+    Ok((
+        Box::new(Retyped {
+            stock,
+            typing: StockTyping,
+        }),
+        extra_inputs,
+    ))
+}
+
+/// The typing of tract's op itself: a [`Retyped`] with it changes nothing
+/// but the fence.
+#[derive(Debug, Clone, Copy)]
+pub struct StockTyping;
+
+impl Typing for StockTyping {
+    fn to_typed(
+        &self,
+        stock: &dyn InferenceOp,
+        source: &InferenceModel,
+        node: &InferenceNode,
+        target: &mut TypedModel,
+        mapping: &HashMap<OutletId, OutletId>,
+    ) -> TractResult<TVec<OutletId>> {
+        stock.to_typed(source, node, target, mapping)
+    }
+}
+
 /// `f`'s result, or an error naming `op` and the panic's message when
 /// tract's code in `f` panics.
 pub fn fenced<R>(op: &str, f: impl FnOnce() -> TractResult<R>) -> TractResult<R> {
