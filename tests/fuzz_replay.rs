@@ -5,10 +5,6 @@
 //! runs exactly what libFuzzer runs (in debug, without its allocation
 //! limit). An input passes when it does not panic; every failing file is
 //! reported at once.
-//!
-//! A regression input that still crashes (a bug not fixed yet) is listed in
-//! [`KNOWN_CRASHES`]: the replay of its target skips it, and a dedicated
-//! `#[ignore]`d test replays it alone.
 
 // Each target's logic includes its shared helpers itself, as its fuzz binary
 // needs; replaying several targets here loads those helpers once per target.
@@ -31,25 +27,6 @@ mod one_node_model;
 mod overrides;
 #[path = "../fuzz/logic/tensor_files.rs"]
 mod tensor_files;
-
-/// Regression inputs that still crash: (target, file name, why). Each has
-/// an ignored test of its own below.
-const KNOWN_CRASHES: &[(&str, &str, &str)] = &[
-    (
-        "model_bytes",
-        "gather_constant_index_out_of_bounds.onnx",
-        "tract 0.23.9: `Gather` of constant data (a Shape) at a constant index out \
-         of range, folded while typing: index out of bounds in tract-core's \
-         gather.rs:75; stock tract panics the same",
-    ),
-    (
-        "model_bytes",
-        "unsqueeze_axis_out_of_range.onnx",
-        "tract 0.23.9: `Unsqueeze` of constant axes past the output rank: \
-         tract-hir's Unsqueeze output_shape inserts at that index (smallvec \
-         `index <= len`); stock tract panics the same",
-    ),
-];
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -88,7 +65,7 @@ fn replay_one(run: fn(&[u8]), file: &Path) -> Option<String> {
         .map(|p| panic_message(&*p))
 }
 
-/// Replays every seed and regression of `target` (known crashes left out)
+/// Replays every seed and regression of `target`
 /// and fails listing every input that panicked.
 fn replay(target: &str, run: fn(&[u8])) {
     let seeds = files("seeds", target);
@@ -100,13 +77,6 @@ fn replay(target: &str, run: fn(&[u8])) {
     let mut failures = vec![];
     let mut replayed = 0;
     for file in seeds.iter().chain(&regressions) {
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if KNOWN_CRASHES
-            .iter()
-            .any(|(t, f, _)| *t == target && *f == name)
-        {
-            continue;
-        }
         replayed += 1;
         if let Some(message) = replay_one(run, file) {
             failures.push(format!("{}: {message}", file.display()));
@@ -118,16 +88,6 @@ fn replay(target: &str, run: fn(&[u8])) {
         failures.len(),
         failures.join("\n  ")
     );
-}
-
-/// Replays one known crash alone (its ignored test): fails while the bug
-/// is there.
-fn replay_known_crash(target: &str, file: &str, run: fn(&[u8])) {
-    let path = fuzz_dir().join("regressions").join(target).join(file);
-    assert!(path.is_file(), "{path:?} is missing");
-    if let Some(message) = replay_one(run, &path) {
-        panic!("{}: {message}", path.display());
-    }
 }
 
 #[test]
@@ -163,38 +123,6 @@ fn every_tensor_files_seed_and_regression_replays_without_a_panic() {
 #[test]
 fn every_node_test_dir_seed_and_regression_replays_without_a_panic() {
     replay("node_test_dir", node_test_dir::run);
-}
-
-#[test]
-#[ignore = "tract 0.23.9 panics: Gather at a constant out-of-range index while typing (gather.rs:75)"]
-fn known_crash_model_bytes_gather_constant_index_out_of_bounds() {
-    replay_known_crash(
-        "model_bytes",
-        "gather_constant_index_out_of_bounds.onnx",
-        model_bytes::run,
-    );
-}
-
-#[test]
-#[ignore = "tract 0.23.9 panics: Unsqueeze of constant axes past the output rank (smallvec `index <= len`)"]
-fn known_crash_model_bytes_unsqueeze_axis_out_of_range() {
-    replay_known_crash(
-        "model_bytes",
-        "unsqueeze_axis_out_of_range.onnx",
-        model_bytes::run,
-    );
-}
-
-#[test]
-fn every_known_crash_is_a_saved_regression_input() {
-    for (target, file, why) in KNOWN_CRASHES {
-        assert!(!why.is_empty());
-        let path = fuzz_dir().join("regressions").join(target).join(file);
-        assert!(
-            path.is_file(),
-            "{path:?} is listed in KNOWN_CRASHES but missing"
-        );
-    }
 }
 
 // ---------------------------------------------------------------------------

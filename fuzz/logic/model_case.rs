@@ -370,8 +370,30 @@ pub fn mutate(
     Ok(())
 }
 
+/// The largest tensor, in bytes, a fuzzed model may be run with: a mutated
+/// model that legitimately computes more (an `Expand` to a mutated shape of
+/// millions of rows, say) needs more time and memory than libFuzzer's
+/// limits give one input, and is loaded and optimized but not run.
+pub const FUZZ_RUN_TENSOR_BYTES: usize = 64 << 20;
+
+/// Whether some value of `model` is known, from its facts, to be larger
+/// than [`FUZZ_RUN_TENSOR_BYTES`].
+pub fn computes_past_the_run_budget(model: &TypedModel) -> bool {
+    model.nodes().iter().any(|node| {
+        node.outputs.iter().any(|output| {
+            let fact = &output.fact;
+            fact.shape.as_concrete().is_some_and(|dims| {
+                dims.iter()
+                    .try_fold(fact.datum_type.size_of(), |acc, d| acc.checked_mul(*d))
+                    .is_none_or(|bytes| bytes > FUZZ_RUN_TENSOR_BYTES)
+            })
+        })
+    })
+}
+
 /// Loads `model` through the plugin's `onnx()`, optimizes it (or types and
-/// declutters it), makes it runnable and runs it on `feeds`.
+/// declutters it), makes it runnable and runs it on `feeds` (unless it
+/// [`computes_past_the_run_budget`]).
 pub fn run_model(model: &ModelProto, feeds: Vec<Tensor>, optimize: bool) -> TractResult<()> {
     let model = tract_onnx_scatter::onnx().model_for_proto_model(model)?;
     let typed = if optimize {
@@ -379,6 +401,9 @@ pub fn run_model(model: &ModelProto, feeds: Vec<Tensor>, optimize: bool) -> Trac
     } else {
         model.into_typed()?.into_decluttered()?
     };
+    if computes_past_the_run_budget(&typed) {
+        return Ok(());
+    }
     let plan = typed.into_runnable()?;
     plan.run(feeds.into_iter().map(|t| t.into_tvalue()).collect())?;
     Ok(())

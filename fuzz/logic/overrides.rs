@@ -29,14 +29,11 @@
 //!   strings), `ReverseSequence` (any lengths and axes), and `Concat` of a
 //!   symbolic shape with extreme values.
 //!
-//! KNOWN_TRACT_PANICS: the generator never writes the inputs on which
-//! tract 0.23.9 itself panics (stock tract alike), saved in
-//! `fuzz/regressions/overrides/` and replayed by ignored tests of
-//! `tests/fuzz_replay.rs`: an `If` whose branches give different numbers
-//! of outputs (`if_branches_of_different_arity`), a `ConstantOfShape`
-//! of a constant shape holding a negative dim (`negative_dim_in_shape_fact`),
-//! and a `Squeeze` of constant axes outside the input's rank
-//! (`squeeze_axis_out_of_range`). Mutated real models may still reach them.
+//! Nothing is left out for tract's sake: inputs on which tract 0.23.9
+//! itself panics (an `If` whose branches give different numbers of
+//! outputs, a constant negative `ConstantOfShape` dim, constant `Squeeze`
+//! axes outside the rank) are generated too; the plugin refuses or fences
+//! them (`fuzz/README.md`).
 //!
 //! The body of the `overrides` fuzz target ([`run`]), shared with the
 //! replay test (`tests/fuzz_replay.rs`).
@@ -406,19 +403,7 @@ fn constant_of_shape(u: &mut Unstructured, b: &mut Builder) -> Result<Outputs> {
     let n = u.int_in_range(0..=4)?;
     let shape = entries(u, &[2, 3, 4], n)?;
     let shape = if u.ratio(1u8, 3)? {
-        // A constant shape holds no negative dim: tract 0.23.9 panics on
-        // one (KNOWN_TRACT_PANICS); a fed one may.
-        let values = shape
-            .try_as_plain_ram()
-            .expect("plain")
-            .as_slice::<i64>()
-            .expect("int64")
-            .to_vec();
-        let dims: Vec<i64> = values
-            .iter()
-            .map(|d| d.checked_abs().unwrap_or(0))
-            .collect();
-        b.constant(u, DataType::Int64, &i64s(dims))?
+        b.constant(u, DataType::Int64, &shape)?
     } else {
         index_value(u, b, shape, 0)?
     };
@@ -449,20 +434,16 @@ fn squeeze(u: &mut Unstructured, b: &mut Builder, opset: i64) -> Result<Outputs>
     let rank = dims.len() as i64;
     let x = b.value(u, dt, x, 8)?;
     let n = u.int_in_range(0..=2)?;
-    // Constant axes stay within the rank (none for a scalar): tract 0.23.9
-    // panics on one outside (KNOWN_TRACT_PANICS); fed axes may be anything.
     let constant = opset < 13 || u.ratio(1u8, 2)?;
     let axes: Vec<i64> = (0..n)
         .map(|_| {
             Ok(match u.int_in_range(0u8..=6)? {
-                0 if !constant => int(u)?,
+                0 => int(u)?,
                 _ if rank == 0 => 0,
                 _ => u.int_in_range(-rank..=rank - 1)?,
             })
         })
         .collect::<Result<_>>()?;
-    let n = if constant && rank == 0 { 0 } else { n };
-    let axes = axes[..n].to_vec();
     if opset < 13 {
         let attrs = if n > 0 {
             vec![attr_ints("axes", axes)]
@@ -754,11 +735,13 @@ fn if_(u: &mut Unstructured, b: &mut Builder, depth: u8) -> Result<Outputs> {
     let cond = condition(u, b, 3)?;
     let (_, x) = data(u, DataType::Float)?;
     let x = b.value(u, DataType::Float, x, 6)?;
-    // Both branches give as many outputs: tract 0.23.9 panics on an `If`
-    // whose branches do not (KNOWN_TRACT_PANICS).
-    let outputs = u.int_in_range(1..=2)?;
-    let then_branch = branch(u, b, &x, depth, outputs)?;
-    let else_branch = branch(u, b, &x, depth, outputs)?;
+    let then_outputs = u.int_in_range(1..=2)?;
+    let else_outputs = match u.int_in_range(0u8..=8)? {
+        0 => u.int_in_range(1..=2)?,
+        _ => then_outputs,
+    };
+    let then_branch = branch(u, b, &x, depth, then_outputs)?;
+    let else_branch = branch(u, b, &x, depth, else_outputs)?;
     let n = match u.int_in_range(0u8..=8)? {
         0 => u.int_in_range(0..=3)?,
         _ => then_branch.output.len(),
