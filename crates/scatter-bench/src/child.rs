@@ -13,8 +13,8 @@
 //! Where the case has a copy floor, a child of a kept-inputs mode also
 //! times a warm copy of the data input between calls (outside the timed
 //! call): the two medians then share the process, its pages and the
-//! machine's load, which moved by ±20 % between processes on the 2-core
-//! bench machine.
+//! machine's load, which differs from process to process on the bench
+//! machine (see docs/performance.md, "Why the mechanisms exist").
 
 use std::io::Write;
 use std::path::Path;
@@ -175,7 +175,8 @@ pub fn serve(
         budget
     };
     // Not between owned calls: a 30 MB copy would evict the cache lines an
-    // O(updates) write touches (1 µs became 30 µs).
+    // O(updates) write touches, and the write would time the misses (see
+    // docs/performance.md, "Why the mechanisms exist").
     let data = match &floor_input {
         Some(input) if mode != Mode::Owned => Some(input.try_as_plain_ram()?.as_slice::<f32>()?),
         _ => None,

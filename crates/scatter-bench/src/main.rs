@@ -151,8 +151,8 @@ fn measure_copies(row: &mut Row, data: &[f32], budget: Budget) -> Result<()> {
 /// Rounds per row. A round times every (engine, mode) and onnxruntime
 /// once, one after the other (the order rotating from round to round), in
 /// processes kept alive across rounds; each gets a fifth of the budget.
-/// The machine's speed drifts by tens of percent over minutes (±40 %
-/// between runs on the 2-core bench machine): ratios are taken within
+/// The machine's speed drifts by tens of percent over minutes (see
+/// docs/performance.md, "Why the mechanisms exist"): ratios are taken within
 /// each round ([`scatter_bench::report::Rounds::paired`]), where the drift is shared.
 const ROUNDS: u32 = 5;
 

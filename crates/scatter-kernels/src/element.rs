@@ -95,10 +95,10 @@ macro_rules! float_minmax {
         #[inline(always)]
         fn max(acc: &mut Self, update: &Self) {
             // Stored either way, so the compiler selects instead of
-            // branching: with random values the branch was mispredicted
-            // about every other update (se_max_dense_axis0 ran 1.6x
-            // slower). NaN propagates: a NaN accumulator stays, a NaN
-            // update is taken.
+            // branching: with random values a branch is mispredicted
+            // about every other update (see docs/performance.md, "Why the
+            // mechanisms exist"). NaN propagates: a NaN accumulator stays,
+            // a NaN update is taken.
             let (a, u) = (*acc, *update);
             let take = !a.is_nan() & (u.is_nan() | (u > a));
             *acc = if take { u } else { a };

@@ -564,22 +564,21 @@ unsafe fn bands<T, I: IndexValue>(
         return;
     }
     // A blocked band in place spans `dim` rows a whole row apart, a page
-    // each for rows of 4 KiB or more, so its random writes missed the TLB
+    // each for rows of 4 KiB or more, so its random writes miss the TLB
     // as well as L1. Staged (copied into a contiguous buffer, scattered
     // into there, copied back), the same writes land in a few contiguous
-    // pages (`se_max_dense_axis0`, 2048 × 2048 f32, bands of 32 columns,
-    // one thread: 30–35 ms in place, 17–21 ms staged,
-    // `examples/par_timings.rs`). Only for types with no drop glue: the
-    // band is copied bitwise and both copies exist for a while.
+    // pages, and the two copies cost less than the misses they save (see
+    // docs/performance.md, "Why the mechanisms exist"). Only for types
+    // with no drop glue: the band is copied bitwise and both copies exist
+    // for a while.
     let staged = tile < inner && !std::mem::needs_drop::<T>();
     // The widest band this call applies (the last may be narrower).
     let widest = tile.min(c1 - c0);
     // A band (or a task's columns) reads part of each row of the indices
     // and updates, a row apart: a page apart or more for long rows, where
-    // the hardware prefetchers lose the stream and every row waited on a
-    // miss. Asked for ahead, `se_max_dense_axis0` (rows of 8 and 16 KiB)
-    // runs in the op (`scatter-bench --child`, one-shot) in 17 ms instead
-    // of 36–38 on one thread and 10–11 ms instead of 23 on two.
+    // the hardware prefetchers lose the stream and every row waits on a
+    // miss. Asking for those rows ahead overlaps the misses (see
+    // docs/performance.md, "Why the mechanisms exist").
     let (t_bytes, i_bytes) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
     let strided = widest < inner
         && inner.saturating_mul(t_bytes.max(i_bytes)) >= crate::prefetch::STRIDED_FROM_BYTES;

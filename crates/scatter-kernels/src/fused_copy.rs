@@ -307,11 +307,10 @@ unsafe impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
 
 /// `dst = src` (equal lengths) in 64 KiB pieces, for a warm destination.
 /// glibc copies a block above its non-temporal threshold (about 3/4 of
-/// the L3) with streaming stores; on the 2-core AMD EPYC bench machine
-/// that ran 15–20 % slower than pieces copied with ordinary stores (32 MiB
-/// between 64-byte-aligned buffers, 100 interleaved rounds: 3.25–3.49 ms
-/// whole, 2.78–2.95 ms in 64 KiB pieces, 2.66–2.79 ms in 16 KiB ones), and
-/// ordinary stores leave the end of the output in cache for what follows.
+/// the L3) with streaming stores, which into a warm destination run
+/// slower than ordinary stores copied in pieces (see docs/performance.md,
+/// "Why the mechanisms exist"); ordinary stores also leave the end of the
+/// output in cache for what follows.
 /// Into fresh pages a whole copy wins instead (the streaming stores skip
 /// reading the lines they fill).
 pub fn copy_in_pieces<T: Copy>(dst: &mut [T], src: &[T]) {

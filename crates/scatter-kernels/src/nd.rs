@@ -430,9 +430,10 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     fn fold<T>(&self, data: &mut [T], updates: &[T], mut f: impl FnMut(&mut T, &T)) {
         if self.plan.slice_len == 1 {
             // One element per tuple: no loop over runs and no slices in
-            // the loop. The run-by-run visit spent twice the instructions
-            // per update, and a scatter of single elements into
-            // cache-resident data is bound by them.
+            // the loop. The run-by-run visit spends more instructions per
+            // update, and a scatter of single elements into cache-resident
+            // data is bound by them (see docs/performance.md, "Why the
+            // mechanisms exist").
             debug_assert!(self.plan.runs.iter().all(|&r| r == 0));
             debug_assert_eq!(updates.len(), self.plan.tuples);
             self.visit(|o, t| {

@@ -123,8 +123,9 @@ pub struct Schedule {
     /// Fewest bytes of each row a task owns when ScatterElements splits
     /// by columns: every task reads its part of every row of indices and
     /// updates, and narrower parts waste the bandwidth the prefetchers
-    /// spend on the neighbours' columns (a 128-feature f32 scatter-add ran
-    /// twice as slowly split in two halves of 256 bytes).
+    /// spend on the neighbours' columns (a 128-feature f32 scatter-add
+    /// split in two halves of 256 bytes runs slower than unsplit; see
+    /// docs/performance.md, "Why the mechanisms exist").
     pub min_split_row_bytes: usize,
     /// Fewest bytes per row for a split ScatterND of rows to scan rather
     /// than sort (a cache line: shorter slices are element scatters).
@@ -134,11 +135,9 @@ pub struct Schedule {
     pub row_scan_from_rows_per_task: usize,
     /// Fewest bytes per slice for ScatterND to split by sorting its
     /// updates by block (the row split of whole rows is not bound by it).
-    /// Measured on the 2-core EPYC with both cores free (`cargo xtask
-    /// bench`, load 1.1–1.4), two threads against one: element scatters
-    /// ran 0.97× (`snd_elems`) and 1.71× (`snd_add_hist`): the sort costs
-    /// more than the misses it saves; 4 MiB slices ran 0.89× (`snd_rows`,
-    /// the copy split).
+    /// Below it two threads gain little or lose against one: the sort
+    /// costs more than the misses it saves. Large slices gain, through the
+    /// copy split (see docs/performance.md, "Why the mechanisms exist").
     pub nd_split_from_slice_bytes: usize,
 }
 

@@ -5,9 +5,9 @@
 //! miss at every row: the hardware prefetchers follow the updates' stream,
 //! not the destinations the indices pick. Asking for the destination row
 //! of the update [`DISTANCE`] rows ahead overlaps those misses; it reads
-//! nothing and changes no result. Measured on the benchmark's `gnn_large`
-//! shape in a standalone loop (2 cores AMD EPYC): 63 ms without, 41 ms at
-//! 4 rows ahead, 24 ms at 8, 34 ms at 16.
+//! nothing and changes no result. [`DISTANCE`] is the distance that runs
+//! fastest of those tried on the benchmark's `gnn_large` shape (see
+//! docs/performance.md, "Why the mechanisms exist").
 //!
 //! The same hint serves a blocked ScatterElements, whose bands read a few
 //! columns of every row of the indices and updates (`elements_par.rs`).

@@ -188,9 +188,9 @@ pub(crate) fn fill_parts<'a, T: Copy + Send + Sync>(
 /// holds for the bytes copied (contiguous chunks, one per task, each in
 /// 64 KiB pieces), else [`write_copy_in_pieces`] on the calling thread:
 /// `dst` written. A copy that no scatter is fused into (or one whose
-/// scatter cannot be split) still takes every core's bandwidth: on the
-/// 2-core bench machine a 50 MB copy ran in 2.9 ms on two threads against
-/// 4.9 ms on one (`examples/par_timings.rs`, `write_copy_par` rows).
+/// scatter cannot be split) still takes every core's bandwidth: one core
+/// alone leaves memory bandwidth unused (see docs/performance.md, "Why
+/// the mechanisms exist").
 ///
 /// ```
 /// use std::mem::MaybeUninit;

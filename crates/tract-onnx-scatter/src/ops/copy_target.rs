@@ -100,8 +100,9 @@ impl Target {
                         write_copy_par(&threads, &Schedule::DEFAULT, dst, src)
                     } else if fresh {
                         // Whole, not in pieces: into fresh pages glibc's
-                        // streaming stores win (a kept-and-fed-back 33.6 MB
-                        // cache: 4.5-4.6 ms whole, 6.4-7.7 ms in pieces).
+                        // streaming stores win, skipping the read of the
+                        // lines they fill (see docs/performance.md, "Why
+                        // the mechanisms exist").
                         write_copy(dst, src)
                     } else {
                         write_copy_in_pieces(dst, src)

@@ -2,7 +2,7 @@
 //! before their first touch. Above glibc's mmap threshold a new allocation
 //! takes fresh pages on every run: a page fault and the kernel's zeroing
 //! per 4 KiB, several times a warm memcpy; one per 2 MiB with huge pages
-//! (32 MiB: 22.1 ms to 5.3 ms measured on the bench machine).
+//! (see docs/performance.md, "Why the mechanisms exist").
 //!
 //! The only module that allocates uninitialized memory, and the home of
 //! [`Unwritten`], the type of an output nothing may read before it is

@@ -195,10 +195,9 @@ impl IndexedScatter for ScatterNd {
         // executor; the check (and sort) of indices that come back is kept
         // (`check_cache`). Not sorted when the data is written in place on
         // one thread and the indices will not come back: there the sort
-        // costs more than the cache misses it saves (snd_elems in
-        // par_timings, three runs: check + apply 9.0-9.5 ms unsorted,
-        // 10.0-11.7 ms sorted); it pays for a copy, for threads, or when
-        // it is reused.
+        // costs more than the cache misses it saves (see
+        // docs/performance.md, "Why the mechanisms exist"); it pays for a
+        // copy, for threads, or when it is reused.
         let kept = check_cache::keepable(indices_value, indices);
         let threads = TractThreads::current();
         let unsorted = Schedule {
