@@ -30,7 +30,8 @@ const REDUCTIONS: [Option<&str>; 7] = [
 ];
 
 // ---------------------------------------------------------------------------
-// The contract, as written in the issue (versions above 18 behave as 18).
+// The contract: ScatterElements and ScatterND at every opset from 18 up to
+// `opset::NEWEST_OPSET` (24) are their version 18.
 // ---------------------------------------------------------------------------
 
 /// What the op version in force at an opset defines.

@@ -201,7 +201,7 @@ def gen_se_specials():
         idx = idx_arr([0, 0, 0, 0], [1, 4], "i64")
         upd = np_arr([False, True, False, True], "bool", [1, 4])
         se_case(name, "ScatterElements", 18, "bool", data, idx, upd, 0, red)
-    # opset above 18 behaves as 18; 17 as 16
+    # ScatterElements at opsets 19 to 24 is its version 18; at 17, version 16
     for opset, red in [(17, "mul"), (17, "none"), (20, "max"), (22, "min"), (24, "add")]:
         name = f"scatter_elements_{opset}_f32_r2_axis-1_{red}_later_opset"
         rng = rng_for(name)

@@ -17,13 +17,14 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
-//! Beyond the scatter family, [`onnx()`] replaces the builders of ten
-//! tract operators where tract 0.23.9 stops exporters' models before their
-//! scatters run: `If`, `Reshape`, `Concat`, `Slice`, `Cast`,
-//! `ConstantOfShape`, `Expand`, `Squeeze`, and `Unique` and `Loop`, which tract lacks
-//! ([`tract_overrides`] says what each changes and why). Wherever stock tract loads a model,
-//! each builds exactly stock's op and facts. [`Options::tract_overrides`]
-//! switches any of them off by name:
+//! Beyond the scatter family, [`onnx()`] overrides these tract operators
+//! ([`TractOverride::ALL`]), where tract 0.23.9 stops exporters' models
+//! before their scatters run: `If`, `Reshape`, `Concat`, `Slice`, `Cast`,
+//! `CastLike`, `ConstantOfShape`, `Expand`, `Squeeze`, and `Unique`, `Loop`
+//! and `ReverseSequence`, which tract lacks. [`tract_overrides`] says what
+//! each changes and why. Wherever stock tract loads a model, each builds
+//! exactly stock's op and facts. [`Options::tract_overrides`] switches any
+//! of them off by name:
 //!
 //! ```
 //! use tract_onnx_scatter::{Options, TractOverrides};
@@ -66,9 +67,8 @@ pub struct Options {
     /// same op): accepted with a warning (default) or refused.
     pub deviations: Deviations,
     /// Which tract operators outside the scatter family are replaced by
-    /// [`tract_overrides`]' (default: all of them, [`TractOverrides::ALL`]):
-    /// `If`, `Reshape`, `Concat`, `Slice`, `Cast`, `Unique`,
-    /// `ConstantOfShape`, `Expand`, `Loop`. Switch one off by name with
+    /// [`tract_overrides`]' (default: all of them, [`TractOverrides::ALL`],
+    /// the operators of [`TractOverride::ALL`]). Switch one off by name with
     /// `TractOverrides::ALL.without("Slice".parse()?)`;
     /// [`TractOverrides::NONE`] keeps every stock tract operator.
     pub tract_overrides: TractOverrides,
@@ -120,10 +120,8 @@ impl Options {
 /// Overrides tract's `Scatter`, `ScatterElements`, `ScatterND` (and adds
 /// `TensorScatter`, `ScatterElementsUpdate`, `ScatterElementsGrad`,
 /// `ScatterNDGrad`) builders with this crate's, accepting known exporter
-/// deviations, and replaces tract's `If`, `Reshape`, `Concat`, `Slice`,
-/// `Cast`, `ConstantOfShape`, `Expand` and adds `Unique` and `Loop`
-/// ([`tract_overrides`];
-/// [`Options::default`]).
+/// deviations, and replaces the builders of the tract operators of
+/// [`TractOverride::ALL`] ([`tract_overrides`]; [`Options::default`]).
 pub fn register(reg: &mut tract_onnx::model::OnnxOpRegister) {
     Options::default().register(reg)
 }

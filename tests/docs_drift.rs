@@ -1,0 +1,308 @@
+//! What the docs say that the code also says, checked against the code so
+//! the two cannot drift apart:
+//!
+//! - the tract operators the plugin overrides, `TractOverride::ALL`: the
+//!   lists in README.md, the plugin's crate documentation, ARCHITECTURE.md
+//!   and docs/contract.md name every one of them and nothing else, and no
+//!   doc counts them otherwise;
+//! - the opsets the contract covers, `opset::NEWEST_OPSET` and
+//!   `opset::op_version`: the docs' "up to opset N" and each op's list of
+//!   versions, such as "`ScatterND` (11, 13, 16, 18)".
+//!
+//! ARCHITECTURE.md also carries no measurements: figures go to
+//! docs/performance.md.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use tract_onnx_scatter::TractOverride;
+use tract_onnx_scatter::opset::{NEWEST_OPSET, ScatterOp, op_version};
+
+const README: &str = "README.md";
+const CRATE_DOC: &str = "crates/tract-onnx-scatter/src/lib.rs";
+const CRATE_README: &str = "crates/tract-onnx-scatter/README.md";
+const ARCHITECTURE: &str = "ARCHITECTURE.md";
+const CONTRACT: &str = "docs/contract.md";
+
+/// The file at `path`, relative to the repository's root.
+fn read(path: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent");
+    fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// `text` as one line of words: each line's comment marker (`//!`, `///`)
+/// dropped and every run of whitespace one space, so a sentence reads the
+/// same wherever its lines break.
+fn prose(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|line| {
+            let line = line.trim_start();
+            line.strip_prefix("//!")
+                .or_else(|| line.strip_prefix("///"))
+                .unwrap_or(line)
+        })
+        .collect();
+    lines
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The op types of `TractOverride::ALL`.
+fn overridden() -> BTreeSet<String> {
+    TractOverride::ALL
+        .iter()
+        .map(|o| o.op_type().to_string())
+        .collect()
+}
+
+/// The words between backticks in `text` that are spelled like an ONNX op
+/// type (`ReverseSequence`; not `TractOverride::ALL`, `onnx()` or
+/// `tract_overrides`).
+fn op_types_in(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| {
+            word.starts_with(|c: char| c.is_ascii_uppercase())
+                && word.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The text of `doc` from `lead` to the end of its sentence (the next
+/// ". " or the end of `doc`). `lead` must occur exactly once.
+fn sentence_from<'a>(doc: &'a str, path: &str, lead: &str) -> &'a str {
+    assert_eq!(
+        doc.matches(lead).count(),
+        1,
+        "{path} must say {lead:?} exactly once, where it lists them"
+    );
+    let rest = &doc[doc.find(lead).unwrap()..];
+    let end = rest.find(". ").map_or(rest.len(), |i| i + 1);
+    &rest[..end]
+}
+
+/// Panics unless `listed` names every op type of `TractOverride::ALL` once,
+/// and nothing else.
+fn assert_lists_the_overrides(path: &str, listed: &[String]) {
+    let named: BTreeSet<String> = listed.iter().cloned().collect();
+    let expected = overridden();
+    let missing: Vec<&String> = expected.difference(&named).collect();
+    let not_overridden: Vec<&String> = named.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && not_overridden.is_empty(),
+        "{path}'s list of overridden tract operators is not TractOverride::ALL: \
+         missing {missing:?}, not overridden {not_overridden:?}"
+    );
+}
+
+/// The sentence that lists the overridden tract operators, in the same
+/// words in each doc.
+const OVERRIDE_LIST_LEAD: &str = "overrides these tract operators";
+
+#[test]
+fn readme_crate_doc_and_architecture_list_exactly_the_overridden_tract_operators() {
+    for path in [README, CRATE_DOC, ARCHITECTURE] {
+        let doc = prose(&read(path));
+        let listed = op_types_in(sentence_from(&doc, path, OVERRIDE_LIST_LEAD));
+        let once: BTreeSet<&String> = listed.iter().collect();
+        assert_eq!(
+            once.len(),
+            listed.len(),
+            "{path} names an operator twice: {listed:?}"
+        );
+        assert_lists_the_overrides(path, &listed);
+    }
+}
+
+#[test]
+fn the_contract_has_a_row_for_each_overridden_tract_operator_and_no_other() {
+    let contract = read(CONTRACT);
+    let header = "| operator | stock tract 0.23.9 |";
+    assert!(
+        contract.lines().any(|l| l.starts_with(header)),
+        "{CONTRACT} has no table headed {header:?}"
+    );
+    // The rows after the header and its `|---|` line, up to the table's end.
+    let rows = contract
+        .lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'));
+    let mut listed = vec![];
+    for row in rows {
+        let first_cell = row.split('|').nth(1).unwrap_or("");
+        listed.extend(op_types_in(first_cell));
+    }
+    assert_lists_the_overrides(CONTRACT, &listed);
+}
+
+/// The number a word spells, from "one" to "twenty", or in digits.
+fn count_in(word: &str) -> Option<usize> {
+    const WORDS: [&str; 20] = [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    let word = word.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    WORDS
+        .iter()
+        .position(|w| *w == word)
+        .map(|i| i + 1)
+        .or_else(|| word.parse().ok())
+}
+
+#[test]
+fn no_doc_counts_the_overridden_tract_operators_otherwise_than_tract_override_all() {
+    for path in [README, CRATE_DOC, CRATE_README, ARCHITECTURE, CONTRACT] {
+        let doc = prose(&read(path)).to_lowercase();
+        let words: Vec<&str> = doc.split(' ').collect();
+        for w in words.windows(3) {
+            let counts_them =
+                w[1] == "tract" && (w[2].starts_with("operators") || w[2].starts_with("overrides"));
+            if !counts_them {
+                continue;
+            }
+            if let Some(n) = count_in(w[0]) {
+                assert_eq!(
+                    n,
+                    TractOverride::ALL.len(),
+                    "{path} says \"{} {} {}\", but TractOverride::ALL has {}",
+                    w[0],
+                    w[1],
+                    w[2],
+                    TractOverride::ALL.len()
+                );
+            }
+        }
+    }
+}
+
+/// The digits at the start of `text` ("24" of "24; a model ...").
+fn leading_digits(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+#[test]
+fn readme_contract_and_architecture_state_the_newest_opset_of_the_table() {
+    for path in [README, CONTRACT, ARCHITECTURE] {
+        let doc = prose(&read(path));
+        let stated: Vec<&str> = doc
+            .match_indices("up to opset ")
+            .map(|(i, lead)| leading_digits(&doc[i + lead.len()..]))
+            .collect();
+        assert!(
+            !stated.is_empty(),
+            "{path} does not say \"up to opset {NEWEST_OPSET}\""
+        );
+        for opset in stated {
+            assert_eq!(
+                opset,
+                NEWEST_OPSET.to_string(),
+                "{path} says \"up to opset {opset}\", but opset::NEWEST_OPSET is {NEWEST_OPSET}"
+            );
+        }
+    }
+}
+
+/// How the docs list the versions of `op`: its `since` versions, oldest
+/// first ("`ScatterND` (11, 13, 16, 18)"); for `Scatter`, whose one version
+/// 9 also governs opset 10 before its removal at 11, the opsets it exists
+/// at ("`Scatter` (9, 10)").
+fn versions(op: ScatterOp) -> Vec<i64> {
+    let opsets = (1..=NEWEST_OPSET).filter(|&opset| op_version(op, opset).is_ok());
+    if op == ScatterOp::Scatter {
+        return opsets.collect();
+    }
+    let mut versions: Vec<i64> = opsets
+        .map(|opset| op_version(op, opset).unwrap().since)
+        .collect();
+    versions.dedup();
+    versions
+}
+
+/// The lists of integers in parentheses right after the op name `name` in
+/// `doc` (with or without backticks): "(11, 13, 16, 18)" of "`ScatterND`
+/// (11, 13, 16, 18)". A parenthesis holding anything else is no such list.
+fn version_lists(doc: &str, name: &str) -> Vec<Vec<i64>> {
+    let mut lists = vec![];
+    for (i, _) in doc.match_indices(name) {
+        let before = doc[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric()) {
+            continue; // `Scatter` inside `TensorScatter`
+        }
+        let after = doc[i + name.len()..].trim_start_matches('`');
+        let Some((inside, _)) = after.strip_prefix(" (").and_then(|a| a.split_once(')')) else {
+            continue;
+        };
+        let numbers: Option<Vec<i64>> = inside.split(',').map(|n| n.trim().parse().ok()).collect();
+        if let Some(numbers) = numbers {
+            lists.push(numbers);
+        }
+    }
+    lists
+}
+
+#[test]
+fn every_list_of_an_op_s_versions_in_the_docs_is_the_opset_table_s() {
+    let ops = [
+        ScatterOp::Scatter,
+        ScatterOp::ScatterElements,
+        ScatterOp::ScatterNd,
+        ScatterOp::TensorScatter,
+    ];
+    for path in [README, CRATE_DOC, CRATE_README, ARCHITECTURE, CONTRACT] {
+        let doc = prose(&read(path));
+        for op in ops {
+            for listed in version_lists(&doc, op.onnx_name()) {
+                assert_eq!(
+                    listed,
+                    versions(op),
+                    "{path} lists the versions of {} otherwise than opset::op_version",
+                    op.onnx_name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn architecture_holds_no_measurements() {
+    let doc = read(ARCHITECTURE);
+    for unit in [" ms", " µs", " ns", " s)", " GB/s", "×"] {
+        for (i, _) in doc.match_indices(unit) {
+            let before = doc[..i].chars().next_back();
+            assert!(
+                !before.is_some_and(|c| c.is_ascii_digit()),
+                "{ARCHITECTURE} carries a measurement ({unit:?} after a number): figures go to docs/performance.md"
+            );
+        }
+    }
+}
