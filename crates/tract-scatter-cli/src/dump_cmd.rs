@@ -12,9 +12,8 @@ use tract_onnx_scatter::ops::{
 };
 use tract_onnx_scatter::tract_onnx::prelude::*;
 use tract_onnx_scatter::tract_overrides::{
-    bind_run_symbols::BindRunSymbols, data_dependent_constant_of_shape::RunTimeConstantOfShape,
-    exact_tdim_concat::IntegerToTDim, run_time_slice_bounds::RunTimeBoundSlice,
-    runtime_reshape::RuntimeReshape, unique::Unique,
+    concat::IntegerToTDim, constant_of_shape::RunTimeConstantOfShape, reshape::RuntimeReshape,
+    run_symbols::BindRunSymbols, slice::RunTimeBoundSlice, unique::Unique,
 };
 
 use crate::cli::DumpArgs;

@@ -29,7 +29,7 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use super::bind_run_symbols::{BindRunSymbols, wire_after};
+use super::run_symbols::{BindRunSymbols, wire_after};
 
 /// The builder registered for `Cast`.
 pub fn cast(

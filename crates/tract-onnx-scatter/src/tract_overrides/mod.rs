@@ -1,43 +1,47 @@
-//! Overrides of tract operators outside the scatter family, one per
-//! [`TractOverride`]: each works around a limit of tract 0.23.9 that stops
-//! exporters' scatter models before the scatter runs, and builds exactly
-//! the op and facts stock tract builds wherever stock can prove the result
-//! (`tests/overrides_match_stock.rs`).
+//! Overrides of tract operators outside the scatter family, one file per
+//! [`TractOverride`], named after the ONNX op it builds: each works around a
+//! limit of tract 0.23.9 that stops exporters' scatter models before the
+//! scatter runs, and builds exactly the op and facts stock tract builds
+//! wherever stock can prove the result (`tests/overrides_match_stock.rs`).
 //!
-//! - `If` whose condition is known at load takes its branch ([`constant_if`]);
-//! - `Reshape` whose volume only the run decides ([`runtime_reshape`]);
+//! - `If` whose condition is known at load takes its branch ([`onnx_if`]);
+//! - `Reshape` whose volume only the run decides ([`reshape`]);
 //! - `Concat` of symbolic dims with int64 values tract's cast would wrap
-//!   ([`exact_tdim_concat`]);
-//! - `Slice` whose bounds hold a symbol only the run binds
-//!   ([`run_time_slice_bounds`]);
-//! - `Cast` of such a value ([`bind_run_symbols`]);
+//!   ([`concat`]);
+//! - `Slice` whose bounds hold a symbol only the run binds, and the
+//!   whole-axis reverse of a step -1 ([`slice`]);
+//! - `Cast` and `CastLike`, exact to int64 and symbolic through integer
+//!   casts ([`cast`]);
 //! - `Unique`, which tract lacks ([`unique`]);
 //! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
-//!   data ([`data_dependent_constant_of_shape`]);
-//! - `Expand` to a shape holding a symbol only the run binds
-//!   ([`bind_run_symbols`]);
-//! - `Loop`, which tract lacks ([`onnx_loop`]);
+//!   data ([`constant_of_shape`]);
+//! - `Expand` to a shape holding a symbol only the run binds ([`expand`]);
+//! - `Loop`, which tract lacks ([`onnx_loop`], a folder: the op, how its
+//!   body is typed, whether it runs its trip count);
 //! - `Squeeze` of an axis whose length only the run knows (`x[i]` in a loop
-//!   body: a slice at the loop index) ([`run_time_squeeze`]).
+//!   body: a slice at the loop index) ([`squeeze`]);
+//! - `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
+//!
+//! Shared by several: [`retyped`] (tract's inference op with its typing
+//! replaced, and the fence around tract's code) and [`run_symbols`]
+//! (constants holding symbols only the run binds).
 //!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
 //! switches any of them off by name, [`TractOverrides::NONE`] keeps every
 //! stock tract operator.
 
-pub mod bind_run_symbols;
 pub mod cast;
-pub mod constant_if;
-pub mod data_dependent_constant_of_shape;
-pub mod exact_tdim_concat;
-pub mod loop_body_typing;
-pub mod loop_iterations;
+pub mod concat;
+pub mod constant_of_shape;
+pub mod expand;
+pub mod onnx_if;
 pub mod onnx_loop;
+pub mod reshape;
 pub mod retyped;
 pub mod reverse_sequence;
 pub mod run_symbols;
-pub mod run_time_slice_bounds;
-pub mod run_time_squeeze;
-pub mod runtime_reshape;
+pub mod slice;
+pub mod squeeze;
 pub mod unique;
 
 use std::fmt;
@@ -53,15 +57,15 @@ type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn Inference
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TractOverride {
     /// `If` whose condition is known at load takes its branch
-    /// ([`constant_if`]).
+    /// ([`onnx_if`]).
     If,
-    /// `Reshape` whose volume only the run decides ([`runtime_reshape`]).
+    /// `Reshape` whose volume only the run decides ([`reshape`]).
     Reshape,
     /// `Concat` of symbolic dims with int64 values tract's cast would wrap
-    /// ([`exact_tdim_concat`]).
+    /// ([`concat`]).
     Concat,
     /// `Slice` whose bounds only the run knows, and the whole-axis reverse
-    /// of a step -1 ([`run_time_slice_bounds`]).
+    /// of a step -1 ([`slice`]).
     Slice,
     /// `Cast`, exact to int64, symbolic through integer casts ([`cast`]).
     Cast,
@@ -70,15 +74,15 @@ pub enum TractOverride {
     /// `Unique`, which tract lacks ([`unique`]).
     Unique,
     /// `ConstantOfShape` with ONNX's float32 default and a shape computed
-    /// from data ([`data_dependent_constant_of_shape`]).
+    /// from data ([`constant_of_shape`]).
     ConstantOfShape,
     /// `Expand` to a shape holding a symbol only the run binds
-    /// ([`bind_run_symbols`]).
+    /// ([`expand`]).
     Expand,
     /// `Loop`, which tract lacks ([`onnx_loop`]).
     Loop,
     /// `Squeeze` of an axis whose length only the run knows
-    /// ([`run_time_squeeze`]).
+    /// ([`squeeze`]).
     Squeeze,
     /// `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
     ReverseSequence,
@@ -123,17 +127,17 @@ impl TractOverride {
 
     fn builder(self) -> Builder {
         match self {
-            TractOverride::If => constant_if::if_then_else,
-            TractOverride::Reshape => runtime_reshape::reshape,
-            TractOverride::Concat => exact_tdim_concat::concat,
-            TractOverride::Slice => run_time_slice_bounds::slice,
+            TractOverride::If => onnx_if::if_then_else,
+            TractOverride::Reshape => reshape::reshape,
+            TractOverride::Concat => concat::concat,
+            TractOverride::Slice => slice::slice,
             TractOverride::Cast => cast::cast,
             TractOverride::CastLike => cast::cast_like,
             TractOverride::Unique => unique::unique,
-            TractOverride::ConstantOfShape => data_dependent_constant_of_shape::constant_of_shape,
-            TractOverride::Expand => bind_run_symbols::expand,
+            TractOverride::ConstantOfShape => constant_of_shape::constant_of_shape,
+            TractOverride::Expand => expand::expand,
             TractOverride::Loop => onnx_loop::onnx_loop,
-            TractOverride::Squeeze => run_time_squeeze::squeeze,
+            TractOverride::Squeeze => squeeze::squeeze,
             TractOverride::ReverseSequence => reverse_sequence::reverse_sequence,
         }
     }

@@ -1,5 +1,5 @@
 //! Whether a `Loop` with a trip count `M` provably runs `M` iterations
-//! although its condition is computed ([`super::onnx_loop`]).
+//! although its condition is computed ([`super`], the `Loop` op).
 //!
 //! tf2onnx writes every Keras recurrent layer as a counted loop: `M` is the
 //! time dim, and the condition is `counter < time` on counters the body

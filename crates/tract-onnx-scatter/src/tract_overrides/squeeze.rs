@@ -5,7 +5,7 @@
 //! that axis (tf2onnx's `strided_slice`, jax2onnx's `dynamic_slice`,
 //! paddle2onnx's indexing). With the loop index a run-time value, the
 //! slice's length on that axis is a symbol (see
-//! [`RunTimeValueSlice`](super::run_time_slice_bounds::RunTimeValueSlice)),
+//! [`RunTimeValueSlice`](super::slice::RunTimeValueSlice)),
 //! and tract's typing of `Squeeze` refuses to remove an axis it cannot
 //! prove to be 1 ("Removing non-trivial axis"). ONNX makes it the model's
 //! contract: an axis listed in `axes` must be 1. Here each listed axis

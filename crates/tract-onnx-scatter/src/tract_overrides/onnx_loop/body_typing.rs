@@ -1,4 +1,4 @@
-//! How a `Loop`'s body is typed ([`super::onnx_loop`]): once for every
+//! How a `Loop`'s body is typed ([`super`], the `Loop` op): once for every
 //! iteration, or, when a loop-carried value leaves the first iteration with
 //! another rank than it entered, once for the first iteration and once for
 //! every later one.

@@ -33,7 +33,7 @@
 //! state over every iteration; or, when a loop-carried value leaves the
 //! first iteration with another rank than it entered (paddle2onnx's loop
 //! counter: a scalar in, `[1]` out), as two, one for the first iteration
-//! and one for the later ones ([`super::loop_body_typing`]). Loop-carried
+//! and one for the later ones ([`body_typing`]). Loop-carried
 //! values move from one iteration to the next: the loop owns them between
 //! iterations and hands them to the body as the only reference, so a
 //! scatter into a carried buffer writes in place (a decode step costs the
@@ -51,9 +51,12 @@
 //! runs `M` times (constant or symbolic `M`, a condition that can never
 //! turn false), else a fresh symbol bound when the loop has run.
 
+pub mod body_typing;
+pub mod iterations;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::loop_body_typing::{covers, show, type_body, widen};
+use self::body_typing::{covers, show, type_body, widen};
 use tract_hir::infer::{DimFact, ShapeFactoid};
 use tract_hir::internal::*;
 use tract_onnx::model::{ParseResult, ParsingContext};
@@ -202,7 +205,7 @@ pub struct Loop {
     pub plan: Arc<TypedSimplePlan>,
     /// The body typed for the first iteration, when a loop-carried value
     /// leaves it with another rank than it entered (see
-    /// [`super::loop_body_typing`]).
+    /// [`body_typing`]).
     pub first_plan: Option<Arc<TypedSimplePlan>>,
     /// Whether the node's first input, the trip count `M`, is given (not
     /// an empty name).
@@ -259,7 +262,7 @@ impl Loop {
             self.node,
             v.shape()
         );
-        let values = super::run_symbols::run_values(v, symbols)
+        let values = crate::tract_overrides::run_symbols::run_values(v, symbols)
             .with_context(|| format!("Loop node '{}': reading {what}", self.node))?;
         Ok(values[0])
     }
@@ -758,7 +761,7 @@ impl InferenceOp for InferLoop {
         // anyway (tf2onnx's `counter < time`) runs M times too.
         let counted = |m: &TDim| {
             typed.first.is_none()
-                && super::loop_iterations::runs_trip_count(
+                && self::iterations::runs_trip_count(
                     &typed.rest,
                     &facts[first..first + self.carried],
                     target,
