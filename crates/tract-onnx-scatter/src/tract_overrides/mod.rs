@@ -51,7 +51,7 @@ use tract_hir::internal::*;
 use tract_onnx::model::{OnnxOpRegister, ParsingContext};
 use tract_onnx::pb::NodeProto;
 
-type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
+use retyped::Builder;
 
 /// One tract operator the plugin overrides, named by its ONNX op type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -205,9 +205,22 @@ impl TractOverrides {
     /// Replaces the builders of the set's op types in `reg`.
     pub fn register(self, reg: &mut OnnxOpRegister) {
         for o in self.iter() {
-            reg.insert(o.op_type(), o.builder());
+            reg.insert(o.op_type(), fenced_override);
         }
     }
+}
+
+/// The override's builder for the node's op type, fenced as tract's own
+/// builders are ([`retyped::fence_stock_builders`]): the overrides call
+/// tract's analysis and typing code (`StridedSlice`'s rules in the run-time
+/// slice, tract's `Squeeze` rules, ...), which panics on some hostile
+/// constants.
+fn fenced_override(
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let o: TractOverride = node.op_type.parse()?;
+    retyped::fenced_build(o.builder(), ctx, node)
 }
 
 impl Default for TractOverrides {

@@ -42,7 +42,9 @@ pub struct Retyped<T> {
     pub typing: T,
 }
 
-type Builder = fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
+/// An ONNX op builder, as tract's register holds them.
+pub type Builder =
+    fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
 
 /// tract's own builder for `op`, read once from a stock register.
 pub fn stock(op: &str) -> TractResult<Builder> {
@@ -98,7 +100,17 @@ fn fenced_stock(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let builder = stock(&node.op_type)?;
+    fenced_build(stock(&node.op_type)?, ctx, node)
+}
+
+/// What `builder` makes of `node`, with the call and the op it makes
+/// behind [`fenced`]: the op's analysis, evaluation and typing are its
+/// own, a panic in them an error naming the node's op type.
+pub fn fenced_build(
+    builder: Builder,
+    ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
     let (stock, extra_inputs) = fenced(&node.op_type, || builder(ctx, node))?;
     Ok((
         Box::new(Retyped {
