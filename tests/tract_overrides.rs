@@ -268,6 +268,40 @@ fn a_reshape_to_a_run_time_shape_input_runs_with_onnx_rules() {
     assert!(chain(&err).contains("do not divide"), "{}", chain(&err));
 }
 
+/// A Reshape to a run-time target of `len` entries, of 1s when run.
+fn reshape_to_a_run_time_target_of(len: usize) -> Graph {
+    Graph::new(18)
+        .input_c("x", DatumType::F32, &[1])
+        .input_c("shape", DatumType::I64, &[len])
+        .node("Reshape", &["x", "shape"], &["out"], vec![])
+        .output("out", DatumType::F32)
+}
+
+#[test]
+fn a_run_time_reshape_target_of_64_dims_runs_and_of_65_is_a_load_error() {
+    use tract_onnx_scatter::tract_overrides::reshape::MAX_RUN_TIME_RESHAPE_RANK;
+    let max = MAX_RUN_TIME_RESHAPE_RANK;
+    let ones = vec![1i64; max];
+    let out = run_with(
+        &reshape_to_a_run_time_target_of(max),
+        &tract_onnx_scatter::onnx(),
+        tvec![tensor1(&[7f32]).into(), tensor1(&ones).into()],
+    )
+    .unwrap();
+    assert_eq!(out[0].shape(), &vec![1; max][..]);
+    let err = reshape_to_a_run_time_target_of(max + 1)
+        .load_with(&tract_onnx_scatter::onnx())
+        .and_then(|m| m.into_typed())
+        .unwrap_err();
+    assert!(
+        chain(&err).contains(
+            "Reshape node 'out': a target shape of 65 dims, more than the 64 a reshape proved at run time may have"
+        ),
+        "{}",
+        chain(&err)
+    );
+}
+
 #[test]
 fn where_stock_reshape_loads_the_plan_is_stock_s() {
     let dt = DatumType::F32;

@@ -20,6 +20,13 @@ use tract_onnx::pb::NodeProto;
 
 use super::run_symbols::{binders, run_values};
 
+/// The highest output rank a reshape that only the run can prove may have
+/// (numpy's own limit, `NPY_MAXDIMS` in numpy 2): each dim only the run
+/// knows is a fresh symbol, and a target of millions of entries would mint
+/// millions. A longer target is a load error naming the node; tract's own
+/// reshape (a target it can prove) is not bound by it.
+pub const MAX_RUN_TIME_RESHAPE_RANK: usize = 64;
+
 /// The builder registered for `Reshape`.
 pub fn reshape(
     _ctx: &ParsingContext,
@@ -135,6 +142,22 @@ impl Expansion for InferReshape {
             {
                 return Ok(wire);
             }
+        }
+        let rank = match &spec {
+            Some(spec) => Some(spec.len()),
+            None => model
+                .outlet_fact(inputs[1])?
+                .shape
+                .as_concrete()
+                .and_then(|s| s.first().copied()),
+        };
+        if let Some(rank) = rank
+            && rank > MAX_RUN_TIME_RESHAPE_RANK
+        {
+            bail!(
+                "Reshape node '{}': a target shape of {rank} dims, more than the {MAX_RUN_TIME_RESHAPE_RANK} a reshape proved at run time may have",
+                self.node
+            );
         }
         let shape: TVec<TDim> = match &spec {
             Some(spec) => shape_without_proof(&input_shape, spec, self.allowzero)
