@@ -1617,3 +1617,47 @@ fn an_unsqueeze_axis_past_the_rank_is_an_error_naming_unsqueeze() {
         "{chain}"
     );
 }
+
+#[test]
+fn a_refused_index_is_a_node_error_holding_the_kernel_s_scatter_error() {
+    use tract_onnx_scatter::scatter_kernels::{Input, ScatterError};
+    use tract_onnx_scatter::site::NodeError;
+    let m = OneNode::new("ScatterElements", 18)
+        .attr(attr_int("axis", 1))
+        .value(input("data", DataType::Float, &[3, 4]))
+        .value(input("indices", DataType::Int64, &[1, 2]))
+        .value(input("updates", DataType::Float, &[1, 2]));
+    let err = m
+        .run(tvec![
+            t(&[3, 4], &[0f32; 12]),
+            t(&[1, 2], &[0i64, 9]),
+            t(&[1, 2], &[1f32, 2.]),
+        ])
+        .unwrap_err();
+    let node_error = err
+        .downcast_ref::<NodeError>()
+        .unwrap_or_else(|| panic!("no NodeError in {err:#}"));
+    assert_eq!(node_error.site.node, NODE);
+    assert!(
+        matches!(
+            node_error.error,
+            ScatterError::OutOfBounds {
+                input: Input::Indices,
+                value: 9,
+                dim: 4,
+                ..
+            }
+        ),
+        "{:?}",
+        node_error.error
+    );
+    // One link of the chain, as the message always was.
+    assert!(
+        chain(&err).ends_with(&format!(
+            "ScatterElements node '{NODE}' (opset 18): {}",
+            node_error.error
+        )),
+        "{}",
+        chain(&err)
+    );
+}

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use scatter_kernels::ScatterError;
+
 use crate::opset::ScatterOp;
 
 /// The op, the node name and the opset a scatter node was built from.
@@ -36,6 +38,53 @@ impl NodeSite {
         anyhow::anyhow!("{self}: {reason}")
     }
 }
+
+impl NodeSite {
+    /// `error`, a kernel's refusal, at this site: a [`NodeError`], which a
+    /// caller finds with `err.downcast_ref::<NodeError>()` through tract's
+    /// context layers.
+    pub fn scatter_error(&self, error: ScatterError) -> anyhow::Error {
+        anyhow::Error::new(NodeError {
+            site: self.clone(),
+            error,
+        })
+    }
+}
+
+/// A scatter-family node's refusal of its inputs: which node, and the
+/// kernel's [`ScatterError`] with the offending value and the valid range.
+///
+/// Its message is the site and the error on one line (`ScatterND node 'x'
+/// (opset 13): indices[0, 1] = 7 is out of bounds ...`), a single link of
+/// the error chain: the `ScatterError` is a field, not a `source`.
+///
+/// ```
+/// # use tract_onnx_scatter::site::{NodeError, NodeSite};
+/// # use tract_onnx_scatter::opset::ScatterOp;
+/// # use tract_onnx_scatter::scatter_kernels::{Input, ScatterError};
+/// let site = NodeSite::new(ScatterOp::ScatterNd, "x", Some(13));
+/// let error = ScatterError::TooLarge { input: Input::Data, shape: vec![usize::MAX, 2] };
+/// let err = site.scatter_error(error.clone()).context("Evaluating #3 \"x\"");
+/// let node_error = err.downcast_ref::<NodeError>().unwrap();
+/// assert_eq!(node_error.site.node, "x");
+/// assert_eq!(node_error.error, error);
+/// assert!(format!("{err:#}").starts_with("Evaluating #3 \"x\": ScatterND node 'x' (opset 13): "));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeError {
+    /// The node.
+    pub site: NodeSite,
+    /// What the kernel refused.
+    pub error: ScatterError,
+}
+
+impl fmt::Display for NodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.site, self.error)
+    }
+}
+
+impl std::error::Error for NodeError {}
 
 impl fmt::Display for NodeSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -203,7 +203,7 @@ pub fn scatter_copying<K: CopyingScatter>(
         out.fill::<T>(|dst| {
             token
                 .apply_copying_par(dst, src, updates, reduction, &TractThreads::current())
-                .map_err(|e| site.error(e))
+                .map_err(|e| site.scatter_error(e))
         })
     }
     match data.datum_type() {

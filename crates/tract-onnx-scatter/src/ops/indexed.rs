@@ -91,7 +91,7 @@ fn check_facts<S: IndexedScatter>(
     check_types(op, data.datum_type, updates.datum_type)?;
     let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
     op.check_fact_shapes(&d, &i, &u)
-        .map_err(|e| site.error(e))?;
+        .map_err(|e| site.scatter_error(e))?;
     if let Some(shapes) = all_concrete(&[data, indices, updates]) {
         let plan = op.plan(shapes[0], shapes[1], shapes[2])?;
         // Constant indices are checked now: the error surfaces at load.
@@ -99,7 +99,7 @@ fn check_facts<S: IndexedScatter>(
             && let Some(konst) = types::known_indices(site, "indices", konst)?
         {
             with_index_slice!(konst, |idx| S::check_index_values(&plan, idx))
-                .map_err(|e| site.error(e))?;
+                .map_err(|e| site.scatter_error(e))?;
         }
     }
     Ok(())

@@ -188,7 +188,8 @@ impl IndexedScatter for ScatterElements {
         indices: &[usize],
         updates: &[usize],
     ) -> TractResult<ElementsPlan> {
-        ElementsPlan::new(data, indices, updates, self.axis as i64).map_err(|e| self.site.error(e))
+        ElementsPlan::new(data, indices, updates, self.axis as i64)
+            .map_err(|e| self.site.scatter_error(e))
     }
 
     fn check_index_values<I: IndexValue>(
@@ -221,7 +222,7 @@ impl IndexedScatter for ScatterElements {
                 // Nothing to refine: a kept check is all there is.
                 |_| None,
             )
-            .map_err(|e| site.error(e))?;
+            .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
         let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
@@ -243,10 +244,10 @@ impl IndexedScatter for ScatterElements {
             let u = types::slice::<T>(updates)?;
             checked
                 .apply_update_par(d, u, self.reduction, self.use_init_val, &threads)
-                .map_err(|e| site.error(e))
+                .map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
+            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(data)
@@ -257,7 +258,7 @@ impl IndexedScatter for ScatterElements {
 /// for this node (the ScatterElements family: Scatter, ScatterElements,
 /// ScatterElementsUpdate, ScatterElementsGrad).
 pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
-    scatter_kernels::elements_axis(axis, rank).map_err(|e| site.error(e))
+    scatter_kernels::elements_axis(axis, rank).map_err(|e| site.scatter_error(e))
 }
 
 impl output_pool::PooledOp for ScatterElements {

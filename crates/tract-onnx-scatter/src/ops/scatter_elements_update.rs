@@ -132,7 +132,7 @@ impl ScatterElementsUpdate {
         // The axis waits for the run; ScatterElements' rules that do not
         // need it apply now, in its words.
         let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
-        ElementsPlan::check_shapes(&d, &i, &u, None).map_err(|e| site.error(e))?;
+        ElementsPlan::check_shapes(&d, &i, &u, None).map_err(|e| site.scatter_error(e))?;
         Ok(())
     }
 }

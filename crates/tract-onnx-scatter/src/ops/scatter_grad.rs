@@ -180,7 +180,7 @@ impl ScatterGrad {
         self.forward_facts(data, indices, updates)?;
         check_grad_output_type(site, data.datum_type, grad_output.datum_type)?;
         grad::check_grad_output_shape(&sym_dims(data), &sym_dims(grad_output))
-            .map_err(|e| site.error(e))?;
+            .map_err(|e| site.scatter_error(e))?;
         Ok(())
     }
 
@@ -211,7 +211,7 @@ impl ScatterGrad {
                 gd.as_slice_mut::<T>()?,
                 gu.as_slice_mut::<T>()?,
             )
-            .map_err(|e| self.site.error(e))
+            .map_err(|e| self.site.scatter_error(e))
     }
 
     /// With `add`, `include_self` and `lda_coeff = 1`, `grad_data` is
@@ -286,7 +286,7 @@ impl ScatterGrad {
         let mut gu = grad_updates.try_as_plain_ram_mut()?;
         token
             .grad_updates_of_add(g, T::from_calc(T::Calc::ONE), gu.as_slice_mut::<T>()?)
-            .map_err(|e| self.site.error(e))
+            .map_err(|e| self.site.scatter_error(e))
     }
 
     fn eval_grad(&self, inputs: TVec<TValue>, symbols: &SymbolValues) -> TractResult<TVec<TValue>> {
@@ -298,7 +298,7 @@ impl ScatterGrad {
         types::check_indices_type(site, "indices", indices.datum_type())?;
         check_grad_output_type(site, data.datum_type(), grad_output.datum_type())?;
         let indices = types::plain_indices(site, "indices", &indices, symbols)?;
-        let map = |e: ScatterError| site.error(e);
+        let map = |e: ScatterError| site.scatter_error(e);
         match self.kind {
             GradKind::Elements { axis } => {
                 let plan =
@@ -324,7 +324,7 @@ impl ScatterGrad {
 
     fn check_grad_output_shape(&self, data: &Tensor, grad_output: &Tensor) -> TractResult<()> {
         grad::check_grad_output_shape(data.shape(), grad_output.shape())
-            .map_err(|e| self.site.error(e))
+            .map_err(|e| self.site.scatter_error(e))
     }
 }
 

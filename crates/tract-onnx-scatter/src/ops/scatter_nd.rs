@@ -173,7 +173,7 @@ impl IndexedScatter for ScatterNd {
             None => NdPlan::new(data, indices, updates),
             Some(perm) => NdPlan::permuted(data, perm, indices, updates),
         }
-        .map_err(|e| self.site.error(e))
+        .map_err(|e| self.site.scatter_error(e))
     }
 
     fn check_index_values<I: IndexValue>(plan: &NdPlan, indices: &[I]) -> Result<(), ScatterError> {
@@ -223,7 +223,7 @@ impl IndexedScatter for ScatterNd {
             )
             .map_err(|e| {
                 // Standing for a ScatterElements: its index positions.
-                site.error(broadcast_rows::elements_position(site.op, data.rank(), e))
+                site.scatter_error(broadcast_rows::elements_position(site.op, data.rank(), e))
             })?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
@@ -243,10 +243,10 @@ impl IndexedScatter for ScatterNd {
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
-            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &threads).map_err(|e| site.error(e))
+            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &threads).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            sorted.checked().apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.error(e))
+            sorted.checked().apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(data)

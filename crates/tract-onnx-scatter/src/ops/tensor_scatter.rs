@@ -109,7 +109,7 @@ impl TensorScatter {
         let (c, u) = (sym_dims(cache), sym_dims(update));
         let w = write.map(sym_dims);
         TensorScatterPlan::check_shapes(&c, &u, w.as_deref(), self.axis as i64)
-            .map_err(|e| site.error(e))?;
+            .map_err(|e| site.scatter_error(e))?;
         // `Some` when every given input's shape is concrete.
         let write_shape = match write {
             Some(w) => w.shape.as_concrete().map(Some),
@@ -117,13 +117,13 @@ impl TensorScatter {
         };
         if let (Some(shapes), Some(write_shape)) = (all_concrete(&[cache, update]), write_shape) {
             let plan = TensorScatterPlan::new(shapes[0], shapes[1], write_shape, self.axis as i64)
-                .map_err(|e| site.error(e))?;
+                .map_err(|e| site.scatter_error(e))?;
             // Constant write indices are checked now: the error surfaces at load.
             if let Some(konst) = write.and_then(|w| w.konst.as_ref())
                 && let Some(konst) = types::known_indices(site, "write_indices", konst)?
             {
                 plan.check_write_indices(Some(types::slice::<i64>(&konst)?), self.mode)
-                    .map_err(|e| site.error(e))?;
+                    .map_err(|e| site.scatter_error(e))?;
             }
         }
         Ok(())
@@ -197,11 +197,11 @@ impl TensorScatter {
             write.as_ref().map(|w| w.shape()),
             self.axis as i64,
         )
-        .map_err(|e| site.error(e))?;
+        .map_err(|e| site.scatter_error(e))?;
         let starts = write.as_ref().map(|w| types::slice::<i64>(w)).transpose()?;
         let checked = plan
             .check_write_indices(starts, self.mode)
-            .map_err(|e| self.site.error(e))?;
+            .map_err(|e| self.site.scatter_error(e))?;
         // Validated: now take the cache, without a copy when exclusive.
         let mut present = crate::ops::copy_target::take_output(
             site,
@@ -212,10 +212,10 @@ impl TensorScatter {
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
-            checked.apply_par(cache, types::slice::<T>(&update)?, &TractThreads::current()).map_err(|e| site.error(e))
+            checked.apply_par(cache, types::slice::<T>(&update)?, &TractThreads::current()).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let cache = view.as_slice_mut::<TDim>()?;
-            checked.apply(cache, types::slice::<TDim>(&update)?).map_err(|e| site.error(e))
+            checked.apply(cache, types::slice::<TDim>(&update)?).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(present.into_tvalue())
@@ -225,7 +225,7 @@ impl TensorScatter {
 /// `axis` as a position in `[1, rank - 1]`, or the kernels' "rank"/"axis"
 /// error for this node.
 pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
-    scatter_kernels::tensor_scatter_axis(axis, rank).map_err(|e| site.error(e))
+    scatter_kernels::tensor_scatter_axis(axis, rank).map_err(|e| site.scatter_error(e))
 }
 
 impl output_pool::PooledOp for TensorScatter {

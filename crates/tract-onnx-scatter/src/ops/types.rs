@@ -165,7 +165,7 @@ pub fn check_reduction_for(
     reduction: Reduction,
 ) -> TractResult<()> {
     fn check<T: Element>(site: &NodeSite, r: Reduction) -> TractResult<()> {
-        T::check_reduction(r).map_err(|e| site.error(e))
+        T::check_reduction(r).map_err(|e| site.scatter_error(e))
     }
     dispatch_element!(dt, site, "data", |T| { check::<T>(site, reduction) }, tdim => {
         if reduction == Reduction::Mean {
