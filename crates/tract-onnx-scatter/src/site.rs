@@ -21,6 +21,53 @@ pub struct NodeSite {
     /// The default-domain opset of the model; `None` for custom-domain ops
     /// and ops loaded from NNEF.
     pub opset: Option<i64>,
+    /// Where the positions a kernel error reports are in the node's own
+    /// inputs.
+    pub positions: IndexPositions,
+}
+
+/// How an index position a kernel reports maps back to the user's input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum IndexPositions {
+    /// As the kernel reports them.
+    #[default]
+    AsGiven,
+    /// The op is a ScatterND standing for a ScatterElements whose indices
+    /// broadcast along whole rows ([`crate::ops::broadcast_rows`]): the
+    /// ScatterND tuple `[e, 0]` is the user's index `[e, 0, …, 0]`,
+    /// `data_rank` long.
+    BroadcastRows {
+        /// The rank of the scatter's data.
+        data_rank: usize,
+    },
+}
+
+impl IndexPositions {
+    /// `error` with its index position in the user's terms.
+    pub fn map(self, error: ScatterError) -> ScatterError {
+        match (self, error) {
+            (
+                IndexPositions::BroadcastRows { data_rank },
+                ScatterError::OutOfBounds {
+                    input,
+                    mut position,
+                    value,
+                    axis,
+                    dim,
+                },
+            ) if position.len() == 2 => {
+                position.resize(data_rank.max(2), 0);
+                ScatterError::OutOfBounds {
+                    input,
+                    position,
+                    value,
+                    axis,
+                    dim,
+                }
+            }
+            (_, other) => other,
+        }
+    }
 }
 
 impl NodeSite {
@@ -30,6 +77,7 @@ impl NodeSite {
             op,
             node: node.into(),
             opset,
+            positions: IndexPositions::AsGiven,
         }
     }
 
@@ -40,13 +88,14 @@ impl NodeSite {
 }
 
 impl NodeSite {
-    /// `error`, a kernel's refusal, at this site: a [`NodeError`], which a
+    /// `error`, a kernel's refusal, at this site (its position mapped by
+    /// [`Self::positions`]): a [`NodeError`], which a
     /// caller finds with `err.downcast_ref::<NodeError>()` through tract's
     /// context layers.
     pub fn scatter_error(&self, error: ScatterError) -> anyhow::Error {
         anyhow::Error::new(NodeError {
             site: self.clone(),
-            error,
+            error: self.positions.map(error),
         })
     }
 }

@@ -24,16 +24,16 @@
 //! so float reductions round alike and `none` keeps the last write. Errors
 //! read alike too: the ScatterND keeps the ScatterElements' site, and
 //! reports an index out of bounds at the position the broadcast index has
-//! it ([`crate::ops::ScatterNd`] through [`elements_position`]); every shape
+//! it ([`IndexPositions::BroadcastRows`] in its site); every shape
 //! is tied by the rule's guards, so no shape error can differ at run time.
 
-use scatter_kernels::{Reduction, ScatterError};
+use scatter_kernels::Reduction;
 use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
 
 use crate::ops::{ScatterElements, ScatterNd};
-use crate::opset::ScatterOp;
+use crate::site::{IndexPositions, NodeSite};
 
 /// `ScatterElements(data, Expand(rows), updates)` on axis 0 with whole-row
 /// updates as `ScatterND(data, rows as [E, 1], updates)`.
@@ -73,34 +73,12 @@ pub fn rewrite(
     }
     let data = patch.tap_model(model, node.inputs[0])?;
     let updates = patch.tap_model(model, node.inputs[2])?;
-    let rows = ScatterNd::onnx(op.site.clone(), op.reduction);
+    let site = NodeSite {
+        positions: IndexPositions::BroadcastRows { data_rank: rank },
+        ..op.site.clone()
+    };
+    let rows = ScatterNd::onnx(site, op.reduction);
     let out = patch.wire_node(&node.name, rows, &[data, wire, updates])?;
     patch.shunt_outside(model, node.id.into(), out[0])?;
     Ok(Some(patch))
-}
-
-/// A ScatterND standing for a ScatterElements ([`rewrite`]) reports an
-/// index out of bounds where the user's broadcast index has it: row `e`'s
-/// first element `[e, 0, …, 0]` (data rank long), not the ScatterND tuple
-/// `[e, 0]`. Any other error, or a ScatterND the user wrote, is unchanged.
-pub fn elements_position(op: ScatterOp, data_rank: usize, error: ScatterError) -> ScatterError {
-    match error {
-        ScatterError::OutOfBounds {
-            input,
-            mut position,
-            value,
-            axis,
-            dim,
-        } if op == ScatterOp::ScatterElements && position.len() == 2 => {
-            position.resize(data_rank.max(2), 0);
-            ScatterError::OutOfBounds {
-                input,
-                position,
-                value,
-                axis,
-                dim,
-            }
-        }
-        other => other,
-    }
 }

@@ -13,7 +13,6 @@ use tract_onnx::pb::NodeProto;
 use crate::nnef::{data_indices_updates, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
-use crate::ops::broadcast_rows;
 use crate::ops::check_cache::{self, NdCheckCache};
 use crate::ops::copy_target::{self, CopyPolicy, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
@@ -221,10 +220,7 @@ impl IndexedScatter for ScatterNd {
                 || plan.check_indices_sorted_par(indices, element_bytes, schedule, &threads),
                 |token| token.sorted_for_split(element_bytes, &Schedule::DEFAULT, &threads),
             )
-            .map_err(|e| {
-                // Standing for a ScatterElements: its index positions.
-                site.scatter_error(broadcast_rows::elements_position(site.op, data.rank(), e))
-            })?;
+            .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
         let fuse = |data: &Tensor| self.fuses_the_copy(plan, &sorted, data);
