@@ -48,9 +48,11 @@ commands:
       maximum for every engine's process (GLIBC_TUNABLES, named in the
       report) unless GLIBC_TUNABLES is set or --malloc dynamic is given.
       See docs/performance.md.
-  fuzz [--seconds N] [--target kernels|one_node_model|model_bytes]
-      Run each cargo-fuzz target of fuzz/ (or the one named) for N seconds
-      (default 60) on stable; non-zero exit on a crash. Needs
+  fuzz [--seconds N] [--target NAME]
+      Run each cargo-fuzz target of fuzz/ (or the one named: kernels,
+      one_node_model, model_bytes, grad_ops, overrides, tensor_files,
+      node_test_dir) for N seconds (default 60) on stable; non-zero exit on
+      a crash. Needs
       `cargo install cargo-fuzz`. See fuzz/README.md.
   update-manifest [--wheels DIR]
       Re-pin onnx-testdata/manifest.toml: for each listed release, take the
@@ -131,4 +133,17 @@ fn fetch(layout: &Layout, source: &Source) -> Result<()> {
         );
     }
     generated::fetch(layout, &manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_usage_names_every_fuzz_target() {
+        for target in crate::fuzz::TARGETS {
+            assert!(
+                super::USAGE.contains(target),
+                "{target} is not in the usage"
+            );
+        }
+    }
 }
