@@ -302,6 +302,50 @@ fn a_run_time_reshape_target_of_64_dims_runs_and_of_65_is_a_load_error() {
     );
 }
 
+/// `Slice(x, [4], ends, [step])` on x = [0, 1, 2, 3, 4], ends fed.
+fn slice_with_step(step: i64) -> Graph {
+    Graph::new(18)
+        .input_c("x", DatumType::F32, &[5])
+        .init("starts", &tensor1(&[4i64]))
+        .input_c("ends", DatumType::I64, &[1])
+        .init("axes", &tensor1(&[0i64]))
+        .init("steps", &tensor1(&[step]))
+        .node(
+            "Slice",
+            &["x", "starts", "ends", "axes", "steps"],
+            &["out"],
+            vec![],
+        )
+        .output("out", DatumType::F32)
+}
+
+#[test]
+fn a_slice_step_of_i64_min_takes_one_element_as_numpy_does() {
+    let out = run_with(
+        &slice_with_step(i64::MIN),
+        &tract_onnx_scatter::onnx(),
+        tvec![
+            tensor1(&[0f32, 1., 2., 3., 4.]).into(),
+            tensor1(&[-10i64]).into()
+        ],
+    )
+    .unwrap();
+    assert_eq!(out[0].clone().into_tensor(), tensor1(&[4f32]));
+}
+
+#[test]
+fn a_slice_step_of_0_is_a_load_error_naming_the_node() {
+    let err = slice_with_step(0)
+        .load_with(&tract_onnx_scatter::onnx())
+        .and_then(|m| m.into_typed())
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("Slice node 'out': steps[0] is 0; a step must not be 0"),
+        "{}",
+        chain(&err)
+    );
+}
+
 #[test]
 fn where_stock_reshape_loads_the_plan_is_stock_s() {
     let dt = DatumType::F32;

@@ -7,9 +7,9 @@
 //! - `If` whose condition is known at load takes its branch ([`onnx_if`]);
 //! - `Reshape` whose volume only the run decides ([`reshape`]);
 //! - `Concat` of symbolic dims with int64 values tract's cast would wrap
-//!   ([`concat`]);
+//!   ([`concat`](mod@concat));
 //! - `Slice` whose bounds hold a symbol only the run binds, and the
-//!   whole-axis reverse of a step -1 ([`slice`]);
+//!   whole-axis reverse of a step -1 ([`slice`](mod@slice));
 //! - `Cast` and `CastLike`, exact to int64 and symbolic through integer
 //!   casts ([`cast`]);
 //! - `Unique`, which tract lacks ([`unique`]);
@@ -62,10 +62,10 @@ pub enum TractOverride {
     /// `Reshape` whose volume only the run decides ([`reshape`]).
     Reshape,
     /// `Concat` of symbolic dims with int64 values tract's cast would wrap
-    /// ([`concat`]).
+    /// ([`concat`](mod@concat)).
     Concat,
     /// `Slice` whose bounds only the run knows, and the whole-axis reverse
-    /// of a step -1 ([`slice`]).
+    /// of a step -1 ([`slice`](mod@slice)).
     Slice,
     /// `Cast`, exact to int64, symbolic through integer casts ([`cast`]).
     Cast,

@@ -211,6 +211,11 @@ fn holds_dead_symbols(fact: &TypedFact) -> bool {
         .any(|d| d.symbols().iter().any(|s| s.scope().is_none()))
 }
 
+/// The largest step magnitude a slice is typed with (tract's TDim steps go
+/// through i32): larger ones take the same elements on any axis shorter
+/// than it.
+const MAX_STEP: i64 = i32::MAX as i64;
+
 /// The builder registered for `Slice`: tract's below opset 10 (bounds are
 /// attributes there), the run-time-bound slice from 10 on.
 pub fn slice(
@@ -532,6 +537,35 @@ impl RunTimeBoundSlice {
         mapping: &HashMap<OutletId, OutletId>,
     ) -> TractResult<TVec<OutletId>> {
         let mut inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
+        // ONNX forbids a step of 0, which tract's strided slice divides by
+        // when it runs. tract carries steps as TDim, made through i32: a
+        // larger one wraps (2^32 + 1 becomes 1, 2^62 becomes 0). A step
+        // past i32's range takes the same elements as i32::MAX on any axis
+        // shorter than that.
+        if let Some(ix) = self.0.optional_steps_input
+            && let Some(&outlet) = inputs.get(ix)
+        {
+            let fact = target.outlet_fact(outlet)?.clone();
+            if let Some(steps) = konst_i64s(&[&fact], Some(0))? {
+                if let Some(pos) = steps.iter().position(|s| *s == 0) {
+                    bail!(
+                        "Slice node '{}': steps[{pos}] is 0; a step must not be 0",
+                        node.name
+                    );
+                }
+                if steps
+                    .iter()
+                    .any(|s| s.unsigned_abs() > MAX_STEP.unsigned_abs())
+                {
+                    let steps: Vec<i64> = steps
+                        .iter()
+                        .map(|s| (*s).clamp(-MAX_STEP, MAX_STEP))
+                        .collect();
+                    inputs[ix] =
+                        target.add_const(format!("{}.steps", node.name), tensor1(&steps))?;
+                }
+            }
+        }
         let mut run_bound = false;
         for bound in &inputs[1..] {
             run_bound |= !run_bound_symbols(target, target.outlet_fact(*bound)?)?.is_empty();
