@@ -1452,7 +1452,7 @@ fn a_negative_constant_of_shape_dim_is_an_error_naming_constant_of_shape() {
     let err = constant_of_shape_of_a_negative_dim().compile().unwrap_err();
     let chain = chain(&err);
     assert!(
-        chain.contains("ConstantOfShape: tract 0.23.9 panicked on this node's inputs"),
+        chain.contains("ConstantOfShape: shape [2, -1] holds -1, outside [0, 2147483647]"),
         "{chain}"
     );
 }
@@ -1657,6 +1657,33 @@ fn a_refused_index_is_a_node_error_holding_the_kernel_s_scatter_error() {
             "ScatterElements node '{NODE}' (opset 18): {}",
             node_error.error
         )),
+        "{}",
+        chain(&err)
+    );
+}
+
+/// tract carries a constant shape as TDim made through i32: a dim past it
+/// wraps (2^53 + 6 becomes 6), and `ConstantOfShape` would fill a tensor
+/// of another shape, here 3 GiB where ONNX's is far past any memory.
+#[test]
+fn a_constant_of_shape_dim_past_i32_is_an_error_not_a_wrapped_allocation() {
+    let err = OneNode::new("ConstantOfShape", 9)
+        .value(init_i64("shape", &[2], &[(1 << 53) + 6, 134217734]))
+        .compile()
+        .unwrap_err();
+    let text = chain(&err);
+    assert!(
+        text.contains("ConstantOfShape: shape [9007199254740998, 134217734] holds 9007199254740998, outside [0, 2147483647]"),
+        "{text}"
+    );
+    let err = OneNode::new("ConstantOfShape", 9)
+        .value(init_i64("shape", &[3], &[i32::MAX as i64; 3]))
+        .compile()
+        .unwrap_err();
+    assert!(
+        chain(&err).contains(
+            "ConstantOfShape: shape [2147483647, 2147483647, 2147483647] of F32 is more than isize::MAX bytes"
+        ),
         "{}",
         chain(&err)
     );

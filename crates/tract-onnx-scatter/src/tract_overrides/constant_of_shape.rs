@@ -69,6 +69,38 @@ pub struct DataDependentShape {
 }
 
 impl Typing for DataDependentShape {
+    /// A constant shape tract can build: every dim within i32 (tract
+    /// carries shapes as TDim made through i32, so a larger one wraps:
+    /// 2^53 + 6 becomes 6) and a volume whose bytes fit `isize`.
+    fn check_inputs(&self, inputs: &[&InferenceFact]) -> TractResult<()> {
+        let Some(shape) = inputs.first().and_then(|f| f.value.concretize()) else {
+            return Ok(());
+        };
+        let Ok(shape) = shape.cast_to::<i64>() else {
+            return Ok(());
+        };
+        let dims = shape.try_as_plain_ram()?.as_slice::<i64>()?.to_vec();
+        if let Some(&dim) = dims.iter().find(|d| !(0..=i32::MAX as i64).contains(*d)) {
+            bail!(
+                "ConstantOfShape: shape {dims:?} holds {dim}, outside [0, {}] (tract 0.23.9 carries dims through i32)",
+                i32::MAX
+            );
+        }
+        let bytes = dims
+            .iter()
+            .try_fold(self.value.datum_type().size_of(), |acc, d| {
+                acc.checked_mul(*d as usize)
+            })
+            .filter(|b| *b <= isize::MAX as usize);
+        if bytes.is_none() {
+            bail!(
+                "ConstantOfShape: shape {dims:?} of {:?} is more than isize::MAX bytes",
+                self.value.datum_type()
+            );
+        }
+        Ok(())
+    }
+
     fn to_typed(
         &self,
         stock: &dyn InferenceOp,

@@ -19,6 +19,13 @@ use tract_onnx::pb::NodeProto;
 
 /// What a [`Retyped`] op becomes in the typed model.
 pub trait Typing: Debug + Clone + Send + Sync + 'static {
+    /// Refuses, before tract's analysis sees them, inputs on which tract's
+    /// op would compute something other than ONNX's result (by default,
+    /// none).
+    fn check_inputs(&self, _inputs: &[&InferenceFact]) -> TractResult<()> {
+        Ok(())
+    }
+
     /// Wires the node into `target`; `stock` is tract's op, whose own
     /// `to_typed` may be called.
     fn to_typed(
@@ -198,6 +205,7 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         outputs: TVec<&InferenceFact>,
         observed: TVec<&InferenceFact>,
     ) -> TractResult<Facts> {
+        self.typing.check_inputs(&inputs)?;
         let name = self.stock.name();
         fenced(&name, || self.stock.infer(inputs, outputs, observed))
     }
@@ -208,6 +216,7 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         outputs: TVec<&InferenceFact>,
         observed: TVec<&InferenceFact>,
     ) -> TractResult<Facts> {
+        self.typing.check_inputs(&inputs)?;
         let name = self.stock.name();
         fenced(&name, || self.stock.infer_facts(inputs, outputs, observed))
     }
