@@ -182,10 +182,16 @@ impl EvalOp for RunTimeConstantOfShape {
         // Validate before allocating: a shape from data may be anything.
         let elements = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
         let bytes = elements.and_then(|e| e.checked_mul(self.value.datum_type().size_of()));
-        ensure!(
-            bytes.is_some_and(|b| b <= isize::MAX as usize),
-            "ConstantOfShape: shape {shape:?} computed at run time holds more elements than memory can address"
-        );
+        let bytes = bytes.filter(|b| *b <= isize::MAX as usize).with_context(|| {
+            format!("ConstantOfShape: shape {shape:?} computed at run time holds more elements than memory can address")
+        })?;
+        // tract's tensor allocation panics when the system refuses it: ask
+        // first, without touching the memory.
+        if Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+            bail!(
+                "ConstantOfShape: shape {shape:?} computed at run time needs {bytes} bytes, which the system refuses"
+            );
+        }
         Ok(tvec!(
             self.value.broadcast_scalar_to_shape(&shape)?.into_tvalue()
         ))
