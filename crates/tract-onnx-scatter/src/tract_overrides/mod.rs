@@ -15,7 +15,7 @@
 //! - `Unique`, which tract lacks ([`unique`]);
 //! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
 //!   data ([`constant_of_shape`]);
-//! - `Expand` to a shape holding a symbol only the run binds ([`expand`]);
+//! - `Expand` to a shape holding a symbol only the run binds ([`expand`](mod@expand));
 //! - `Loop`, which tract lacks ([`onnx_loop`], a folder: the op, how its
 //!   body is typed, whether it runs its trip count);
 //! - `Squeeze` of an axis whose length only the run knows (`x[i]` in a loop
@@ -77,7 +77,7 @@ pub enum TractOverride {
     /// from data ([`constant_of_shape`]).
     ConstantOfShape,
     /// `Expand` to a shape holding a symbol only the run binds
-    /// ([`expand`]).
+    /// ([`expand`](mod@expand)).
     Expand,
     /// `Loop`, which tract lacks ([`onnx_loop`]).
     Loop,
