@@ -144,16 +144,15 @@ impl Expansion for InferReshape {
             }
         }
         let rank = match &spec {
-            Some(spec) => Some(spec.len()),
+            Some(spec) => spec.len(),
             None => model
                 .outlet_fact(inputs[1])?
                 .shape
                 .as_concrete()
-                .and_then(|s| s.first().copied()),
+                .and_then(|s| s.first().copied())
+                .context("Reshape: the target shape input must be a 1-D tensor of known length")?,
         };
-        if let Some(rank) = rank
-            && rank > MAX_RUN_TIME_RESHAPE_RANK
-        {
+        if rank > MAX_RUN_TIME_RESHAPE_RANK {
             bail!(
                 "Reshape node '{}': a target shape of {rank} dims, more than the {MAX_RUN_TIME_RESHAPE_RANK} a reshape proved at run time may have",
                 self.node
@@ -164,19 +163,9 @@ impl Expansion for InferReshape {
                 .into_iter()
                 .map(|d| d.unwrap_or_else(|| model.symbols.new_with_prefix("reshape").into()))
                 .collect(),
-            None => {
-                let rank = model
-                    .outlet_fact(inputs[1])?
-                    .shape
-                    .as_concrete()
-                    .and_then(|s| s.first().copied())
-                    .context(
-                        "Reshape: the target shape input must be a 1-D tensor of known length",
-                    )?;
-                (0..rank)
-                    .map(|_| model.symbols.new_with_prefix("reshape").into())
-                    .collect()
-            }
+            None => (0..rank)
+                .map(|_| model.symbols.new_with_prefix("reshape").into())
+                .collect(),
         };
         // A constant target may hold symbols only the run binds (a NonZero
         // count): the nodes that bind them must run first, so they become
