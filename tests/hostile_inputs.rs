@@ -1688,3 +1688,85 @@ fn a_constant_of_shape_dim_past_i32_is_an_error_not_a_wrapped_allocation() {
         chain(&err)
     );
 }
+
+/// A float32 scalar initializer.
+fn init_f32_scalar(name: &str, value: f32) -> Value {
+    Value::Init(Box::new(TensorProto {
+        name: name.into(),
+        data_type: DataType::Float as i32,
+        float_data: vec![value],
+        ..Default::default()
+    }))
+}
+
+/// tract computes an op of constants while loading (its analysis, its
+/// `wire_node`, its `PropConst` pass) before it weighs the result: a
+/// mutated model of 150 bytes, `Expand` of one float to `[5, 1056964614]`,
+/// made loading fill 21 GB
+/// (`fuzz/regressions/model_bytes/expand_of_a_scalar_to_21_gigabytes.onnx`).
+fn expand_of_a_constant(dims: &[i64]) -> OneNode {
+    OneNode::new("Expand", 13)
+        .value(init_f32_scalar("x", 1.5))
+        .value(init_i64("shape", &[dims.len() as i64], dims))
+}
+
+fn constant_of_shape(dims: &[i64]) -> OneNode {
+    OneNode::new("ConstantOfShape", 9).value(init_i64("shape", &[dims.len() as i64], dims))
+}
+
+/// The bytes of the largest constant in `model`.
+fn largest_constant_bytes(model: &TypedModel) -> usize {
+    model
+        .nodes()
+        .iter()
+        .flat_map(|n| &n.outputs)
+        .filter_map(|o| o.fact.konst.as_ref())
+        .map(|k| k.len() * k.datum_type().size_of())
+        .max()
+        .unwrap_or(0)
+}
+
+/// `fold_budget::MAX_LOAD_TIME_CONSTANT_BYTES`.
+const LOAD_TIME_LIMIT: usize = 256 << 20;
+
+/// One f32 past the load-time limit.
+const PAST_THE_LIMIT: [i64; 2] = [1, (1 << 26) + 1];
+
+/// `m` loaded and optimized: no constant past the limit, and its one
+/// output, run, is `[1, 2^26 + 1]` of `value`.
+fn computed_when_run(m: OneNode, value: f32) {
+    let model = m.load().unwrap().into_optimized().unwrap();
+    assert!(largest_constant_bytes(&model) <= LOAD_TIME_LIMIT);
+    let out = model.into_runnable().unwrap().run(tvec![]).unwrap();
+    let out = out[0].to_plain_array_view::<f32>().unwrap();
+    assert_eq!(out.shape(), &[1, (1 << 26) + 1]);
+    assert_eq!(out[[0, 0]], value);
+    assert_eq!(out[[0, 1 << 26]], value);
+}
+
+#[test]
+fn a_constant_expand_past_the_load_time_limit_is_computed_when_the_model_runs() {
+    computed_when_run(expand_of_a_constant(&PAST_THE_LIMIT), 1.5);
+}
+
+#[test]
+fn a_constant_of_shape_past_the_load_time_limit_is_computed_when_the_model_runs() {
+    computed_when_run(constant_of_shape(&PAST_THE_LIMIT), 0.0);
+}
+
+#[test]
+fn constants_within_the_load_time_limit_are_folded_as_stock_folds_them() {
+    // 16 MiB: past tract's own 4 MiB budget, which its wire-time fold
+    // does not weigh.
+    for m in [
+        expand_of_a_constant(&[4, 1 << 20]),
+        constant_of_shape(&[4, 1 << 20]),
+    ] {
+        let plugin = m.load().unwrap().into_optimized().unwrap();
+        let stock = stock_optimized(&m.bytes()).unwrap();
+        // Stock's ConstantOfShape fills f64 where ONNX says f32.
+        assert!(largest_constant_bytes(&stock) >= 16 << 20);
+        assert_eq!(largest_constant_bytes(&plugin), 16 << 20);
+        assert_eq!(plugin.nodes().len(), stock.nodes().len());
+    }
+}

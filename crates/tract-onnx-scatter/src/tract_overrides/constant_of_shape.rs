@@ -14,13 +14,15 @@
 //! 1): a shape only the run knows. Here, when the shape input is not a
 //! constant, the output's dims are fresh symbols that
 //! [`RunTimeConstantOfShape`] binds when it runs; with a constant shape,
-//! tract's own op is built.
+//! what tract wires: the value broadcast to the shape, held back from
+//! folding past tract's budget ([`wire_broadcast_constant`]).
 
 use tract_hir::internal::*;
 use tract_hir::ops::array::ConstantOfShape;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use super::fold_budget::wire_broadcast_constant;
 use super::retyped::{Retyped, Typing};
 use super::run_symbols::run_values;
 
@@ -59,7 +61,7 @@ pub fn fill_value(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Arc<Ten
     Ok(value.nth(0)?.into_arc_tensor())
 }
 
-/// Typing of `ConstantOfShape`: tract's op for a shape known at load, else
+/// Typing of `ConstantOfShape`: what tract wires for a shape known at load, else
 /// a [`RunTimeConstantOfShape`] whose dims are fresh symbols.
 #[derive(Debug, Clone)]
 pub struct DataDependentShape {
@@ -103,16 +105,18 @@ impl Typing for DataDependentShape {
 
     fn to_typed(
         &self,
-        stock: &dyn InferenceOp,
-        source: &InferenceModel,
+        _stock: &dyn InferenceOp,
+        _source: &InferenceModel,
         node: &InferenceNode,
         target: &mut TypedModel,
         mapping: &HashMap<OutletId, OutletId>,
     ) -> TractResult<TVec<OutletId>> {
         let shape = mapping[&node.inputs[0]];
         let fact = target.outlet_fact(shape)?.clone();
-        if fact.konst.is_some() {
-            return stock.to_typed(source, node, target, mapping);
+        if let Some(shape) = &fact.konst {
+            let shape = shape.cast_to::<TDim>()?;
+            let shape = shape.try_as_plain_ram()?.as_slice::<TDim>()?.to_vec();
+            return wire_broadcast_constant(target, &node.name, self.value.clone(), &shape);
         }
         let rank = fact
             .shape

@@ -23,8 +23,9 @@
 //! - `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
 //!
 //! Shared by several: [`retyped`] (tract's inference op with its typing
-//! replaced, and the fence around tract's code) and [`run_symbols`]
-//! (constants holding symbols only the run binds).
+//! replaced, and the fence around tract's code), [`fold_budget`] (no
+//! constant folded at load that tract would throw away) and
+//! [`run_symbols`] (constants holding symbols only the run binds).
 //!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
 //! switches any of them off by name, [`TractOverrides::NONE`] keeps every
@@ -34,6 +35,7 @@ pub mod cast;
 pub mod concat;
 pub mod constant_of_shape;
 pub mod expand;
+pub mod fold_budget;
 pub mod onnx_if;
 pub mod onnx_loop;
 pub mod reshape;

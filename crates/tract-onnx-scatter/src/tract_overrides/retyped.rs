@@ -10,12 +10,16 @@
 //! `ConstantOfShape` or `Expand` dim). Where the plugin stands in front of tract's op, it turns such a
 //! panic into an error naming the op and tract's message ([`fenced`]): the
 //! process survives when panics unwind (the default `panic = "unwind"`).
+//! The fence also bounds the constants tract computes while loading
+//! ([`fold_budget`](super::fold_budget)).
 
 use std::fmt::Debug;
 
 use tract_hir::internal::*;
 use tract_onnx::model::{OnnxOpRegister, ParsingContext};
 use tract_onnx::pb::NodeProto;
+
+use super::fold_budget::{skips_eager_eval, wire_unfolded};
 
 /// What a [`Retyped`] op becomes in the typed model.
 pub trait Typing: Debug + Clone + Send + Sync + 'static {
@@ -207,7 +211,19 @@ impl<T: Typing> InferenceOp for Retyped<T> {
     ) -> TractResult<Facts> {
         self.typing.check_inputs(&inputs)?;
         let name = self.stock.name();
-        fenced(&name, || self.stock.infer(inputs, outputs, observed))
+        fenced(&name, || {
+            // tract's `infer` evaluates constant inputs, then weighs the
+            // result: weigh the facts first (`fold_budget`).
+            if inputs.iter().all(|i| i.value.concretize().is_some()) {
+                let facts =
+                    self.stock
+                        .infer_facts(inputs.clone(), outputs.clone(), observed.clone())?;
+                if skips_eager_eval(&facts.0, &facts.1) {
+                    return Ok(facts);
+                }
+            }
+            self.stock.infer(inputs, outputs, observed)
+        })
     }
 
     fn infer_facts(
@@ -259,8 +275,12 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         // On a panic the half-wired `target` is dropped with the error:
         // tract's `into_typed` stops at the first failing node.
         fenced(&self.stock.name(), || {
-            self.typing
-                .to_typed(self.stock.as_ref(), source, node, target, mapping)
+            let stock = self.stock.as_ref();
+            if let Some(wired) = wire_unfolded(&self.typing, stock, source, node, target, mapping)?
+            {
+                return Ok(wired);
+            }
+            self.typing.to_typed(stock, source, node, target, mapping)
         })
     }
 }
