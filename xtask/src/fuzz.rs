@@ -30,10 +30,10 @@ pub const TARGETS: [&str; 7] = [
 
 /// libFuzzer options: an allocation above 2 GiB, a peak RSS above 2 GiB or
 /// one input taking more than 30 s is a crash ("unbounded allocation",
-/// "loop over a declared size"). The limits leave room for a mutated model
-/// that legitimately makes tract fold a constant of a gigabyte and more
-/// while it loads (an `Expand` to a mutated shape): tract's constant
-/// folding, not a size taken on trust.
+/// "loop over a declared size"). The limits leave room for what a valid
+/// model may compute while it loads: the plugin lets tract fold constants
+/// up to 256 MiB (`tract_overrides::fold_budget`), and tract computes a
+/// fold before it weighs it.
 const LIBFUZZER_OPTIONS: [&str; 4] = [
     "-rss_limit_mb=2048",
     "-malloc_limit_mb=2048",
