@@ -111,8 +111,21 @@ impl Unique {
                 .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
         };
+        // A zero-volume input may still have a long axis (`[2^40, 0]`): the
+        // positions and inverse_indices hold one value per slice, so memory
+        // the system refuses is an error, not an abort.
+        let mut order: Vec<usize> = vec![];
+        let mut inverse: Vec<i64> = vec![];
+        if order.try_reserve_exact(n).is_err() || inverse.try_reserve_exact(n).is_err() {
+            bail!(
+                "Unique node '{}': an axis of {n} slices (input shape {:?}) needs {} bytes of positions and inverse_indices, which the system refuses",
+                self.node,
+                input.shape(),
+                (n as u128) * 16
+            );
+        }
         // Stable: equal slices keep ascending positions, the first first.
-        let mut order: Vec<usize> = (0..n).collect();
+        order.extend(0..n);
         order.sort_by(compare);
         let mut groups: Vec<Vec<usize>> = vec![];
         for k in order {
@@ -125,7 +138,7 @@ impl Unique {
             groups.sort_by_key(|g| g[0]);
         }
         let firsts: Vec<usize> = groups.iter().map(|g| g[0]).collect();
-        let mut inverse = vec![0i64; n];
+        inverse.resize(n, 0);
         for (position, g) in groups.iter().enumerate() {
             for &k in g {
                 inverse[k] = position as i64;
@@ -321,4 +334,55 @@ impl InferenceRulesOp for InferUnique {
     }
 
     as_op!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_axis_of_empty_slices_past_memory_is_an_error_naming_the_node() {
+        let op = Unique {
+            node: "u".into(),
+            axis: Some(0),
+            sorted: true,
+            count: SymbolScope::default().sym("n"),
+        };
+        let input = Tensor::zero::<f32>(&[1 << 44, 0]).unwrap();
+        let err = op.eval_t::<f32>(&input).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Unique node 'u': an axis of 17592186044416 slices (input shape [17592186044416, 0]) needs 281474976710656 bytes of positions and inverse_indices, which the system refuses"
+        );
+    }
+
+    #[test]
+    fn a_short_axis_of_empty_slices_is_one_unique_slice() {
+        let op = Unique {
+            node: "u".into(),
+            axis: Some(0),
+            sorted: true,
+            count: SymbolScope::default().sym("n"),
+        };
+        let out = op
+            .eval_t::<f32>(&Tensor::zero::<f32>(&[3, 0]).unwrap())
+            .unwrap();
+        assert_eq!(out[0].shape(), &[1, 0]);
+        assert_eq!(
+            out[2]
+                .try_as_plain_ram()
+                .unwrap()
+                .as_slice::<i64>()
+                .unwrap(),
+            &[0, 0, 0]
+        );
+        assert_eq!(
+            out[3]
+                .try_as_plain_ram()
+                .unwrap()
+                .as_slice::<i64>()
+                .unwrap(),
+            &[3]
+        );
+    }
 }
