@@ -1217,7 +1217,7 @@ fn an_allocation_the_machine_refuses_is_one_line_and_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(
         stderr.trim_end(),
-        "error: out of memory: an allocation of 6400000000 bytes failed"
+        "error: out of memory: an allocation of 8000000000 bytes failed"
     );
 }
 
