@@ -29,7 +29,7 @@ fn awkward_values() -> Vec<f32> {
         1.0 + 1.0 / 256.0,
         1.0 + 3.0 / 256.0,
         -(1.0 + 1.0 / 256.0),
-        3.14159265,
+        std::f32::consts::PI,
         1e-3,
         65504.0,
         1.5,
@@ -39,7 +39,12 @@ fn awkward_values() -> Vec<f32> {
 
 fn run(m: &OneNode, inputs: TVec<TValue>) -> Vec<f32> {
     let out = m.run(inputs).unwrap();
-    out[0].to_plain_array_view::<f32>().unwrap().iter().copied().collect()
+    out[0]
+        .to_plain_array_view::<f32>()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect()
 }
 
 fn same_bits(got: &[f32], expected: &[f32]) {
@@ -71,7 +76,10 @@ fn a_bfloat16_input_is_rounded_where_it_enters() {
 
 #[test]
 fn a_bfloat16_add_rounds_its_float32_sum_once() {
-    let w = awkward_values().iter().map(|v| round_bf16(*v)).collect::<Vec<_>>();
+    let w = awkward_values()
+        .iter()
+        .map(|v| round_bf16(*v))
+        .collect::<Vec<_>>();
     let m = OneNode::new("Add", 14)
         .value(input("x", DataType::Bfloat16, &[8]))
         .value(Value::Init(Box::new(TensorProto {
@@ -141,4 +149,11 @@ fn a_bfloat16_initializer_shorter_than_its_dims_is_an_error_naming_it() {
         err.root_cause().to_string(),
         "the main graph: initializer 'w': bfloat16 dims [3] take 3 values, int32_data holds 1"
     );
+}
+
+/// The bfloat16 corpus (onnx's reference evaluator, PyTorch exports),
+/// gated by `onnx-testdata/expected-failures.toml`.
+#[test]
+fn the_bfloat16_corpus_passes_but_its_expected_failures() {
+    integration_tests::golden::check_bfloat16();
 }
