@@ -153,6 +153,13 @@ pub fn check_bfloat16() {
     );
 }
 
+/// Runs the complex cases of the element-type corpus
+/// (`onnx-testdata/types/complex/`) through `onnx()`.
+pub fn check_complex() {
+    let layout = layout();
+    check_with(&layout, layout.complex_suite(), &tract_onnx_scatter::onnx());
+}
+
 /// Runs the real-model suite (models fetched hash-pinned on first use)
 /// through `onnx()`, with the data's input shapes.
 pub fn check_real_models() {

@@ -174,6 +174,16 @@ impl Layout {
         }
     }
 
+    /// The complex64 / complex128 cases of the element-type corpus
+    /// (`onnx-testdata/types/complex/`); an absent directory is an empty
+    /// suite.
+    pub fn complex_suite(&self) -> Suite {
+        Suite {
+            name: format!("{TYPES}/complex"),
+            root: self.testdata().join(TYPES).join("complex"),
+        }
+    }
+
     /// The extended corpus; an absent directory is an empty suite.
     pub fn extended_suite(&self) -> Suite {
         Suite {

@@ -23,9 +23,11 @@ pub fn decode_tensor_bytes(bytes: &[u8]) -> Result<Tensor> {
 ///
 /// Contract:
 /// * element types bool, int8..int64, uint8..uint64, float16, float, double
-///   and string are supported, and bfloat16, decoded as the float32 tensor of
-///   the same values (as `tract_onnx_scatter`'s loader reads it); any other
-///   type (complex, float8...) is an "unsupported type" error, never a panic;
+///   and string are supported; bfloat16 is decoded as the float32 tensor of
+///   the same values, complex64 / complex128 as the float32 / float64 tensor
+///   of their interleaved parts with a trailing axis of 2 (as
+///   `tract_onnx_scatter`'s loader reads them); any other type (float8,
+///   4-bit...) is an "unsupported type" error, never a panic;
 /// * data comes from `raw_data` (little-endian) when present, else from the
 ///   typed field ONNX assigns to the element type (`int32_data` also holds
 ///   bool, int8/16, uint8/16 and the bit patterns of float16);
@@ -82,6 +84,11 @@ fn tensor_from_proto_inner(proto: &TensorProto) -> Result<Tensor> {
     if proto.data_type == DataType::Bfloat16 as i32 {
         return bfloat16_as_f32(proto, &shape, len);
     }
+    if proto.data_type == DataType::Complex64 as i32
+        || proto.data_type == DataType::Complex128 as i32
+    {
+        return complex_as_pairs(proto, &shape, len);
+    }
     if !proto.raw_data.is_empty() {
         return from_raw(dt, &shape, len, &proto.raw_data);
     }
@@ -130,6 +137,9 @@ pub fn datum_type(code: i32) -> Result<DatumType> {
         DataType::String => DatumType::String,
         // Held as float32, see `tensor_from_proto`.
         DataType::Bfloat16 => DatumType::F32,
+        // Held as float pairs, see `tensor_from_proto`.
+        DataType::Complex64 => DatumType::F32,
+        DataType::Complex128 => DatumType::F64,
         other => bail!("unsupported type: ONNX element type {other:?} has no tract equivalent"),
     })
 }
@@ -151,6 +161,28 @@ fn bfloat16_as_f32(proto: &TensorProto, shape: &[usize], len: usize) -> Result<T
         .map(|c| widen(u16::from_le_bytes([c[0], c[1]])))
         .collect();
     build(shape, len, data)
+}
+
+/// complex64 / complex128 data as the float32 / float64 tensor of its
+/// interleaved parts, dims `[.., 2]` (as `tract_onnx_scatter`'s loader
+/// reads it).
+fn complex_as_pairs(proto: &TensorProto, shape: &[usize], len: usize) -> Result<Tensor> {
+    let mut pairs = shape.to_vec();
+    pairs.push(2);
+    let parts = len
+        .checked_mul(2)
+        .with_context(|| format!("dims {shape:?}: the part count overflows usize"))?;
+    if proto.data_type == DataType::Complex64 as i32 {
+        if proto.raw_data.is_empty() {
+            return build(&pairs, parts, proto.float_data.clone());
+        }
+        from_raw(DatumType::F32, &pairs, parts, &proto.raw_data)
+    } else {
+        if proto.raw_data.is_empty() {
+            return build(&pairs, parts, proto.double_data.clone());
+        }
+        from_raw(DatumType::F64, &pairs, parts, &proto.raw_data)
+    }
 }
 
 fn mapped<S, T>(data: &[S], f: impl Fn(&S) -> T) -> Vec<T> {
@@ -350,11 +382,32 @@ mod tests {
     }
 
     #[test]
+    fn complex_is_the_float_tensor_of_its_interleaved_parts() {
+        let mut typed = proto(DataType::Complex64, &[2]);
+        typed.float_data = vec![1.0, -2.0, 3.5, 0.25];
+        let t = roundtrip(&typed).unwrap();
+        assert_eq!(
+            t,
+            Tensor::from_shape(&[2, 2], &[1.0f32, -2.0, 3.5, 0.25]).unwrap()
+        );
+        let mut raw = proto(DataType::Complex128, &[1]);
+        raw.raw_data = [1.5f64, -0.5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let t = roundtrip(&raw).unwrap();
+        assert_eq!(t, Tensor::from_shape(&[1, 2], &[1.5f64, -0.5]).unwrap());
+        let mut short = proto(DataType::Complex64, &[2]);
+        short.float_data = vec![1.0, 2.0, 3.0];
+        assert!(roundtrip(&short).is_err());
+    }
+
+    #[test]
     fn unsupported_and_malformed_are_errors() {
         let mut short_bf16 = proto(DataType::Bfloat16, &[2]);
         short_bf16.raw_data = vec![0; 3];
         assert!(roundtrip(&short_bf16).is_err());
-        let err = roundtrip(&proto(DataType::Complex64, &[1])).unwrap_err();
+        let err = roundtrip(&proto(DataType::Float8e4m3fn, &[1])).unwrap_err();
         assert!(format!("{err:?}").contains("unsupported type"), "{err:?}");
         let mut short = proto(DataType::Int32, &[3]);
         short.int32_data = vec![1, 2];

@@ -13,6 +13,8 @@
 //!   ([`loop_lists`]);
 //! - bfloat16 values are read as float32 holding bfloat16 values, rounded
 //!   where ONNX computes them ([`bfloat16`]);
+//! - complex values are read as float pairs on a trailing axis of 2
+//!   ([`complex`]);
 //!
 //! and first it refuses, with an error naming the graph element, what
 //! tract's parser would panic on ([`validate`]).
@@ -24,6 +26,7 @@
 //! tract reads correctly reaches it byte for byte.
 
 pub mod bfloat16;
+pub mod complex;
 pub mod hints;
 pub mod list_reads;
 pub mod loop_lists;
@@ -176,6 +179,10 @@ pub fn prepare(model: Cow<'_, ModelProto>) -> TractResult<Cow<'_, ModelProto>> {
     if bfloat16::holds_bfloat16(&model) {
         let rounding = bfloat16::widen(model.to_mut())?;
         log::info!("loader: bfloat16 read as float32, {rounding} rounding node(s) added");
+    }
+    if complex::holds_complex(&model) {
+        let nodes = complex::widen(model.to_mut())?;
+        log::info!("loader: complex read as float pairs, {nodes} node(s) rewritten");
     }
     validate::validate(&model)?;
     let soften = hints::needs_softening(&model);
