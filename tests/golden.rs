@@ -142,6 +142,24 @@ pub fn check_autograd() {
     );
 }
 
+/// Runs the bfloat16 cases of the element-type corpus
+/// (`onnx-testdata/types/bfloat16/`) through `onnx()`.
+pub fn check_bfloat16() {
+    let layout = layout();
+    check_with(
+        &layout,
+        layout.bfloat16_suite(),
+        &tract_onnx_scatter::onnx(),
+    );
+}
+
+/// Runs the complex cases of the element-type corpus
+/// (`onnx-testdata/types/complex/`) through `onnx()`.
+pub fn check_complex() {
+    let layout = layout();
+    check_with(&layout, layout.complex_suite(), &tract_onnx_scatter::onnx());
+}
+
 /// Runs the real-model suite (models fetched hash-pinned on first use)
 /// through `onnx()`, with the data's input shapes.
 pub fn check_real_models() {

@@ -5,7 +5,7 @@
 //! exporter suites run it as users load models (`onnx()`, which accepts
 //! known exporter deviations, with the input facts the models declare),
 //! and so do the autograd suite (the training-domain gradient ops, which
-//! stock tract lacks) and the real-model suite (with the data's input
+//! stock tract lacks), the bfloat16 and complex suites and the real-model suite (with the data's input
 //! shapes). Those results gate against `expected-failures.toml`.
 //!
 //! Every model of every suite, and every official node test of the newest
@@ -46,6 +46,10 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     // The training-domain gradient ops: stock tract has none, so its
     // column there is informational (every case fails).
     let autograd_suites = vec![layout.autograd_suite()];
+    // bfloat16 and complex models, read as float32 holding bfloat16
+    // values and as float pairs; stock tract reads neither (its column is
+    // informational).
+    let type_suites = vec![layout.bfloat16_suite(), layout.complex_suite()];
     let real_models = vec![layout.real_model_suite(&source)?];
     let all_ops = all_ops_suite(layout, &source)?;
     let strict = tract_onnx_scatter::onnx_strict();
@@ -75,6 +79,12 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
         (recurrent_suites, Gated::PluginBothModes, compat, stock),
         (
             autograd_suites,
+            Gated::Plugin(InputFacts::Pinned),
+            compat,
+            stock,
+        ),
+        (
+            type_suites,
             Gated::Plugin(InputFacts::Pinned),
             compat,
             stock,

@@ -27,6 +27,10 @@ pub const EXTENDED: &str = "extended";
 /// Suite name of the autograd golden cases (`onnx-testdata/autograd/`).
 pub const AUTOGRAD: &str = "autograd";
 
+/// The element-type corpus's directory below the test data (one suite per
+/// type: `types/bfloat16`, `types/complex`).
+pub const TYPES: &str = "types";
+
 /// The paths of the golden suite's files in one repository (listed in
 /// [`crate::layout`]'s docs), and the suites they make.
 #[derive(Debug, Clone)]
@@ -157,6 +161,26 @@ impl Layout {
         Suite {
             name: AUTOGRAD.to_string(),
             root: self.testdata().join(AUTOGRAD),
+        }
+    }
+
+    /// The bfloat16 cases of the element-type corpus
+    /// (`onnx-testdata/types/bfloat16/`); an absent directory is an empty
+    /// suite.
+    pub fn bfloat16_suite(&self) -> Suite {
+        Suite {
+            name: format!("{TYPES}/bfloat16"),
+            root: self.testdata().join(TYPES).join("bfloat16"),
+        }
+    }
+
+    /// The complex64 / complex128 cases of the element-type corpus
+    /// (`onnx-testdata/types/complex/`); an absent directory is an empty
+    /// suite.
+    pub fn complex_suite(&self) -> Suite {
+        Suite {
+            name: format!("{TYPES}/complex"),
+            root: self.testdata().join(TYPES).join("complex"),
         }
     }
 

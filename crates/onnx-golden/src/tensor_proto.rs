@@ -23,8 +23,11 @@ pub fn decode_tensor_bytes(bytes: &[u8]) -> Result<Tensor> {
 ///
 /// Contract:
 /// * element types bool, int8..int64, uint8..uint64, float16, float, double
-///   and string are supported; any other type (bfloat16, complex, float8...)
-///   is an "unsupported type" error, never a panic;
+///   and string are supported; bfloat16 is decoded as the float32 tensor of
+///   the same values, complex64 / complex128 as the float32 / float64 tensor
+///   of their interleaved parts with a trailing axis of 2 (as
+///   `tract_onnx_scatter`'s loader reads them); any other type (float8,
+///   4-bit...) is an "unsupported type" error, never a panic;
 /// * data comes from `raw_data` (little-endian) when present, else from the
 ///   typed field ONNX assigns to the element type (`int32_data` also holds
 ///   bool, int8/16, uint8/16 and the bit patterns of float16);
@@ -78,6 +81,14 @@ fn tensor_from_proto_inner(proto: &TensorProto) -> Result<Tensor> {
             .collect::<Result<Vec<String>>>()?;
         return build(&shape, len, strings);
     }
+    if proto.data_type == DataType::Bfloat16 as i32 {
+        return bfloat16_as_f32(proto, &shape, len);
+    }
+    if proto.data_type == DataType::Complex64 as i32
+        || proto.data_type == DataType::Complex128 as i32
+    {
+        return complex_as_pairs(proto, &shape, len);
+    }
     if !proto.raw_data.is_empty() {
         return from_raw(dt, &shape, len, &proto.raw_data);
     }
@@ -124,8 +135,54 @@ pub fn datum_type(code: i32) -> Result<DatumType> {
         DataType::Float => DatumType::F32,
         DataType::Double => DatumType::F64,
         DataType::String => DatumType::String,
+        // Held as float32, see `tensor_from_proto`.
+        DataType::Bfloat16 => DatumType::F32,
+        // Held as float pairs, see `tensor_from_proto`.
+        DataType::Complex64 => DatumType::F32,
+        DataType::Complex128 => DatumType::F64,
         other => bail!("unsupported type: ONNX element type {other:?} has no tract equivalent"),
     })
+}
+
+/// bfloat16 data (`raw_data`, or bit patterns in `int32_data`) as float32.
+fn bfloat16_as_f32(proto: &TensorProto, shape: &[usize], len: usize) -> Result<Tensor> {
+    let widen = |bits: u16| f32::from_bits(u32::from(bits) << 16);
+    if proto.raw_data.is_empty() {
+        return build(shape, len, mapped(&proto.int32_data, |&x| widen(x as u16)));
+    }
+    ensure!(
+        len.checked_mul(2) == Some(proto.raw_data.len()),
+        "dims {shape:?} need {len} bfloat16 values, raw_data holds {} bytes",
+        proto.raw_data.len()
+    );
+    let data = proto
+        .raw_data
+        .chunks_exact(2)
+        .map(|c| widen(u16::from_le_bytes([c[0], c[1]])))
+        .collect();
+    build(shape, len, data)
+}
+
+/// complex64 / complex128 data as the float32 / float64 tensor of its
+/// interleaved parts, dims `[.., 2]` (as `tract_onnx_scatter`'s loader
+/// reads it).
+fn complex_as_pairs(proto: &TensorProto, shape: &[usize], len: usize) -> Result<Tensor> {
+    let mut pairs = shape.to_vec();
+    pairs.push(2);
+    let parts = len
+        .checked_mul(2)
+        .with_context(|| format!("dims {shape:?}: the part count overflows usize"))?;
+    if proto.data_type == DataType::Complex64 as i32 {
+        if proto.raw_data.is_empty() {
+            return build(&pairs, parts, proto.float_data.clone());
+        }
+        from_raw(DatumType::F32, &pairs, parts, &proto.raw_data)
+    } else {
+        if proto.raw_data.is_empty() {
+            return build(&pairs, parts, proto.double_data.clone());
+        }
+        from_raw(DatumType::F64, &pairs, parts, &proto.raw_data)
+    }
 }
 
 fn mapped<S, T>(data: &[S], f: impl Fn(&S) -> T) -> Vec<T> {
@@ -309,10 +366,48 @@ mod tests {
     }
 
     #[test]
+    fn bfloat16_from_packed_int32_and_raw_is_float32_of_the_same_values() {
+        let bits: [u16; 3] = [0x3fc0, 0xc040, 0x7fc0]; // 1.5, -3.0, NaN
+        let mut typed = proto(DataType::Bfloat16, &[3]);
+        typed.int32_data = bits.iter().map(|b| i32::from(*b)).collect();
+        let mut raw = proto(DataType::Bfloat16, &[3]);
+        raw.raw_data = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+        for p in [typed, raw] {
+            let t = roundtrip(&p).unwrap();
+            let values = t.to_plain_array_view::<f32>().unwrap();
+            assert_eq!(values[0], 1.5);
+            assert_eq!(values[1], -3.0);
+            assert!(values[2].is_nan());
+        }
+    }
+
+    #[test]
+    fn complex_is_the_float_tensor_of_its_interleaved_parts() {
+        let mut typed = proto(DataType::Complex64, &[2]);
+        typed.float_data = vec![1.0, -2.0, 3.5, 0.25];
+        let t = roundtrip(&typed).unwrap();
+        assert_eq!(
+            t,
+            Tensor::from_shape(&[2, 2], &[1.0f32, -2.0, 3.5, 0.25]).unwrap()
+        );
+        let mut raw = proto(DataType::Complex128, &[1]);
+        raw.raw_data = [1.5f64, -0.5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let t = roundtrip(&raw).unwrap();
+        assert_eq!(t, Tensor::from_shape(&[1, 2], &[1.5f64, -0.5]).unwrap());
+        let mut short = proto(DataType::Complex64, &[2]);
+        short.float_data = vec![1.0, 2.0, 3.0];
+        assert!(roundtrip(&short).is_err());
+    }
+
+    #[test]
     fn unsupported_and_malformed_are_errors() {
-        let err = roundtrip(&proto(DataType::Bfloat16, &[1])).unwrap_err();
-        assert!(format!("{err:?}").contains("unsupported type"), "{err:?}");
-        let err = roundtrip(&proto(DataType::Complex64, &[1])).unwrap_err();
+        let mut short_bf16 = proto(DataType::Bfloat16, &[2]);
+        short_bf16.raw_data = vec![0; 3];
+        assert!(roundtrip(&short_bf16).is_err());
+        let err = roundtrip(&proto(DataType::Float8e4m3fn, &[1])).unwrap_err();
         assert!(format!("{err:?}").contains("unsupported type"), "{err:?}");
         let mut short = proto(DataType::Int32, &[3]);
         short.int32_data = vec![1, 2];

@@ -106,6 +106,10 @@ impl Options {
             load::loop_lists::LENGTH_OF_STACK,
             load::list_reads::length_of_stack,
         );
+        reg.insert(
+            load::bfloat16::ROUND_TO_BFLOAT16,
+            load::bfloat16::round_to_bfloat16_builder,
+        );
     }
 
     /// `tract_onnx::onnx()` with this crate's ops registered, behind the

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Cursor, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use ndarray_npy::{NpzReader, NpzWriter, ReadNpyError, ReadNpyExt, ReadNpzError};
 use tract_onnx_scatter::tract_onnx::prelude::tract_ndarray::{ArrayD, IxDyn, OwnedRepr};
 use tract_onnx_scatter::tract_onnx::prelude::*;
@@ -198,6 +198,9 @@ fn read_npy(path: &Path) -> Result<Tensor> {
     let what = path.display().to_string();
     let header = NpyHeader::parse(&bytes).with_context(|| format!("reading {what} as .npy"))?;
     header.check(&what, (bytes.len() - header.data_offset) as u64)?;
+    if let Some(t) = complex_as_pairs(&bytes, &header, &what)? {
+        return Ok(t);
+    }
     macro_rules! try_types {
         ($($t:ty),*) => {
             $(
@@ -216,6 +219,45 @@ fn read_npy(path: &Path) -> Result<Tensor> {
     )
 }
 
+/// A complex `.npy` (numpy's `complex64`/`complex128`, `<c8`/`<c16`) as
+/// the float32/float64 tensor of its interleaved parts, dims `[.., 2]`: how
+/// `tract_onnx_scatter` reads complex values. `None` for other types.
+/// `header` has been checked against the bytes present.
+fn complex_as_pairs(bytes: &[u8], header: &NpyHeader, what: &str) -> Result<Option<Tensor>> {
+    let part_bytes = match header.descr.as_str() {
+        "<c8" => 4,
+        "<c16" => 8,
+        _ => return Ok(None),
+    };
+    let text = String::from_utf8_lossy(&bytes[..header.data_offset]);
+    ensure!(
+        !text.contains("'fortran_order': True"),
+        "{what}: a complex array in Fortran order is not supported"
+    );
+    let mut shape: Vec<usize> = header
+        .shape
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<std::result::Result<_, _>>()
+        .with_context(|| format!("{what}: shape {:?}", header.shape))?;
+    shape.push(2);
+    let data = &bytes[header.data_offset..];
+    let tensor = if part_bytes == 4 {
+        let parts: Vec<f32> = data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Tensor::from_shape(&shape, &parts)?
+    } else {
+        let parts: Vec<f64> = data
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect();
+        Tensor::from_shape(&shape, &parts)?
+    };
+    Ok(Some(tensor))
+}
+
 /// Every array of an `.npz`, in the archive's order, by name.
 pub fn read_npz(path: &Path) -> Result<Vec<(String, Tensor)>> {
     require_file(path, "an .npz archive")?;
@@ -228,7 +270,11 @@ pub fn read_npz(path: &Path) -> Result<Vec<(String, Tensor)>> {
         .with_context(|| format!("reading {} as .npz", path.display()))?;
     let mut out = vec![];
     for name in names {
-        out.push((name.clone(), npz_entry(&mut npz, path, &name)?));
+        let tensor = match complex_npz_entry(path, &name)? {
+            Some(t) => t,
+            None => npz_entry(&mut npz, path, &name)?,
+        };
+        out.push((name.clone(), tensor));
     }
     Ok(out)
 }
@@ -257,6 +303,37 @@ fn check_npz_headers(path: &Path) -> Result<()> {
         header.check(&what, size.saturating_sub(header.data_offset as u64))?;
     }
     Ok(())
+}
+
+/// The array `name` of the `.npz` at `path` as float pairs when it is
+/// complex ([`complex_as_pairs`]); `None` for other types. Its header has
+/// been checked ([`check_npz_headers`]).
+fn complex_npz_entry(path: &Path, name: &str) -> Result<Option<Tensor>> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut zip = zip::ZipArchive::new(file)
+        .with_context(|| format!("reading {} as .npz", path.display()))?;
+    let what = format!("{}, array {name:?}", path.display());
+    let file_name = if zip.index_for_name(&format!("{name}.npy")).is_some() {
+        format!("{name}.npy")
+    } else {
+        name.to_string()
+    };
+    let mut entry = zip
+        .by_name(&file_name)
+        .with_context(|| format!("reading {what}"))?;
+    let mut head = vec![];
+    (&mut entry)
+        .take(12 + u16::MAX as u64)
+        .read_to_end(&mut head)
+        .with_context(|| format!("reading {what}"))?;
+    let header = NpyHeader::parse(&head).with_context(|| format!("reading {what} as .npy"))?;
+    if !matches!(header.descr.as_str(), "<c8" | "<c16") {
+        return Ok(None);
+    }
+    entry
+        .read_to_end(&mut head)
+        .with_context(|| format!("reading {what}"))?;
+    complex_as_pairs(&head, &header, &what)
 }
 
 fn npz_entry(npz: &mut NpzReader<File>, path: &Path, name: &str) -> Result<Tensor> {

@@ -1433,3 +1433,52 @@ fn pinned_runs_a_model_whose_declared_facts_do_not_type() {
         tensor2(&[[1f32, 2., 5., 6.], [3., 4., 7., 8.]])
     );
 }
+
+/// A complex64 `.npy` (numpy's `<c8`) of `shape`, holding `parts` (real,
+/// imaginary, interleaved).
+fn complex_npy_bytes(shape: &str, parts: &[f32]) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<c8', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(parts.iter().flat_map(|p| p.to_le_bytes()));
+    bytes
+}
+
+/// A complex model takes numpy's complex `.npy` and prints its complex
+/// output as float pairs on a trailing axis of 2.
+#[test]
+fn run_reads_complex_npy_and_prints_complex_outputs_as_pairs() {
+    let dir = temp_dir("complex-npy");
+    let case = "onnx-testdata/types/complex/scatter_nd_18_add_c64_rank1_depth1_v0";
+    let data = dir.join("data.npy");
+    std::fs::write(
+        &data,
+        complex_npy_bytes("(3,)", &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+    )
+    .unwrap();
+    let set = format!("{case}/test_data_set_0");
+    let run = tract_scatter(&[
+        "run",
+        &format!("{case}/model.onnx"),
+        s(&data),
+        &format!("{set}/input_1.pb"),
+        &format!("{set}/input_2.pb"),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("input  data: F32 [3, 2] [1, 2, 3, 4, 5, 6]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("output output: F32 [3, 2]"),
+        "{}",
+        run.stdout
+    );
+}

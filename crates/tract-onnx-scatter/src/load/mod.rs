@@ -11,6 +11,10 @@
 //!   unknown dims, so they never contradict the inputs' facts;
 //! - a `Loop` that builds a list becomes a `Loop` with a scan output
 //!   ([`loop_lists`]);
+//! - bfloat16 values are read as float32 holding bfloat16 values, rounded
+//!   where ONNX computes them ([`bfloat16`]);
+//! - complex values are read as float pairs on a trailing axis of 2
+//!   ([`complex`]);
 //!
 //! and first it refuses, with an error naming the graph element, what
 //! tract's parser would panic on ([`validate`]).
@@ -21,6 +25,8 @@
 //! tract's reading of it would stop or contradict the inputs' facts; what
 //! tract reads correctly reaches it byte for byte.
 
+pub mod bfloat16;
+pub mod complex;
 pub mod hints;
 pub mod list_reads;
 pub mod loop_lists;
@@ -169,13 +175,21 @@ impl Framework<ModelProto, InferenceModel> for Onnx {
 /// applies, else a rewritten copy (or `model`, rewritten, when owned).
 /// Each rewrite logs what it changed.
 pub fn prepare(model: Cow<'_, ModelProto>) -> TractResult<Cow<'_, ModelProto>> {
+    let mut model = model;
+    if bfloat16::holds_bfloat16(&model) {
+        let rounding = bfloat16::widen(model.to_mut())?;
+        log::info!("loader: bfloat16 read as float32, {rounding} rounding node(s) added");
+    }
+    if complex::holds_complex(&model) {
+        let nodes = complex::widen(model.to_mut())?;
+        log::info!("loader: complex read as float pairs, {nodes} node(s) rewritten");
+    }
     validate::validate(&model)?;
     let soften = hints::needs_softening(&model);
     let lists = loop_lists::may_rewrite(&model);
     if !soften && !lists {
         return Ok(model);
     }
-    let mut model = model;
     let proto = model.to_mut();
     if lists {
         let n = loop_lists::rewrite(proto);

@@ -24,8 +24,6 @@ use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::optim::CONST_FOLD_MEM_BUDGET;
 use tract_hir::internal::*;
 
-use super::retyped::Typing;
-
 /// The largest result of constants that loading may compute: past it, the
 /// op is computed when the model runs ([`wire_unfolded`]). Large enough
 /// for the constants real models fold (attention masks, position tables),
@@ -87,9 +85,10 @@ pub fn skips_eager_eval(inputs: &[InferenceFact], outputs: &[InferenceFact]) -> 
 /// Each input is tried in turn on a copy of `target`: the first whose
 /// typing gives the outputs the shapes the analysis found, none of them
 /// constant, is kept. Only nodes past the budget pay for the copies.
-pub fn wire_unfolded<T: Typing>(
-    typing: &T,
-    stock: &dyn InferenceOp,
+///
+/// `wire` types `node` into a model with a given mapping of its inputs.
+pub fn wire_unfolded(
+    wire: impl Fn(&mut TypedModel, &HashMap<OutletId, OutletId>) -> TractResult<TVec<OutletId>>,
     source: &InferenceModel,
     node: &InferenceNode,
     target: &mut TypedModel,
@@ -120,7 +119,7 @@ pub fn wire_unfolded<T: Typing>(
         )?[0];
         let mut held_mapping = mapping.clone();
         held_mapping.insert(*held, value);
-        let Ok(wired) = typing.to_typed(stock, source, node, &mut trial, &held_mapping) else {
+        let Ok(wired) = wire(&mut trial, &held_mapping) else {
             continue;
         };
         if same_shapes_not_constant(&trial, &wired, &outputs)? {

@@ -276,8 +276,10 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         // tract's `into_typed` stops at the first failing node.
         fenced(&self.stock.name(), || {
             let stock = self.stock.as_ref();
-            if let Some(wired) = wire_unfolded(&self.typing, stock, source, node, target, mapping)?
-            {
+            let wire = |target: &mut TypedModel, mapping: &HashMap<OutletId, OutletId>| {
+                self.typing.to_typed(stock, source, node, target, mapping)
+            };
+            if let Some(wired) = wire_unfolded(wire, source, node, target, mapping)? {
                 return Ok(wired);
             }
             self.typing.to_typed(stock, source, node, target, mapping)

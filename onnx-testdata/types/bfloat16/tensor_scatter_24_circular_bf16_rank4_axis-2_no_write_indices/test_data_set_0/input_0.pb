@@ -1,0 +1,2 @@
+B
+past_cacheJp>U@IÀ

@@ -1,0 +1,2 @@
+Bpresent_cacheJ
+È¾"@À½\¿‚?

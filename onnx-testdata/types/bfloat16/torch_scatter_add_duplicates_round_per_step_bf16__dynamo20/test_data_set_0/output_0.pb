@@ -1,0 +1,1 @@
+Bscatter_addJ‚? @@

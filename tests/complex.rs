@@ -1,0 +1,94 @@
+//! complex64 / complex128 models through `onnx()`: read as float pairs on a
+//! trailing axis of 2 (`tract_onnx_scatter::load::complex`).
+
+#[path = "support/model_builder.rs"]
+mod model_builder;
+
+use model_builder::*;
+use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;
+use tract_onnx_scatter::tract_onnx::prelude::*;
+
+/// `x` given as complex pairs `[re, im]`.
+fn pairs(shape: &[usize], parts: &[f32]) -> TValue {
+    let mut dims = shape.to_vec();
+    dims.push(2);
+    Tensor::from_shape(&dims, parts).unwrap().into_tvalue()
+}
+
+#[test]
+fn a_complex_scatter_nd_adds_both_parts() {
+    let m = OneNode::new("ScatterND", 18)
+        .attr(attr_string("reduction", "add"))
+        .value(input("data", DataType::Complex64, &[3]))
+        .value(init_i64("indices", &[2, 1], &[2, 2]))
+        .value(input("updates", DataType::Complex64, &[2]))
+        .output_elem(DataType::Complex64);
+    let out = m
+        .run(tvec![
+            pairs(&[3], &[1.0, 1.0, 2.0, 2.0, 3.0, 3.0]),
+            pairs(&[2], &[0.5, -1.0, 0.25, 4.0]),
+        ])
+        .unwrap();
+    let out = out[0].to_plain_array_view::<f32>().unwrap();
+    assert_eq!(out.shape(), &[3, 2]);
+    assert_eq!(
+        out.iter().copied().collect::<Vec<_>>(),
+        [1.0, 1.0, 2.0, 2.0, 3.75, 6.0]
+    );
+}
+
+#[test]
+fn a_complex_scatter_elements_moves_whole_elements_on_a_negative_axis() {
+    let m = OneNode::new("ScatterElements", 18)
+        .attr(attr_int("axis", -1))
+        .value(input("data", DataType::Complex128, &[1, 3]))
+        .value(init_i64("indices", &[1, 2], &[-1, 0]))
+        .value(input("updates", DataType::Complex128, &[1, 2]))
+        .output_elem(DataType::Complex128);
+    let data = Tensor::from_shape(&[1, 3, 2], &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let updates = Tensor::from_shape(&[1, 2, 2], &[7.0f64, 8.0, 9.0, 10.0]).unwrap();
+    let out = m
+        .run(tvec![data.into_tvalue(), updates.into_tvalue()])
+        .unwrap();
+    let out = out[0].to_plain_array_view::<f64>().unwrap();
+    assert_eq!(
+        out.iter().copied().collect::<Vec<_>>(),
+        [9.0, 10.0, 3.0, 4.0, 7.0, 8.0]
+    );
+}
+
+#[test]
+fn a_complex_scatter_that_takes_the_max_is_an_error_naming_the_node() {
+    let m = OneNode::new("ScatterND", 18)
+        .attr(attr_string("reduction", "max"))
+        .value(input("data", DataType::Complex64, &[3]))
+        .value(init_i64("indices", &[1, 1], &[0]))
+        .value(input("updates", DataType::Complex64, &[1]))
+        .output_elem(DataType::Complex64);
+    let err = m.load().unwrap_err();
+    assert_eq!(
+        err.root_cause().to_string(),
+        "the main graph: node 'scatter_node' (ScatterND): reduction 'max' on complex data: complex numbers have no order"
+    );
+}
+
+#[test]
+fn a_complex_value_reaching_an_op_without_complex_support_is_an_error_naming_it() {
+    let m = OneNode::new("Add", 14)
+        .value(input("a", DataType::Complex64, &[3]))
+        .value(input("b", DataType::Complex64, &[3]))
+        .output_elem(DataType::Complex64);
+    let err = m.load().unwrap_err();
+    let message = err.root_cause().to_string();
+    assert!(
+        message.starts_with("the main graph: node 'scatter_node' (Add): reads a complex value;"),
+        "{message}"
+    );
+}
+
+/// The complex corpus (onnx's reference evaluator), gated by
+/// `onnx-testdata/expected-failures.toml`.
+#[test]
+fn the_complex_corpus_passes_but_its_expected_failures() {
+    integration_tests::golden::check_complex();
+}
