@@ -1766,3 +1766,48 @@ fn constants_within_the_load_time_limit_are_folded_as_stock_folds_them() {
         assert_eq!(plugin.nodes().len(), stock.nodes().len());
     }
 }
+
+/// tract's analysis builds a shape fact with as many dims as a shape input
+/// is declared long, before any value is known: a `Reshape` whose shape
+/// input is declared with 2^32 values made it allocate 137 GB and abort
+/// (`fuzz/regressions/overrides/reshape_to_a_shape_input_of_2_pow_32_values`).
+#[test]
+fn a_shape_input_declared_longer_than_64_dims_is_an_error_naming_the_op() {
+    for (op, opset, data_rank, len, want) in [
+        (
+            "Reshape",
+            14,
+            1,
+            1i64 << 32,
+            "Reshape: input 1 holds 4294967296 values, a tensor of 4294967296 dims; at most 64 dims are supported",
+        ),
+        (
+            "Tile",
+            13,
+            1,
+            65,
+            "Tile: input 1 holds 65 values, a tensor of 65 dims; at most 64 dims are supported",
+        ),
+        (
+            "Expand",
+            13,
+            1,
+            100,
+            "Expand: input 1 holds 100 values, a tensor of 100 dims; at most 64 dims are supported",
+        ),
+    ] {
+        let m = OneNode::new(op, opset)
+            .value(input("x", DataType::Float, &vec![2; data_rank]))
+            .value(input("shape", DataType::Int64, &[len]));
+        let err = m.load().and_then(|m| m.into_optimized()).unwrap_err();
+        assert!(chain(&err).contains(want), "{op}: {}", chain(&err));
+    }
+}
+
+#[test]
+fn a_shape_input_of_64_values_still_loads() {
+    let m = OneNode::new("Reshape", 14)
+        .value(input("x", DataType::Float, &[1]))
+        .value(input("shape", DataType::Int64, &[64]));
+    m.load().unwrap().into_optimized().unwrap();
+}

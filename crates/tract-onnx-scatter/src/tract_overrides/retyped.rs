@@ -126,18 +126,66 @@ pub fn fenced_build(
     Ok((
         Box::new(Retyped {
             stock,
-            typing: StockTyping,
+            typing: StockTyping {
+                rank_input: rank_input(&node.op_type),
+            },
         }),
         extra_inputs,
     ))
 }
 
+/// The most dims the plugin lets a tensor have when an input's length
+/// gives them (numpy's limit).
+pub const MAX_RANK: usize = 64;
+
+/// The ONNX ops whose output (or data) rank is the length of one 1-D input,
+/// divided by the values it holds per dim: (op type, input, values per dim).
+/// tract's analysis builds a fact of that many dims from the input's
+/// declared length alone, before any value is known.
+const RANK_INPUTS: &[(&str, usize, usize)] = &[
+    ("ConstantOfShape", 0, 1),
+    ("Expand", 1, 1),
+    ("Reshape", 1, 1),
+    ("Tile", 1, 1),
+    ("Pad", 1, 2),
+];
+
+fn rank_input(op_type: &str) -> Option<&'static (&'static str, usize, usize)> {
+    RANK_INPUTS.iter().find(|(op, _, _)| *op == op_type)
+}
+
 /// The typing of tract's op itself: a [`Retyped`] with it changes nothing
-/// but the fence.
+/// but the fence, and refuses an input whose length would give a tensor
+/// more than [`MAX_RANK`] dims.
 #[derive(Debug, Clone, Copy)]
-pub struct StockTyping;
+pub struct StockTyping {
+    /// The op, the input whose length gives a rank, and its values per
+    /// dim ([`RANK_INPUTS`]).
+    pub rank_input: Option<&'static (&'static str, usize, usize)>,
+}
 
 impl Typing for StockTyping {
+    /// A 1-D input declared with 2^32 values made tract's analysis build
+    /// a shape fact of 2^32 dims (137 GB): refused first, naming its length.
+    fn check_inputs(&self, inputs: &[&InferenceFact]) -> TractResult<()> {
+        let Some(&(op, index, per_dim)) = self.rank_input else {
+            return Ok(());
+        };
+        let Some(len) = inputs
+            .get(index)
+            .and_then(|f| f.shape.dims().next().and_then(|d| d.concretize()))
+            .and_then(|d| d.to_usize().ok())
+        else {
+            return Ok(());
+        };
+        ensure!(
+            len <= MAX_RANK * per_dim,
+            "{op}: input {index} holds {len} values, a tensor of {} dims; at most {MAX_RANK} dims are supported",
+            len / per_dim
+        );
+        Ok(())
+    }
+
     fn to_typed(
         &self,
         stock: &dyn InferenceOp,
