@@ -18,14 +18,8 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use super::retyped::MAX_RANK;
 use super::run_symbols::{binders, run_values};
-
-/// The highest output rank a reshape that only the run can prove may have
-/// (numpy's own limit, `NPY_MAXDIMS` in numpy 2): each dim only the run
-/// knows is a fresh symbol, and a target of millions of entries would mint
-/// millions. A longer target is a load error naming the node; tract's own
-/// reshape (a target it can prove) is not bound by it.
-pub const MAX_RUN_TIME_RESHAPE_RANK: usize = 64;
 
 /// The builder registered for `Reshape`.
 pub fn reshape(
@@ -152,9 +146,9 @@ impl Expansion for InferReshape {
                 .and_then(|s| s.first().copied())
                 .context("Reshape: the target shape input must be a 1-D tensor of known length")?,
         };
-        if rank > MAX_RUN_TIME_RESHAPE_RANK {
+        if rank > MAX_RANK {
             bail!(
-                "Reshape node '{}': a target shape of {rank} dims, more than the {MAX_RUN_TIME_RESHAPE_RANK} a reshape proved at run time may have",
+                "Reshape node '{}': a target shape of {rank} dims, more than the {MAX_RANK} a reshape proved at run time may have",
                 self.node
             );
         }
