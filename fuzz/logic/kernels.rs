@@ -22,7 +22,7 @@ use arbitrary::{Result, Unstructured};
 use half::{bf16, f16};
 use oracle::{RefElem, Refusal, all_same, refusal_of};
 use scatter_kernels::{
-    Element, ElementsPlan, IndexValue, Reduction, ScatterError, TensorScatterMode,
+    Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError, TensorScatterMode,
     TensorScatterPlan,
 };
 
@@ -409,7 +409,10 @@ fn elements<T: Gen>(u: &mut Unstructured, update_op: bool) -> Result<()> {
             } else {
                 let plan = ElementsPlan::new(ds, is, us, ax)?;
                 T::check_reduction(red)?;
-                plan.check_indices(i)?.apply(d, up, red)
+                let exec = Execution::SERIAL;
+                plan.check_indices(i, exec)?
+                    .apply(d, up, red, exec)
+                    .map(drop)
             }
         }
         each_index_type(
@@ -593,7 +596,7 @@ fn tensor_scatter<T: Gen>(u: &mut Unstructured) -> Result<()> {
     let run = |out: &mut [T]| -> std::result::Result<(), ScatterError> {
         let plan = TensorScatterPlan::new(&cache_shape, &update_shape, wi.map(|w| w.1), ax)?;
         plan.check_write_indices(wi.map(|w| w.0), mode)?
-            .apply(out, &update)
+            .apply(out, &update, Execution::SERIAL)
     };
     let result = run(&mut out);
     agree(

@@ -1,5 +1,5 @@
 //! One combining function per reduction, chosen once, for kernels generic
-//! over how they visit (the `*_par` kernels).
+//! over how they visit (the split and blocked kernels).
 
 use crate::elements::select_f32;
 use crate::{Element, Reduction};

@@ -29,8 +29,8 @@ use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bou
 use crate::shape::{check_len, element_count};
 use crate::uninit::{copy_par, copy_tasks, write_copy_par};
 use crate::{
-    CheckedElementsIndices, CopyingScatter, Element, ElementsPlan, IndexValue, Input, Parallel,
-    Reduction, ScatterError, Schedule,
+    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Parallel, Reduction,
+    ScatterError, Schedule,
 };
 
 /// How a checked ScatterElements divides into slabs and columns.
@@ -59,47 +59,31 @@ enum Part {
     Columns { c0: usize, c1: usize, tile: usize },
 }
 
-impl ElementsPlan {
-    /// [`Self::check_indices`] on `par` ([`Schedule::DEFAULT`]'s split
-    /// rule over the bytes of the indices): the same token, or the same
-    /// first error.
-    pub fn check_indices_par<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        par: &dyn Parallel,
-    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
-        self.check_indices_scheduled(indices, par, &Schedule::DEFAULT)
+/// [`ElementsPlan::check_indices`] on `par`: each task reads a
+/// contiguous range of the indices; when one finds an index out of range
+/// (or the host skipped one), the serial check runs again and names the
+/// first, as it alone would.
+pub(crate) fn check_split<'a, I: IndexValue>(
+    plan: &'a ElementsPlan,
+    indices: &'a [I],
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+    let tasks = schedule.tasks(par, std::mem::size_of_val(indices), indices.len());
+    if tasks == 1 || indices.len() != plan.indices_len {
+        return plan.check_serial(indices);
     }
-
-    /// [`Self::check_indices_par`] with explicit thresholds. Each task
-    /// reads a contiguous range of the indices; when one finds an index
-    /// out of range (or the host skipped one), the serial check runs again
-    /// and names the first, as it alone would.
-    pub fn check_indices_scheduled<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
-        let tasks = schedule.tasks(par, std::mem::size_of_val(indices), indices.len());
-        if tasks == 1 || indices.len() != self.indices_len {
-            return self.check_indices(indices);
-        }
-        let dim = self.data_shape()[self.axis()];
-        let bounds = even_bounds(indices.len(), tasks);
-        let clean: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
-        par.for_each(tasks, &|t| {
-            let range = &indices[bounds[t]..bounds[t + 1]];
-            clean[t].store(first_out_of_range(range, dim).is_none(), Ordering::Release);
-        });
-        if clean.iter().all(|c| c.load(Ordering::Acquire)) {
-            Ok(CheckedElementsIndices {
-                plan: self,
-                indices,
-            })
-        } else {
-            self.check_indices(indices)
-        }
+    let dim = plan.data_shape()[plan.axis()];
+    let bounds = even_bounds(indices.len(), tasks);
+    let clean: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
+    par.for_each(tasks, &|t| {
+        let range = &indices[bounds[t]..bounds[t + 1]];
+        clean[t].store(first_out_of_range(range, dim).is_none(), Ordering::Release);
+    });
+    if clean.iter().all(|c| c.load(Ordering::Acquire)) {
+        Ok(CheckedElementsIndices { plan, indices })
+    } else {
+        plan.check_serial(indices)
     }
 }
 
@@ -242,21 +226,10 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         )
     }
 
-    /// [`Self::apply`] on `par` (or block by block), bit for bit the serial
-    /// result, with [`Schedule::DEFAULT`]. Errors: those of `apply`, before
-    /// any write.
-    pub fn apply_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Element>(
+    /// [`Self::apply`] in place on `par` (or block by block), bit for bit
+    /// the serial result. Errors: those of the serial apply, before any
+    /// write.
+    pub(crate) fn apply_split<T: Element>(
         &self,
         data: &mut [T],
         updates: &[T],
@@ -276,17 +249,23 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
             // Small, serial, empty, or `Mean` (refused by `apply`).
-            return self.apply(data, updates, reduction);
+            return self.apply_serial(data, updates, reduction);
         };
         self.run_in_place(&g, &parts, data, updates, reduction, par)
     }
 
-    /// [`crate::CopyingScatter::write_copying_scheduled`]: `dst = src` then
-    /// [`Self::apply_scheduled`], bit for bit. Slab parts: each task copies
-    /// the part of `dst` it owns, slab by slab, before scattering into it.
-    /// Column parts (which interleave): `dst` copied in contiguous chunks
-    /// first, then scattered into in place.
-    pub(crate) fn copying_scheduled<T: Element + Copy>(
+    /// `dst = src` then [`Self::apply_split`], bit for bit. Slab parts:
+    /// each task copies the part of `dst` it owns, slab by slab, before
+    /// scattering into it. Column parts (which interleave): `dst` copied in
+    /// contiguous chunks first, then scattered into in place. Serially,
+    /// [`Self::write_copying_serial`].
+    ///
+    /// Contract (what [`Self::apply`] hands `dst` back on): on `Ok`, every
+    /// element of `dst` has been written, in the serial (`write_copying_serial`,
+    /// its proof there), through a whole copy (`write_copy_par`, `copy_par`)
+    /// before an in-place run, or by a run over `Copying` parts, each
+    /// filled whole (`fill_parts`).
+    pub(crate) fn copying_split<T: Element + Copy>(
         &self,
         dst: &mut [MaybeUninit<T>],
         src: &[T],
@@ -310,9 +289,9 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
                 // copying scatter's time) need not: the same values, then
                 // the serial apply, bit for bit the fused result.
                 let data = write_copy_par(par, schedule, dst, src);
-                return self.apply(data, updates, reduction);
+                return self.apply_serial(data, updates, reduction);
             }
-            return self.write_copying(dst, src, updates, reduction);
+            return self.write_copying_serial(dst, src, updates, reduction);
         };
         match parts[0] {
             Part::Columns { .. } => {

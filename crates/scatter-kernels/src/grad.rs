@@ -504,7 +504,9 @@ fn grad<T: GradElement, P: Pairs + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ElementsPlan, NdPlan, scatter_elements_grad, scatter_nd_grad};
+    use crate::{
+        BlockSort, ElementsPlan, Execution, NdPlan, scatter_elements_grad, scatter_nd_grad,
+    };
 
     /// 1-D ScatterElements gradient: (grad_data, grad_updates).
     fn grad1(
@@ -744,7 +746,7 @@ mod tests {
         let mut gd = [0.0f32; 2];
         let mut gu = [0.0f32; 1];
         let plan = ElementsPlan::new(&[2], &[1], &[1], 0).unwrap();
-        plan.check_indices(&[1i32])
+        plan.check_indices(&[1i32], Execution::SERIAL)
             .unwrap()
             .grad(
                 &[1.0, 2.0],
@@ -855,7 +857,7 @@ mod tests {
         let plan = NdPlan::permuted(&[2, 3], &[1, 0], &[1, 1], &[1, 2]).unwrap();
         let mut gd = [0.0f64; 6];
         let mut gu = [0.0f64; 2];
-        plan.check_indices(&[1i64][..])
+        plan.check_indices(&[1i64][..], Execution::SERIAL, BlockSort::Off)
             .unwrap()
             .grad(
                 &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
@@ -900,7 +902,7 @@ mod tests {
     #[test]
     fn wrong_buffer_lengths_are_errors_before_any_write() {
         let plan = ElementsPlan::new(&[3], &[2], &[2], 0).unwrap();
-        let checked = plan.check_indices(&[0i64, 2]).unwrap();
+        let checked = plan.check_indices(&[0i64, 2], Execution::SERIAL).unwrap();
         let (data, updates, go) = ([1.0f64; 3], [1.0f64; 2], [1.0f64; 3]);
         let spec = GradSpec::onnx(Reduction::Add);
         let run = |d: &[f64], u: &[f64], g: &[f64], gd_len: usize, gu_len: usize| {
@@ -933,7 +935,7 @@ mod tests {
         let mut gd = [0.0f64; 6];
         let mut gu = [0.0f64; 3];
         let err = nd
-            .check_indices(&[0i64, 1][..])
+            .check_indices(&[0i64, 1][..], Execution::SERIAL, BlockSort::Off)
             .unwrap()
             .grad(&[0.0; 6], &[0.0; 4], &[0.0; 6], spec, 1.0, &mut gd, &mut gu)
             .unwrap_err();
@@ -967,7 +969,9 @@ mod tests {
     #[test]
     fn updates_of_add_alone_equal_what_the_full_gradient_writes() {
         let plan = ElementsPlan::new(&[4], &[5], &[5], 0).unwrap();
-        let token = plan.check_indices(&[3i64, -1, 0, 2, 0]).unwrap();
+        let token = plan
+            .check_indices(&[3i64, -1, 0, 2, 0], Execution::SERIAL)
+            .unwrap();
         let go = [0.5f32, -1.0, 2.0, 4.0];
         let (mut gd, mut gu) = ([0f32; 4], [0f32; 5]);
         let spec = GradSpec::onnx(Reduction::Add);
@@ -982,7 +986,9 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("grad_updates"), "{err}");
         let nd = NdPlan::new(&[4, 2], &[2, 1], &[2, 2]).unwrap();
-        let token = nd.check_indices(&[-1i64, 1]).unwrap();
+        let token = nd
+            .check_indices(&[-1i64, 1], Execution::SERIAL, BlockSort::Off)
+            .unwrap();
         let mut gu = [0f64; 4];
         token
             .grad_updates_of_add(&[0., 1., 2., 3., 4., 5., 6., 7.], 2.0, &mut gu)

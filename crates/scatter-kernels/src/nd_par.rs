@@ -10,16 +10,16 @@
 //! large random-index scatter: each block stays in cache while its
 //! updates land ([`Schedule`]'s blocking rule).
 //!
-//! [`NdPlan::check_indices_sorted`] checks the indices and sorts them in
-//! one read of the indices; the [`SortedNdIndices`] it returns owns the
-//! sort, so a host may keep it as long as the indices do not change.
+//! [`NdPlan::check_indices`] with [`crate::BlockSort::ForElementBytes`]
+//! checks the indices and sorts them in one read of the indices
+//! ([`check_sorted`]); the [`CheckedNdIndices`] it returns owns the sort,
+//! so a host may keep it as long as the indices do not change.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::combiner::{WithCombiner, with_combiner};
-use crate::fused_copy::CopyingScatter;
 use crate::index::out_of_range;
 use crate::parallel::{
     Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds, for_each_part, split_at_bounds,
@@ -33,33 +33,24 @@ use crate::{
 
 /// The update slices of one ScatterND, stably sorted by destination block.
 #[derive(Debug, Clone)]
-struct Buckets {
+pub(crate) struct Buckets {
     /// Elements per block, a multiple of the slice length.
-    block_len: usize,
+    pub(crate) block_len: usize,
     /// Block `b`'s entries are `entries[starts[b]..starts[b + 1]]`.
-    starts: Vec<usize>,
+    pub(crate) starts: Vec<usize>,
     /// `(data offset, tuple number)` of every update slice.
-    entries: Vec<(u32, u32)>,
+    pub(crate) entries: Vec<(u32, u32)>,
 }
 
-/// A ScatterND token whose update slices may be sorted by destination
-/// block ([`NdPlan::check_indices_sorted`]); applies like
-/// [`CheckedNdIndices`], with the same results bit for bit.
-#[derive(Debug)]
-pub struct SortedNdIndices<'a, I> {
-    checked: CheckedNdIndices<'a, I>,
-    buckets: Option<Arc<Buckets>>,
-}
-
-/// What a host keeps of a [`SortedNdIndices`] to apply the same indices
+/// What a host keeps of a [`CheckedNdIndices`] to apply the same indices
 /// again without reading them ([`NdPlan::reuse_check`]): that they passed
 /// the check, and their sort by destination block when they were sorted.
 /// Owned and cheap to clone.
 #[derive(Debug, Clone)]
 pub struct NdKeptCheck {
     /// The data dimensions the index components were checked against.
-    dims: Vec<usize>,
-    buckets: Option<Arc<Buckets>>,
+    pub(crate) dims: Vec<usize>,
+    pub(crate) buckets: Option<Arc<Buckets>>,
 }
 
 impl NdKeptCheck {
@@ -72,7 +63,7 @@ impl NdKeptCheck {
 
 /// Whether a plan's slices can be sorted at all: row-major data (one run
 /// per slice), something written, offsets and tuple numbers within `u32`.
-fn sortable(plan: &NdPlan) -> bool {
+pub(crate) fn sortable(plan: &NdPlan) -> bool {
     plan.runs.len() == 1
         && plan.slice_len > 0
         && plan.tuples > 0
@@ -151,34 +142,32 @@ fn bucket(offsets: &[u32], data_len: usize, block_len: usize) -> Buckets {
     )
 }
 
-impl NdPlan {
-    /// [`NdPlan::check_indices`] (the same checks, the same first error),
-    /// and, when [`Schedule`]'s blocking rule holds for elements of
-    /// `element_bytes` bytes, the update slices sorted by destination block
-    /// in the same pass over the indices. The token applies like the
-    /// checked one, bit for bit; keep it while the indices do not change
-    /// to reuse the sort.
-    pub fn check_indices_sorted<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        element_bytes: usize,
-        schedule: &Schedule,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
-        self.check_indices_sorted_par(indices, element_bytes, schedule, &crate::Serial)
-    }
+/// [`NdPlan::check_indices`] with [`crate::BlockSort::ForElementBytes`]:
+/// the plain check (the same first error), and, when `schedule`'s blocking
+/// rule holds for elements of `element_bytes` bytes, the update slices
+/// sorted by destination block in the same pass over the indices. On
+/// `par`, by the split rule over the bytes of the indices, each task
+/// checks a contiguous range of tuples and counts them per block, then
+/// places them; the tuples of a block are placed task after task, so the
+/// sort is the serial one, entry for entry, at any thread count.
+pub(crate) fn check_sorted<'a, I: IndexValue>(
+    plan: &'a NdPlan,
+    indices: &'a [I],
+    element_bytes: usize,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
+    plan.check_sorted(indices, element_bytes, schedule, par)
+}
 
-    /// [`Self::check_indices_sorted`] on `par`: by the split rule over
-    /// the bytes of the indices, each task checks a contiguous range of
-    /// tuples and counts them per block, then places them; the tuples of
-    /// a block are placed task after task, so the sort is the serial one,
-    /// entry for entry, at any thread count.
-    pub fn check_indices_sorted_par<'a, I: IndexValue>(
+impl NdPlan {
+    fn check_sorted<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
         element_bytes: usize,
         schedule: &Schedule,
         par: &dyn Parallel,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
+    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
         let bytes = |n: usize| n.saturating_mul(element_bytes);
         let block_len = block_len(self, schedule.block_bytes, element_bytes);
         let blocks = self.data_len.div_ceil(block_len.max(1));
@@ -188,10 +177,7 @@ impl NdPlan {
             && bytes(self.slice_len) <= schedule.blocked_max_slice_bytes
             && self.tuples >= blocks.saturating_mul(schedule.sorted_from_updates_per_block);
         if !sort {
-            return Ok(SortedNdIndices {
-                checked: self.check_indices(indices)?,
-                buckets: None,
-            });
+            return self.check_serial(indices);
         }
         let tasks = schedule.tasks(par, std::mem::size_of_val(indices), self.tuples);
         let bounds = even_bounds(self.tuples, tasks);
@@ -221,17 +207,15 @@ impl NdPlan {
         if counted.iter().any(|(_, bad)| *bad) {
             // The first bad component, worded as `check_indices` words it.
             return Err(self
-                .check_indices(indices)
+                .check_serial(indices)
                 .err()
                 .unwrap_or_else(|| disagreement(self)));
         }
         let counts: Vec<Vec<usize>> = counted.into_iter().map(|(c, _)| c).collect();
         let buckets = place(&offsets, &bounds, &counts, block_len, block_of, par);
-        Ok(SortedNdIndices {
-            checked: CheckedNdIndices {
-                plan: self,
-                indices,
-            },
+        Ok(CheckedNdIndices {
+            plan: self,
+            indices,
             buckets: Some(Arc::new(buckets)),
         })
     }
@@ -260,46 +244,27 @@ impl NdPlan {
     }
 }
 
-impl NdPlan {
-    /// The token [`Self::check_indices_sorted_par`] returned for `indices`
-    /// and kept as `kept` ([`SortedNdIndices::kept_check`]), sorted or
-    /// not, without reading the indices: neither checked nor sorted
-    /// again. `Err` when the indices are not of this plan's length, the
-    /// check not against its dimensions, or the sort not of its tuple
-    /// count and data length.
-    ///
-    /// # Safety
-    /// `indices` are the very values that a `check_indices_sorted*` call
-    /// of a plan equal to this one (the same data, indices and updates
-    /// shapes, the same layout) accepted when it made `kept`, unchanged
-    /// since: the token's methods index the data by them unchecked.
-    pub unsafe fn reuse_check<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        kept: &NdKeptCheck,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
-        let fits = indices.len() == self.tuples * self.k
-            && kept.dims[..] == self.data_shape[..self.k]
-            && kept.buckets.as_ref().is_none_or(|b| {
-                b.entries.len() == self.tuples
-                    && b.block_len > 0
-                    && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1
-            });
-        if !fits {
-            return Err(ScatterError::Shape {
-                input: Input::Indices,
-                shape: crate::Dims::of(&self.indices_shape),
-                expected: "the indices a kept sort was made for (internal error)".into(),
-            });
-        }
-        Ok(SortedNdIndices {
-            checked: CheckedNdIndices {
-                plan: self,
-                indices,
-            },
-            buckets: kept.buckets.clone(),
-        })
+/// The sort of [`CheckedNdIndices::sorted_for_split`], when it pays.
+pub(crate) fn sort_for_split<I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    element_bytes: usize,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Option<Buckets> {
+    let plan = token.plan;
+    let short = plan.slice_len.saturating_mul(element_bytes) <= schedule.blocked_max_slice_bytes;
+    if token.buckets.is_some() || !sortable(plan) || !short {
+        return None;
     }
+    let slices = plan.data_len / plan.slice_len;
+    // As `apply_buckets` will count them, in place.
+    let updated = plan.tuples.saturating_mul(plan.slice_len);
+    let tasks = schedule.tasks(par, indices_bytes::<I>(updated, element_bytes), slices);
+    if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.sorted_from_updates_per_block) {
+        return None;
+    }
+    let block_len = slices.div_ceil(tasks) * plan.slice_len;
+    Some(token.sorted_by_blocks(block_len))
 }
 
 /// One task's tuples counted per destination block, and whether one of
@@ -388,176 +353,12 @@ fn disagreement(plan: &NdPlan) -> ScatterError {
     }
 }
 
-impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
-    /// The checked token (for every `CheckedNdIndices` method).
-    pub fn checked(&self) -> &CheckedNdIndices<'a, I> {
-        &self.checked
-    }
-
-    /// Whether the update slices were sorted by destination block.
-    pub fn is_sorted(&self) -> bool {
-        self.buckets.is_some()
-    }
-
-    /// What to keep with the indices to apply them again through
-    /// [`NdPlan::reuse_check`]: the check, and the sort when the slices
-    /// were sorted.
-    pub fn kept_check(&self) -> NdKeptCheck {
-        let plan = self.checked.plan;
-        NdKeptCheck {
-            dims: plan.data_shape[..plan.k].to_vec(),
-            buckets: self.buckets.clone(),
-        }
-    }
-
-    /// For indices that come back (a host applies a kept check again): an
-    /// unsorted token's update slices sorted by destination for a split
-    /// over `par`, one block per task, when the slices are short (at most
-    /// [`Schedule::blocked_max_slice_bytes`] of `element_bytes`-byte
-    /// elements), the split rule gives more than one task, and there are
-    /// [`Schedule::sorted_from_updates_per_block`] tuples per block; `None`
-    /// otherwise, and for a token already sorted.
-    ///
-    /// Short slices are not split otherwise
-    /// ([`Schedule::nd_split_from_slice_bytes`]): sorting them for each
-    /// call costs more than the second thread saves (`snd_add_hist`: 1M
-    /// element adds into 256 KiB). Indices that come back pay the sort
-    /// once. One block per task, not the four of a per-call split: each
-    /// block's slices read the updates in ascending order, so every block
-    /// streams most of the update array through the caches.
-    pub fn sorted_for_split(
-        &self,
-        element_bytes: usize,
-        schedule: &Schedule,
-        par: &dyn Parallel,
-    ) -> Option<SortedNdIndices<'a, I>> {
-        let plan = self.checked.plan;
-        let short =
-            plan.slice_len.saturating_mul(element_bytes) <= schedule.blocked_max_slice_bytes;
-        if self.buckets.is_some() || !sortable(plan) || !short {
-            return None;
-        }
-        let slices = plan.data_len / plan.slice_len;
-        // As `apply_buckets` will count them, in place.
-        let updated = plan.tuples.saturating_mul(plan.slice_len);
-        let tasks = schedule.tasks(par, indices_bytes::<I>(updated, element_bytes), slices);
-        if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.sorted_from_updates_per_block)
-        {
-            return None;
-        }
-        let block_len = slices.div_ceil(tasks) * plan.slice_len;
-        let checked = CheckedNdIndices {
-            plan,
-            indices: self.checked.indices,
-        };
-        let buckets = checked.sorted_by_blocks(block_len);
-        Some(SortedNdIndices {
-            checked,
-            buckets: Some(Arc::new(buckets)),
-        })
-    }
-
-    /// [`CheckedNdIndices::apply`], block by block when sorted, on `par`
-    /// ([`Schedule::DEFAULT`]'s split rule); bit for bit the serial result.
-    pub fn apply_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        match &self.buckets {
-            None => self
-                .checked
-                .apply_scheduled(data, updates, reduction, par, schedule),
-            Some(b) => {
-                self.checked.check_apply_reduction::<T>(reduction)?;
-                self.checked.check_buffers(data, updates)?;
-                self.checked
-                    .apply_buckets(data, updates, reduction, par, schedule, b);
-                Ok(())
-            }
-        }
-    }
-}
-
-// SAFETY: on `Ok`, the write ended in `CheckedNdIndices`'
-// `write_copying_scheduled` (itself a `CopyingScatter`), or in
-// `apply_buckets` over `Copying` parts, each filled whole (`fill_parts`).
-unsafe impl<I: IndexValue> CopyingScatter for SortedNdIndices<'_, I> {
-    /// Serially, block by block when sorted.
-    fn write_copying<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        self.write_copying_scheduled(
-            dst,
-            src,
-            updates,
-            reduction,
-            &crate::Serial,
-            &Schedule::DEFAULT,
-        )
-    }
-
-    /// `dst = src`, then [`SortedNdIndices::apply_scheduled`], bit for bit;
-    /// each block is copied just before its updates land.
-    fn write_copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        let Some(b) = &self.buckets else {
-            return self
-                .checked
-                .write_copying_scheduled(dst, src, updates, reduction, par, schedule);
-        };
-        let checked = &self.checked;
-        checked.check_apply_reduction::<T>(reduction)?;
-        checked.check_buffers(dst, updates)?;
-        check_len(Input::Data, &checked.plan.data_shape, dst.len(), src.len())?;
-        checked.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, b);
-        Ok(())
-    }
-}
-
 impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// [`Self::apply`] on `par` ([`Schedule::DEFAULT`]'s split rule), bit
-    /// for bit the serial result; the slices are sorted by destination
-    /// (after the check, a second read of the indices) only when the work
-    /// is split. Use [`NdPlan::check_indices_sorted`] for the blocked
-    /// application.
-    pub fn apply_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Element>(
+    /// [`Self::apply`] in place on `par`, bit for bit the serial result: a
+    /// sorted token block by block; else a row split, or the slices sorted
+    /// by destination (after the check, a second read of the indices),
+    /// only when the work is split; else the serial apply.
+    pub(crate) fn apply_split<T: Element>(
         &self,
         data: &mut [T],
         updates: &[T],
@@ -565,6 +366,12 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         par: &dyn Parallel,
         schedule: &Schedule,
     ) -> Result<(), ScatterError> {
+        if let Some(b) = &self.buckets {
+            self.check_apply_reduction::<T>(reduction)?;
+            self.check_buffers(data, updates)?;
+            self.apply_buckets(data, updates, reduction, par, schedule, b);
+            return Ok(());
+        }
         T::check_reduction(reduction)?;
         self.check_buffers(data, updates)?;
         let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
@@ -579,14 +386,21 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
                 self.apply_buckets(data, updates, reduction, par, schedule, &b);
                 Ok(())
             }
-            _ => self.apply(data, updates, reduction),
+            _ => self.apply_serial(data, updates, reduction),
         }
     }
 
-    /// [`CopyingScatter::write_copying_scheduled`]: split by destination
-    /// blocks when the split rule holds, each block copied just before its
-    /// updates land; else [`CopyingScatter::write_copying`].
-    pub(crate) fn copying_scheduled<T: Element + Copy>(
+    /// `dst = src`, then [`Self::apply_split`], bit for bit: a sorted
+    /// token, or split by destination blocks when the split rule holds,
+    /// each block copied just before its updates land; else
+    /// [`Self::write_copying_serial`].
+    ///
+    /// Contract (what [`Self::apply`] hands `dst` back on): on `Ok`, every
+    /// element of `dst` has been written: by `write_copying_serial` (its
+    /// proof there), by a whole copy (`write_copy_par`) before the serial
+    /// apply, or by a run over `Copying` parts, each filled whole
+    /// (`fill_parts`).
+    pub(crate) fn copying_split<T: Element + Copy>(
         &self,
         dst: &mut [MaybeUninit<T>],
         src: &[T],
@@ -598,6 +412,11 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         self.check_apply_reduction::<T>(reduction)?;
         self.check_buffers(dst, updates)?;
         check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
+        if let Some(b) = &self.buckets {
+            // Each block is copied just before its updates land.
+            self.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, b);
+            return Ok(());
+        }
         let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
         if let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes) {
             self.apply_row_scan(Copying { dst, src }, updates, reduction, par, &bounds);
@@ -617,9 +436,9 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
                 && updates.len() <= dst.len() / 2 =>
             {
                 let data = write_copy_par(par, schedule, dst, src);
-                self.apply(data, updates, reduction)
+                self.apply_serial(data, updates, reduction)
             }
-            None => self.write_copying(dst, src, updates, reduction),
+            None => self.write_copying_serial(dst, src, updates, reduction),
         }
     }
 

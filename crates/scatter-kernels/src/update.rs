@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::element::combine;
 use crate::{
-    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Parallel, Reduction, ScatterError,
+    CheckedElementsIndices, Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
 };
 
 /// Validates everything, then scatters with OpenVINO semantics.
@@ -33,32 +33,17 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
 ) -> Result<(), ScatterError> {
     let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
     T::check_reduction(reduction)?;
-    plan.check_indices(indices)?
-        .apply_update(data, updates, reduction, use_init_val)
+    plan.check_indices(indices, Execution::SERIAL)?
+        .apply_update(data, updates, reduction, use_init_val, Execution::SERIAL)
 }
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// [`Self::apply_update`] on `par` where its semantics are plain
-    /// ScatterElements ([`Self::apply_par`], bit for bit the serial
-    /// result); the OpenVINO-only cases (`mean`, `use_init_val = false`)
-    /// run serially.
-    pub fn apply_update_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        use_init_val: bool,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        if is_plain_apply(reduction, use_init_val) {
-            self.apply_par(data, updates, reduction, par)
-        } else {
-            self.apply_update(data, updates, reduction, use_init_val)
-        }
-    }
-
     /// [`scatter_elements_update`] on indices already checked: the
-    /// OpenVINO semantics without validating the indices a second time.
+    /// OpenVINO semantics, in place, without validating the indices a
+    /// second time. Where they are plain ScatterElements' (no reduction,
+    /// or one other than `mean` with `use_init_val`) this is
+    /// [`Self::apply`] on `exec`, bit for bit the serial result; the
+    /// OpenVINO-only cases (`mean`, `use_init_val = false`) run serially.
     /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
     /// shape's) leaves `data` untouched.
     pub fn apply_update<T: Element>(
@@ -67,12 +52,13 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         updates: &[T],
         reduction: Reduction,
         use_init_val: bool,
+        exec: Execution<'_>,
     ) -> Result<(), ScatterError> {
+        if is_plain_apply(reduction, use_init_val) {
+            return self.apply(data, updates, reduction, exec).map(drop);
+        }
         T::check_reduction(reduction)?;
         self.check_buffers(data, updates)?;
-        if is_plain_apply(reduction, use_init_val) {
-            return self.apply(data, updates, reduction);
-        }
         // Values taken per written position: proportional to the updates,
         // not to the data.
         let mut taken: HashMap<usize, usize> = HashMap::new();

@@ -5,8 +5,8 @@
 
 use insta::assert_snapshot;
 use scatter_kernels::{
-    ElementsPlan, Input, NdPlan, Reduction, ScatterError, TensorScatterMode, TensorScatterPlan,
-    scatter_elements, scatter_elements_update, scatter_nd,
+    ElementsPlan, Execution, Input, NdPlan, Reduction, ScatterError, TensorScatterMode,
+    TensorScatterPlan, scatter_elements, scatter_elements_update, scatter_nd,
 };
 
 /// Runs ONNX `ScatterElements` on f32 data filled with 9.0 and returns the
@@ -75,7 +75,7 @@ fn tensor_scatter_err(
     let err = TensorScatterPlan::new(cache_shape, update_shape, write_indices.map(|w| w.1), axis)
         .and_then(|plan| {
             plan.check_write_indices(write_indices.map(|w| w.0), mode)?
-                .apply(&mut cache, &update)
+                .apply(&mut cache, &update, Execution::SERIAL)
         })
         .unwrap_err();
     assert!(cache.iter().all(|&x| x == 9), "cache written before {err}");

@@ -12,8 +12,8 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
-    ElementsPlan, GradSpec, NdPlan, Reduction, scatter_elements_grad, scatter_elements_update,
-    scatter_nd, scatter_nd_grad,
+    BlockSort, ElementsPlan, Execution, GradSpec, NdPlan, Reduction, scatter_elements_grad,
+    scatter_elements_update, scatter_nd, scatter_nd_grad,
 };
 
 const H: f64 = 1e-6;
@@ -250,7 +250,7 @@ fn check_elements(c: &ElementsCase) -> Result<(), TestCaseError> {
     let m: usize = c.indices_shape.iter().product();
     let plan =
         ElementsPlan::new(&c.data_shape, &c.indices_shape, &c.indices_shape, c.axis).unwrap();
-    let checked = plan.check_indices(&c.indices).unwrap();
+    let checked = plan.check_indices(&c.indices, Execution::SERIAL).unwrap();
     let lists = members(n, m, |d, u| {
         checked.apply_with(d, u, |d, u| d.extend(u)).unwrap()
     });
@@ -304,7 +304,9 @@ fn check_nd(c: &NdCase) -> Result<(), TestCaseError> {
     let n: usize = c.data_shape.iter().product();
     let m: usize = c.updates_shape.iter().product();
     let plan = NdPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape).unwrap();
-    let checked = plan.check_indices(&c.indices[..]).unwrap();
+    let checked = plan
+        .check_indices(&c.indices[..], Execution::SERIAL, BlockSort::Off)
+        .unwrap();
     let lists = members(n, m, |d, u| {
         checked.apply_with(d, u, |d, u| d.extend(u)).unwrap()
     });

@@ -11,7 +11,7 @@ use oracle::{RefElem, Refusal, all_same, refusal_of};
 use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
-    Element, ElementsPlan, IndexValue, Reduction, ScatterError, TensorScatterMode,
+    Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError, TensorScatterMode,
     TensorScatterPlan,
 };
 
@@ -473,8 +473,9 @@ fn check_scatter_elements<T: Sample>(
             let plan =
                 ElementsPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape, c.axis)?;
             T::check_reduction(c.reduction)?;
-            plan.check_indices(indices)?
-                .apply(data, &c.updates, c.reduction)
+            plan.check_indices(indices, Execution::SERIAL)?
+                .apply(data, &c.updates, c.reduction, Execution::SERIAL)
+                .map(drop)
         }
     }
     each_index_type(
@@ -948,8 +949,11 @@ fn check_tensor_scatter<T: Sample>(c: &TsCase<T>, valid: bool) -> Result<(), Tes
     let run = |cache: &mut [T]| -> Result<(), ScatterError> {
         let plan =
             TensorScatterPlan::new(&c.cache_shape, &c.update_shape, wi.map(|w| w.1), c.axis)?;
-        plan.check_write_indices(wi.map(|w| w.0), c.mode)?
-            .apply(cache, &c.update)
+        plan.check_write_indices(wi.map(|w| w.0), c.mode)?.apply(
+            cache,
+            &c.update,
+            Execution::SERIAL,
+        )
     };
     let mut first = c.cache.clone();
     agree(run(&mut first), &first, &c.cache, &oracle)?;
@@ -1143,7 +1147,7 @@ proptest! {
         let r = TensorScatterPlan::new(&cache_shape, &update_shape, ws.as_deref(), axis)
             .and_then(|plan| {
                 plan.check_write_indices(starts.as_deref(), mode)?
-                    .apply(&mut cache, &[String::from("y")])
+                    .apply(&mut cache, &[String::from("y")], Execution::SERIAL)
             });
         if r.is_err() {
             prop_assert_eq!(&cache, &before);
@@ -1340,7 +1344,7 @@ fn tensor_scatter_rows_after_a_zero_dimension_may_overflow_without_panicking() {
     let r = plan
         .check_write_indices(None, TensorScatterMode::Linear)
         .unwrap()
-        .apply(&mut cache, &[]);
+        .apply(&mut cache, &[], Execution::SERIAL);
     assert_eq!(r, Ok(()));
 }
 

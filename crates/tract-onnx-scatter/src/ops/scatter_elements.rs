@@ -3,7 +3,9 @@
 //! serves OpenVINO `ScatterElementsUpdate` with a constant axis, through
 //! `use_init_val`/`mean`), its NNEF form, and its output pool.
 
-use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction, ScatterError};
+use scatter_kernels::{
+    CheckedElementsIndices, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
+};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -115,7 +117,7 @@ impl ScatterElements {
 
 impl ScatterElements {
     /// Whether the copy of shared `data` and the scatter go slab by slab
-    /// ([`CheckedElementsIndices::apply_copying`]): ONNX semantics, a type
+    /// ([`scatter_kernels::CopyOf`]): ONNX semantics, a type
     /// it covers, data beyond the cache and slabs (`data_shape[axis..]`)
     /// within it, so never for axis 0.
     fn copies_as_it_scatters<I: IndexValue>(
@@ -196,7 +198,7 @@ impl IndexedScatter for ScatterElements {
         plan: &ElementsPlan,
         indices: &[I],
     ) -> Result<(), ScatterError> {
-        plan.check_indices(indices).map(drop)
+        plan.check_indices(indices, Execution::SERIAL).map(drop)
     }
 
     fn scatter<I: IndexValue>(
@@ -218,7 +220,7 @@ impl IndexedScatter for ScatterElements {
                 indices,
                 kept,
                 element_bytes,
-                || plan.check_indices_par(indices, &threads),
+                || plan.check_indices(indices, Execution::on(&threads)),
                 // Nothing to refine: a kept check is all there is.
                 |_| None,
             )
@@ -243,7 +245,7 @@ impl IndexedScatter for ScatterElements {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
             checked
-                .apply_update_par(d, u, self.reduction, self.use_init_val, &threads)
+                .apply_update(d, u, self.reduction, self.use_init_val, Execution::on(&threads))
                 .map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
@@ -567,7 +569,9 @@ mod tests {
                     ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), axis as i64)
                         .unwrap();
                 let idx = indices.try_as_plain_ram().unwrap();
-                let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+                let checked = plan
+                    .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
+                    .unwrap();
                 assert!(
                     op.copies_as_it_scatters(&checked, &data),
                     "{axis} {reduction:?}"
@@ -594,11 +598,15 @@ mod tests {
         let (data, indices, _) = case([3, 8192]);
         let plan = ElementsPlan::new(data.shape(), indices.shape(), indices.shape(), 0).unwrap();
         let idx = indices.try_as_plain_ram().unwrap();
-        let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+        let checked = plan
+            .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
+            .unwrap();
         assert!(!op(0, Reduction::Add).copies_as_it_scatters(&checked, &data));
         let small = Tensor::zero::<f32>(&[4, 4]).unwrap();
         let plan = ElementsPlan::new(&[4, 4], &[4, 1], &[4, 1], 1).unwrap();
-        let checked = plan.check_indices(&[0i64, 1, 2, 3]).unwrap();
+        let checked = plan
+            .check_indices(&[0i64, 1, 2, 3], Execution::SERIAL)
+            .unwrap();
         assert!(!op(1, Reduction::Add).copies_as_it_scatters(&checked, &small));
     }
 }

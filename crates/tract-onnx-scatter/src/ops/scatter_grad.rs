@@ -11,7 +11,8 @@
 
 use half::f16;
 use scatter_kernels::{
-    ElementsPlan, GradCalc, GradElement, GradSpec, GradToken, NdPlan, ScatterError, grad,
+    BlockSort, ElementsPlan, Execution, GradCalc, GradElement, GradSpec, GradToken, NdPlan,
+    ScatterError, grad,
 };
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -306,7 +307,7 @@ impl ScatterGrad {
                         .map_err(map)?;
                 self.check_grad_output_shape(&data, &grad_output)?;
                 with_index_slice!(indices, |idx| {
-                    let token = plan.check_indices(idx).map_err(map)?;
+                    let token = plan.check_indices(idx, Execution::SERIAL).map_err(map)?;
                     self.run(&token, &data, &updates, &grad_output)
                 })
             }
@@ -315,7 +316,9 @@ impl ScatterGrad {
                     NdPlan::new(data.shape(), indices.shape(), updates.shape()).map_err(map)?;
                 self.check_grad_output_shape(&data, &grad_output)?;
                 with_index_slice!(indices, |idx| {
-                    let token = plan.check_indices(idx).map_err(map)?;
+                    let token = plan
+                        .check_indices(idx, Execution::SERIAL, BlockSort::Off)
+                        .map_err(map)?;
                     self.run(&token, &data, &updates, &grad_output)
                 })
             }

@@ -2,7 +2,8 @@
 //! inference-level op, the typed op, its NNEF form, and its output pool.
 
 use scatter_kernels::{
-    IndexValue, NdPlan, Parallel, Reduction, ScatterError, Schedule, SortedNdIndices,
+    BlockSort, CheckedNdIndices, Execution, IndexValue, NdPlan, Parallel, Reduction, ScatterError,
+    Schedule,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -96,7 +97,7 @@ impl ScatterNd {
     }
 
     /// Whether shared `data` is copied as the scatter writes
-    /// ([`SortedNdIndices::apply_copying_par`]) rather than first: for a
+    /// ([`scatter_kernels::CopyOf`]) rather than first: for a
     /// type it covers, when the updates were sorted by destination block
     /// (each block is copied just before its updates land), or, with no
     /// reduction, around large row-major slices the updates overwrite
@@ -104,14 +105,14 @@ impl ScatterNd {
     fn fuses_the_copy<I: IndexValue>(
         &self,
         plan: &NdPlan,
-        sorted: &SortedNdIndices<I>,
+        sorted: &CheckedNdIndices<I>,
         data: &Tensor,
     ) -> bool {
         let size = data.datum_type().size_of();
         let around_slices = self.reduction == Reduction::None
             && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
             && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
-            && sorted.checked().copies_around_slices();
+            && sorted.copies_around_slices();
         copy_target::COPYING_TYPES.contains(&data.datum_type())
             && (sorted.is_sorted() || around_slices)
     }
@@ -176,7 +177,8 @@ impl IndexedScatter for ScatterNd {
     }
 
     fn check_index_values<I: IndexValue>(plan: &NdPlan, indices: &[I]) -> Result<(), ScatterError> {
-        plan.check_indices(indices).map(drop)
+        plan.check_indices(indices, Execution::SERIAL, BlockSort::Off)
+            .map(drop)
     }
 
     fn scatter<I: IndexValue>(
@@ -217,8 +219,11 @@ impl IndexedScatter for ScatterNd {
                 indices,
                 kept,
                 element_bytes,
-                || plan.check_indices_sorted_par(indices, element_bytes, schedule, &threads),
-                |token| token.sorted_for_split(element_bytes, &Schedule::DEFAULT, &threads),
+                || {
+                    let exec = Execution::on(&threads).with_schedule(schedule);
+                    plan.check_indices(indices, exec, BlockSort::ForElementBytes(element_bytes))
+                },
+                |token| token.sorted_for_split(element_bytes, Execution::on(&threads)),
             )
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
@@ -239,10 +244,10 @@ impl IndexedScatter for ScatterNd {
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
-            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &threads).map_err(|e| site.scatter_error(e))
+            sorted.apply(d, types::slice::<T>(updates)?, self.reduction, Execution::on(&threads)).map(drop).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            sorted.checked().apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
+            sorted.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(data)
@@ -500,7 +505,11 @@ mod tests {
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
         let idx = indices.try_as_plain_ram().unwrap();
         let sorted = plan
-            .check_indices_sorted(idx.as_slice::<i64>().unwrap(), 4, &Schedule::DEFAULT)
+            .check_indices(
+                idx.as_slice::<i64>().unwrap(),
+                Execution::on(&scatter_kernels::Serial),
+                BlockSort::ForElementBytes(4),
+            )
             .unwrap();
         for reduction in [Reduction::None, Reduction::Add] {
             let op = op(reduction);
@@ -523,7 +532,11 @@ mod tests {
         let updates = Tensor::zero::<f32>(&[1, 64]).unwrap();
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
         let sorted = plan
-            .check_indices_sorted(&[3i64, 1], 4, &Schedule::DEFAULT)
+            .check_indices(
+                &[3i64, 1],
+                Execution::on(&scatter_kernels::Serial),
+                BlockSort::ForElementBytes(4),
+            )
             .unwrap();
         assert!(!sorted.is_sorted());
         assert!(!op(Reduction::None).fuses_the_copy(&plan, &sorted, &data));
