@@ -332,18 +332,18 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         )
     }
 
-    /// The reductions [`Self::apply`] takes: `T`'s own, `Mean` refused.
+    /// The reductions [`Self::apply`] takes: `T`'s own.
     pub(crate) fn check_apply_reduction<T: Element>(
         &self,
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        reduction.check_onnx::<T>(" (mean needs scatter_elements_update)")
+        T::check_reduction(reduction)
     }
 
     /// Writes `updates` into `dest` with `reduction`, in row-major order of
     /// the indices (duplicates: last write wins, or fold in that order),
-    /// and returns `dest` written. `Mean` is not an ONNX reduction: use
-    /// [`Self::apply_update`] for it.
+    /// and returns `dest` written. OpenVINO's `mean` and `use_init_val`
+    /// are [`Self::apply_update`]'s.
     ///
     /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
     /// each slab (`data_shape[axis..]`, what the updates at fixed leading
@@ -395,7 +395,6 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             }
             Reduction::Max => self.visit_unchecked(data, updates, T::max),
             Reduction::Min => self.visit_unchecked(data, updates, T::min),
-            Reduction::Mean => unreachable!("refused above"),
         }
         Ok(())
     }

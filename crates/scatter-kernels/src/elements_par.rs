@@ -245,10 +245,9 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         let addr = data.as_ptr() as usize;
         let plan = self
             .geometry()
-            .filter(|_| reduction != Reduction::Mean)
             .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
-            // Small, serial, empty, or `Mean` (refused by `apply`).
+            // Small, serial or empty.
             return self.apply_serial(data, updates, reduction);
         };
         self.run_in_place(&g, &parts, data, updates, reduction, par)
@@ -281,10 +280,9 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         let addr = dst.as_ptr() as usize;
         let plan = self
             .geometry()
-            .filter(|_| reduction != Reduction::Mean)
             .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
         let Some((parts, g)) = plan else {
-            if reduction != Reduction::Mean && copy_tasks::<T>(par, schedule, dst.len()) > 1 {
+            if copy_tasks::<T>(par, schedule, dst.len()) > 1 {
                 // The scatter stays serial, but the copy (most of a large
                 // copying scatter's time) need not: the same values, then
                 // the serial apply, bit for bit the fused result.

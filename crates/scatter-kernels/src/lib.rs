@@ -68,7 +68,7 @@ pub use index::IndexValue;
 pub use nd::{BlockSort, CheckedNdIndices, NdPlan};
 pub use nd_par::NdKeptCheck;
 pub use parallel::{Parallel, Schedule, Serial};
-pub use reduction::Reduction;
+pub use reduction::{Reduction, UpdateReduction};
 pub use shape::{element_count, row_major_strides};
 pub use tensor_scatter::{CheckedWriteIndices, TensorScatterMode, TensorScatterPlan};
 pub use uninit::{write_copy, write_copy_in_pieces, write_copy_par};

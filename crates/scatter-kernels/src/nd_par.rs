@@ -375,14 +375,12 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         T::check_reduction(reduction)?;
         self.check_buffers(data, updates)?;
         let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
-        if reduction != Reduction::Mean
-            && let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes)
-        {
+        if let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes) {
             self.apply_row_scan(data, updates, reduction, par, &bounds);
             return Ok(());
         }
         match self.split_buckets::<T>(par, schedule, bytes) {
-            Some(b) if reduction != Reduction::Mean => {
+            Some(b) => {
                 self.apply_buckets(data, updates, reduction, par, schedule, &b);
                 Ok(())
             }
@@ -431,8 +429,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             // serial apply, bit for bit the fused result. The copy around
             // the slices (`write_copying`) stays when the slices cover
             // more than half the output, where it saves most of a copy.
-            None if reduction != Reduction::Mean
-                && copy_tasks::<T>(par, schedule, dst.len()) > 1
+            None if copy_tasks::<T>(par, schedule, dst.len()) > 1
                 && updates.len() <= dst.len() / 2 =>
             {
                 let data = write_copy_par(par, schedule, dst, src);
@@ -484,7 +481,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     /// original order ([`RowOrder`], built once here): each element sees
     /// the serial sequence. Copying
     /// (`data` a [`Copying`]), a task copies its rows first. Callers
-    /// checked the reduction (`Mean` refused) and the buffers, and
+    /// checked the reduction and the buffers, and
     /// [`Self::row_scan_bounds`] the layout.
     fn apply_row_scan<T: Element, O: Output<T>>(
         &self,
@@ -550,7 +547,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     /// Applies sorted slices, tasks owning contiguous ranges of blocks
     /// balanced by the work they hold; copying (`data` a [`Copying`]),
     /// each block is copied just before its updates land. Callers checked
-    /// the reduction (`Mean` refused) and the buffers.
+    /// the reduction and the buffers.
     fn apply_buckets<T: Element, O: Output<T>>(
         &self,
         data: O,

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use crate::element::combine;
 use crate::{
     CheckedElementsIndices, Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
+    UpdateReduction,
 };
 
 /// Validates everything, then scatters with OpenVINO semantics.
@@ -28,9 +29,10 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
     indices_shape: &[usize],
     updates: &[T],
     axis: i64,
-    reduction: Reduction,
+    reduction: impl Into<UpdateReduction>,
     use_init_val: bool,
 ) -> Result<(), ScatterError> {
+    let reduction = reduction.into();
     let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
     T::check_reduction(reduction)?;
     plan.check_indices(indices, Execution::SERIAL)?
@@ -50,14 +52,17 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         &self,
         data: &mut [T],
         updates: &[T],
-        reduction: Reduction,
+        reduction: impl Into<UpdateReduction>,
         use_init_val: bool,
         exec: Execution<'_>,
     ) -> Result<(), ScatterError> {
-        if is_plain_apply(reduction, use_init_val) {
-            return self.apply(data, updates, reduction, exec).map(drop);
+        let reduction = reduction.into();
+        if let Some(plain) = plain_apply(reduction, use_init_val) {
+            return self.apply(data, updates, plain, exec).map(drop);
         }
         T::check_reduction(reduction)?;
+        // `mean` folds as `add`; the division comes after.
+        let fold = reduction.onnx().unwrap_or(Reduction::Add);
         self.check_buffers(data, updates)?;
         // Values taken per written position: proportional to the updates,
         // not to the data.
@@ -67,11 +72,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             if *count == 0 && !use_init_val {
                 data[o].clone_from(&updates[p]);
             } else {
-                combine(reduction, &mut data[o], &updates[p]);
+                combine(fold, &mut data[o], &updates[p]);
             }
             *count += 1;
         });
-        if reduction == Reduction::Mean {
+        if reduction == UpdateReduction::Mean {
             for (o, count) in taken {
                 data[o] = T::mean(&data[o], count + usize::from(use_init_val));
             }
@@ -80,11 +85,15 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     }
 }
 
-/// Whether OpenVINO's semantics are ONNX's here: no reduction (the last
-/// update wins whatever `use_init_val`), or a reduction other than `mean`
-/// that starts from the data value.
-fn is_plain_apply(reduction: Reduction, use_init_val: bool) -> bool {
-    reduction == Reduction::None || (use_init_val && reduction != Reduction::Mean)
+/// The ONNX reduction OpenVINO's semantics are here, if they are ONNX's:
+/// no reduction (the last update wins whatever `use_init_val`), or a
+/// reduction other than `mean` that starts from the data value.
+fn plain_apply(reduction: UpdateReduction, use_init_val: bool) -> Option<Reduction> {
+    match reduction {
+        UpdateReduction::Onnx(Reduction::None) => Some(Reduction::None),
+        UpdateReduction::Onnx(r) if use_init_val => Some(r),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -95,7 +104,7 @@ mod tests {
         data: &[T],
         indices: &[i64],
         updates: &[T],
-        reduction: Reduction,
+        reduction: impl Into<UpdateReduction>,
         use_init_val: bool,
     ) -> Vec<T> {
         let mut out = data.to_vec();
@@ -173,13 +182,19 @@ mod tests {
 
     #[test]
     fn mean_counts_the_init_value_only_when_asked() {
-        let with = run(&[1.0f32, 10.0], &[0, 0], &[2.0, 3.0], Reduction::Mean, true);
+        let with = run(
+            &[1.0f32, 10.0],
+            &[0, 0],
+            &[2.0, 3.0],
+            UpdateReduction::Mean,
+            true,
+        );
         assert_eq!(with, [2.0, 10.0]);
         let without = run(
             &[1.0f32, 10.0],
             &[0, 0],
             &[2.0, 3.0],
-            Reduction::Mean,
+            UpdateReduction::Mean,
             false,
         );
         assert_eq!(without, [2.5, 10.0]);
@@ -188,12 +203,15 @@ mod tests {
     #[test]
     fn integer_mean_rounds_down_towards_negative_infinity() {
         assert_eq!(
-            run(&[0i32], &[0, 0], &[-3, -4], Reduction::Mean, false),
+            run(&[0i32], &[0, 0], &[-3, -4], UpdateReduction::Mean, false),
             [-4]
         );
-        assert_eq!(run(&[0i32], &[0, 0], &[3, 4], Reduction::Mean, false), [3]);
         assert_eq!(
-            run(&[-1i64, 5], &[0], &[-2], Reduction::Mean, true),
+            run(&[0i32], &[0, 0], &[3, 4], UpdateReduction::Mean, false),
+            [3]
+        );
+        assert_eq!(
+            run(&[-1i64, 5], &[0], &[-2], UpdateReduction::Mean, true),
             [-2, 5]
         );
     }
@@ -220,7 +238,7 @@ mod tests {
             &[1],
             &[true],
             0,
-            Reduction::Mean,
+            UpdateReduction::Mean,
             true,
         )
         .unwrap_err();

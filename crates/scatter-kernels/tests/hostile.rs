@@ -9,7 +9,7 @@
 
 use scatter_kernels::{
     ElementsPlan, Execution, NdPlan, Reduction, ScatterError, TensorScatterMode, TensorScatterPlan,
-    scatter_elements, scatter_elements_update, scatter_nd,
+    UpdateReduction, scatter_elements, scatter_elements_update, scatter_nd,
 };
 
 const HUGE: [&[usize]; 5] = [
@@ -135,7 +135,7 @@ fn extreme_index_values_on_every_kernel() {
             &[1, 1],
             &[1],
             -1,
-            Reduction::Mean,
+            UpdateReduction::Mean,
             false,
         )
         .unwrap_err();
@@ -275,7 +275,7 @@ fn integer_reductions_wrap_in_debug_builds() {
         &[2],
         &[i8::MAX, i8::MAX],
         0,
-        Reduction::Mean,
+        UpdateReduction::Mean,
         true,
     )
     .unwrap();

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
     BlockSort, CopyOf, Element, ElementsPlan, Execution, NdPlan, Parallel, Reduction, ScatterError,
-    Schedule, Serial, TensorScatterMode, TensorScatterPlan,
+    Schedule, Serial, TensorScatterMode, TensorScatterPlan, UpdateReduction,
 };
 
 /// Runs each task on a thread of its own (std::thread::scope).
@@ -1178,17 +1178,18 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
                 .unwrap_err()
         );
         assert_eq!(data, [7.0; 12], "{name}");
-        // Mean is not an ONNX reduction.
+        // Strings cannot multiply.
+        let mut words: [String; 12] = std::array::from_fn(|i| i.to_string());
         let err = token
             .apply(
-                &mut data,
-                &[1.0; 12],
-                Reduction::Mean,
+                &mut words,
+                &std::array::from_fn::<String, 12, _>(|_| "x".into()),
+                Reduction::Mul,
                 Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
-        assert_eq!(data, [7.0; 12], "{name}");
+        assert_eq!(words, std::array::from_fn(|i| i.to_string()), "{name}");
         // A short source for the copy.
         let err = token
             .apply(
@@ -1202,13 +1203,14 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
             )
             .unwrap_err();
         assert!(err.to_string().contains("data"), "{err}");
-        // Bool cannot average.
+        // Bool cannot average (OpenVINO's mean).
         let mut flags = [true; 12];
         let err = token
-            .apply(
+            .apply_update(
                 &mut flags,
                 &[false; 12],
-                Reduction::Mean,
+                UpdateReduction::Mean,
+                true,
                 Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
@@ -1235,16 +1237,18 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Length { .. }), "{err}");
+        assert_eq!(data, [7.0; 12], "{name}");
+        let mut words: [String; 12] = std::array::from_fn(|i| i.to_string());
         let err = sorted
             .apply(
-                &mut data,
-                &[1.0; 6],
-                Reduction::Mean,
+                &mut words,
+                &std::array::from_fn::<String, 6, _>(|_| "x".into()),
+                Reduction::Mul,
                 Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
-        assert_eq!(data, [7.0; 12], "{name}");
+        assert_eq!(words, std::array::from_fn(|i| i.to_string()), "{name}");
     }
 }
 

@@ -171,20 +171,25 @@ impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
 
 /// Takes `data` for a scatter whose indices `token` checked: a copy and the
 /// scatter fused in one pass ([`scatter_copying`]) when the data must be
-/// copied and `fuse(&data)` says it pays, else [`take_output`]'s tensor.
+/// copied and `fuse(&data)` says it pays, giving the ONNX reduction to
+/// fuse with, else [`take_output`]'s tensor.
 pub fn take_or_fuse<K: CopyingScatter>(
     site: &NodeSite,
     data: TValue,
     pool: Option<&OutputPool>,
     token: &K,
     updates: &Tensor,
-    reduction: Reduction,
-    fuse: impl FnOnce(&Tensor) -> bool,
+    fuse: impl FnOnce(&Tensor) -> Option<Reduction>,
 ) -> TractResult<Taken> {
     match take_target(data, pool)? {
-        Target::Copy { out, data, .. } if fuse(&data) => Ok(Taken::Done(scatter_copying(
-            site, token, out, &data, updates, reduction,
-        )?)),
+        Target::Copy { out, data, fresh } => match fuse(&data) {
+            Some(reduction) => Ok(Taken::Done(scatter_copying(
+                site, token, out, &data, updates, reduction,
+            )?)),
+            None => Ok(Taken::ScatterInto(
+                Target::Copy { out, data, fresh }.into_filled(site, "data")?,
+            )),
+        },
         target => Ok(Taken::ScatterInto(target.into_filled(site, "data")?)),
     }
 }

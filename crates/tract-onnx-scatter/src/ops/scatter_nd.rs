@@ -3,7 +3,7 @@
 
 use scatter_kernels::{
     BlockSort, CheckedNdIndices, Execution, IndexValue, NdPlan, Parallel, Reduction, ScatterError,
-    Schedule,
+    Schedule, UpdateReduction,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -11,7 +11,7 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::nnef::{data_indices_updates, inputs3, reduction};
+use crate::nnef::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::{self, NdCheckCache};
@@ -149,8 +149,8 @@ impl IndexedScatter for ScatterNd {
         &self.site
     }
 
-    fn reduction(&self) -> Reduction {
-        self.reduction
+    fn reduction(&self) -> UpdateReduction {
+        self.reduction.into()
     }
 
     fn check_fact_shapes(
@@ -228,16 +228,11 @@ impl IndexedScatter for ScatterNd {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| self.fuses_the_copy(plan, &sorted, data);
-        let mut data = match copy_target::take_or_fuse(
-            site,
-            data,
-            pool,
-            &sorted,
-            updates,
-            self.reduction,
-            fuse,
-        )? {
+        let fuse = |data: &Tensor| {
+            self.fuses_the_copy(plan, &sorted, data)
+                .then_some(self.reduction)
+        };
+        let mut data = match copy_target::take_or_fuse(site, data, pool, &sorted, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,
         };
@@ -445,7 +440,7 @@ fn load_scatter_nd(
     let [data, indices, updates] = data_indices_updates(builder, invocation)?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
-    let reduction = reduction(&site, &reduction_name)?;
+    let reduction = onnx_reduction(&site, &reduction_name)?;
     // Absent, `layout` is its declared default `false`: a plain ScatterND.
     let layout = match invocation.get_named_arg_as::<Value>(builder, "layout")? {
         None | Some(Value::Bool(false)) => None,
