@@ -99,7 +99,7 @@ fn main() {
         }),
     );
     row(
-        "se_max_dense_axis0 apply_par, 1 thread, bands",
+        "se_max_dense_axis0 apply on 1 thread, bands",
         time(9, || {
             token
                 .apply(&mut out, &updates, Reduction::Max, Execution::on(&Serial))
@@ -126,7 +126,7 @@ fn main() {
         );
     }
     row(
-        "se_max_dense_axis0 apply_par, threads, no bands",
+        "se_max_dense_axis0 apply on threads, no bands",
         time(9, || {
             token
                 .apply(
@@ -139,7 +139,7 @@ fn main() {
         }),
     );
     row(
-        "se_max_dense_axis0 apply_par, threads, bands",
+        "se_max_dense_axis0 apply on threads, bands",
         time(9, || {
             token
                 .apply(&mut out, &updates, Reduction::Max, Execution::on(&par))
@@ -153,7 +153,7 @@ fn main() {
     // The copying kernels' destination: warm, as `out` is above.
     let mut dst = vec![MaybeUninit::new(0f32); n * n];
     row(
-        "se_max_dense_axis0 apply_copying, serial (today)",
+        "se_max_dense_axis0 apply into CopyOf, serial (today)",
         time(9, || {
             token
                 .apply(
@@ -169,7 +169,7 @@ fn main() {
         }),
     );
     row(
-        "se_max_dense_axis0 apply_copying_par, threads",
+        "se_max_dense_axis0 apply into CopyOf, threads",
         time(9, || {
             token
                 .apply(
@@ -212,7 +212,7 @@ fn main() {
         }),
     );
     row(
-        "se_ov_example6 apply_copying, serial",
+        "se_ov_example6 apply into CopyOf, serial",
         time(9, || {
             token
                 .apply(
@@ -228,7 +228,7 @@ fn main() {
         }),
     );
     row(
-        "se_ov_example6 apply_copying_par (copy split), threads",
+        "se_ov_example6 apply into CopyOf (copy split), threads",
         time(9, || {
             token
                 .apply(
@@ -272,7 +272,7 @@ fn main() {
         }),
     );
     row(
-        "snd_elems check_indices_sorted (check + sort)",
+        "snd_elems check_indices, BlockSort (check + sort)",
         time(9, || {
             drop(
                 plan.check_indices(
@@ -285,7 +285,7 @@ fn main() {
         }),
     );
     row(
-        "snd_elems check_indices_sorted_par (check + sort), threads",
+        "snd_elems check_indices, BlockSort (check + sort), threads",
         time(9, || {
             drop(
                 plan.check_indices(&indices, Execution::on(&par), BlockSort::ForElementBytes(4))
@@ -338,7 +338,7 @@ fn main() {
         }),
     );
     row(
-        "snd_elems check_sorted + apply, 1 thread",
+        "snd_elems check (BlockSort) + apply, 1 thread",
         time(9, || {
             plan.check_indices(
                 &indices,
@@ -351,7 +351,7 @@ fn main() {
         }),
     );
     row(
-        "snd_elems check_sorted_par + apply, threads",
+        "snd_elems check (BlockSort) + apply, threads",
         time(9, || {
             plan.check_indices(&indices, Execution::on(&par), BlockSort::ForElementBytes(4))
                 .unwrap()
@@ -361,7 +361,7 @@ fn main() {
     );
     let mut dst = vec![MaybeUninit::new(0f32); rows * cols];
     row(
-        "snd_elems apply_copying, serial (today)",
+        "snd_elems apply into CopyOf, serial (today)",
         time(9, || {
             token
                 .apply(
@@ -377,7 +377,7 @@ fn main() {
         }),
     );
     row(
-        "snd_elems sorted apply_copying, 1 thread",
+        "snd_elems sorted apply into CopyOf, 1 thread",
         time(9, || {
             sorted
                 .apply(
@@ -393,7 +393,7 @@ fn main() {
         }),
     );
     row(
-        "snd_elems sorted apply_copying, threads",
+        "snd_elems sorted apply into CopyOf, threads",
         time(9, || {
             sorted
                 .apply(
@@ -446,7 +446,7 @@ fn main() {
             }),
         );
         row(
-            &format!("{name} apply_par, threads"),
+            &format!("{name} apply on threads"),
             time(5, || {
                 token
                     .apply(&mut out, &updates, Reduction::Add, Execution::on(&par))

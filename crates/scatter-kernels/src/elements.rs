@@ -2,13 +2,14 @@
 
 use crate::fact_dim::known_ne_shape;
 use crate::index::first_out_of_range;
-use crate::shape::{check_len, checked_count, coords_of, row_major_strides};
+use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
 use std::mem::MaybeUninit;
 
 use crate::exec::sealed::Writer;
 use crate::uninit::assume_written;
 use crate::{
     Destination, Dims, Element, Execution, FactDim, IndexValue, Input, Reduction, ScatterError,
+    UpdateReduction,
 };
 
 /// The validated geometry of one `ScatterElements`: shapes and axis are
@@ -369,6 +370,33 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         })
     }
 
+    /// [`crate::scatter_elements_update`] on indices already checked: the
+    /// OpenVINO semantics, in place, without validating the indices a
+    /// second time. Where they are plain ScatterElements' (no reduction,
+    /// or one other than `mean` with `use_init_val`) this is
+    /// [`Self::apply`] on `exec`, bit for bit the serial result; the
+    /// OpenVINO-only cases (`mean`, `use_init_val = false`) run serially.
+    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
+    /// shape's) leaves `data` untouched.
+    pub fn apply_update<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: impl Into<UpdateReduction>,
+        use_init_val: bool,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        crate::update::apply_update(self, data, updates, reduction, use_init_val, exec)
+    }
+
+    /// Elements of one slab a copying [`Self::apply`] ([`crate::CopyOf`])
+    /// copies and then scatters into: `data_shape[axis..]`'s volume (the
+    /// whole data for axis 0, where nothing is gained). 0 when the data is
+    /// empty (a suffix of a shape with a zero could even overflow).
+    pub fn copying_slab_len(&self) -> usize {
+        element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
+    }
+
     /// The serial in-place apply.
     pub(crate) fn apply_serial<T: Element>(
         &self,
@@ -450,8 +478,14 @@ impl<'d, T: Element, I: IndexValue> Writer<'d, T> for ElementsWriter<'_, '_, T, 
 
     fn in_place(self, data: &'d mut [T]) -> Self::Out {
         let Execution { par, schedule } = self.exec;
-        self.token
-            .apply_split(data, self.updates, self.reduction, par, schedule)?;
+        crate::elements_par::apply_split(
+            self.token,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
         Ok(data)
     }
 
@@ -460,8 +494,15 @@ impl<'d, T: Element, I: IndexValue> Writer<'d, T> for ElementsWriter<'_, '_, T, 
         T: Copy,
     {
         let Execution { par, schedule } = self.exec;
-        self.token
-            .copying_split(out, data, self.updates, self.reduction, par, schedule)?;
+        crate::elements_par::copying_split(
+            self.token,
+            out,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
         // SAFETY: `copying_split` returned `Ok`: by its contract every
         // element of `out` has been written.
         Ok(unsafe { assume_written(out) })

@@ -33,141 +33,126 @@ use crate::{
     ScatterError,
 };
 
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// Elements of one slab a copying [`Self::apply`] ([`crate::CopyOf`])
-    /// copies and then scatters into: `data_shape[axis..]`'s volume (the whole data for
-    /// axis 0, where nothing is gained). 0 when the data is empty (a
-    /// suffix of a shape with a zero could even overflow).
-    pub fn copying_slab_len(&self) -> usize {
-        element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
+/// `dst = src` then the serial apply, slab by slab, bit for bit.
+///
+/// Contract: on `Ok`, every element of `dst` has been written: the
+/// short paths with one `write_copy`; the slab path through a
+/// `Filling`, each slab's block copied up to its end before its
+/// updates land and `finish` copying the rest.
+pub(crate) fn write_copying_elements<T: Element + Copy, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    src: &[T],
+    updates: &[T],
+    reduction: Reduction,
+) -> Result<(), ScatterError> {
+    token.check_apply_reduction::<T>(reduction)?;
+    let plan = token.plan();
+    token.check_buffers(dst, updates)?;
+    check_len(Input::Data, plan.data_shape(), dst.len(), src.len())?;
+    let axis = plan.axis();
+    let slab = token.copying_slab_len();
+    let indices_slab = element_count(&plan.indices_shape()[axis..]).unwrap_or(0);
+    if slab == 0 || indices_slab == 0 || plan.indices_len == 0 {
+        return token.apply_serial(write_copy(dst, src), updates, reduction);
     }
-
-    /// `dst = src` then the serial apply, slab by slab, bit for bit.
-    ///
-    /// Contract: on `Ok`, every element of `dst` has been written: the
-    /// short paths with one `write_copy`; the slab path through a
-    /// `Filling`, each slab's block copied up to its end before its
-    /// updates land and `finish` copying the rest.
-    pub(crate) fn write_copying_serial<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
-        let plan = self.plan();
-        self.check_buffers(dst, updates)?;
-        check_len(Input::Data, plan.data_shape(), dst.len(), src.len())?;
-        let axis = plan.axis();
-        let slab = self.copying_slab_len();
-        let indices_slab = element_count(&plan.indices_shape()[axis..]).unwrap_or(0);
-        if slab == 0 || indices_slab == 0 || plan.indices_len == 0 {
-            return self.apply_serial(write_copy(dst, src), updates, reduction);
-        }
-        // The plan of one slab: the same checked index values, axis 0.
-        let sub = ElementsPlan::new(
-            &plan.data_shape()[axis..],
-            &plan.indices_shape()[axis..],
-            &plan.indices_shape()[axis..],
-            0,
+    // The plan of one slab: the same checked index values, axis 0.
+    let sub = ElementsPlan::new(
+        &plan.data_shape()[axis..],
+        &plan.indices_shape()[axis..],
+        &plan.indices_shape()[axis..],
+        0,
+    )?;
+    let outer = &plan.indices_shape()[..axis];
+    let outer_strides = crate::row_major_strides(&plan.data_shape()[..axis]);
+    let mut coords = vec![0usize; axis];
+    let mut out = Filling::new(dst, src);
+    for k in 0..plan.indices_len / indices_slab {
+        // The data slab of the k-th indices slab (row-major over the
+        // leading dims of indices, each within data's): copied, with
+        // the slabs before it no update writes, then scattered into.
+        let target: usize = coords.iter().zip(&outer_strides).map(|(c, s)| c * s).sum();
+        let part = CheckedElementsIndices {
+            plan: &sub,
+            indices: &token.indices[k * indices_slab..(k + 1) * indices_slab],
+        };
+        part.apply_serial(
+            out.block(target * slab, (target + 1) * slab),
+            &updates[k * indices_slab..(k + 1) * indices_slab],
+            reduction,
         )?;
-        let outer = &plan.indices_shape()[..axis];
-        let outer_strides = crate::row_major_strides(&plan.data_shape()[..axis]);
-        let mut coords = vec![0usize; axis];
-        let mut out = Filling::new(dst, src);
-        for k in 0..plan.indices_len / indices_slab {
-            // The data slab of the k-th indices slab (row-major over the
-            // leading dims of indices, each within data's): copied, with
-            // the slabs before it no update writes, then scattered into.
-            let target: usize = coords.iter().zip(&outer_strides).map(|(c, s)| c * s).sum();
-            let part = CheckedElementsIndices {
-                plan: &sub,
-                indices: &self.indices[k * indices_slab..(k + 1) * indices_slab],
-            };
-            part.apply_serial(
-                out.block(target * slab, (target + 1) * slab),
-                &updates[k * indices_slab..(k + 1) * indices_slab],
-                reduction,
-            )?;
-            for d in (0..axis).rev() {
-                coords[d] += 1;
-                if coords[d] < outer[d] {
-                    break;
-                }
-                coords[d] = 0;
+        for d in (0..axis).rev() {
+            coords[d] += 1;
+            if coords[d] < outer[d] {
+                break;
             }
+            coords[d] = 0;
         }
-        out.finish();
-        Ok(())
+    }
+    out.finish();
+    Ok(())
+}
+
+/// Writes every update slice into `dst` in row-major order of the index
+/// tuples, each over whatever the slice held: the last write to a slice
+/// wins, as in `apply` without reduction. Row-major slices only
+/// ([`CheckedNdIndices::copies_around_slices`]); callers checked the buffers.
+fn put_slices<T: Copy, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    updates: &[T],
+) {
+    let len = token.plan.slice_len;
+    if len == 1 {
+        // Single elements (`k == rank`): no copy loop around each.
+        token.visit(|o, t| {
+            dst[o].write(updates[t]);
+        });
+    } else {
+        token.visit(|o, t| {
+            write_copy(&mut dst[o..o + len], &updates[t * len..(t + 1) * len]);
+        });
     }
 }
 
-impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// Whether a copying [`Self::apply`] ([`crate::CopyOf`]) without
-    /// reduction copies around the written slices: row-major slices (not a permuted layout) of at least one
-    /// element.
-    pub fn copies_around_slices(&self) -> bool {
-        self.plan.runs.len() == 1 && self.plan.slice_len > 0
+/// `dst = src` then the serial apply, bit for bit. With
+/// `Reduction::None` and [`CheckedNdIndices::copies_around_slices`],
+/// the slices the updates overwrite are not copied first; otherwise a
+/// copy, then the serial apply.
+///
+/// Contract: on `Ok`, every element of `dst` has been written: with one
+/// `write_copy` before the apply, or, around the slices, every gap
+/// between the distinct slice starts (sorted; slices of one row-major
+/// plan start `slice_len` apart at least, so they are disjoint) with
+/// `write_copy_in_pieces`, and every slice by `put_slices` (each
+/// distinct start is some tuple's, and `put_slices` writes every
+/// tuple's slice).
+pub(crate) fn write_copying_nd<T: Element + Copy, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    src: &[T],
+    updates: &[T],
+    reduction: Reduction,
+) -> Result<(), ScatterError> {
+    token.check_apply_reduction::<T>(reduction)?;
+    token.check_buffers(dst, updates)?;
+    check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
+    if reduction != Reduction::None || !token.copies_around_slices() {
+        return token.apply_serial(write_copy(dst, src), updates, reduction);
     }
-
-    /// Writes every update slice into `dst` in row-major order of the index
-    /// tuples, each over whatever the slice held: the last write to a slice
-    /// wins, as in `apply` without reduction. Row-major slices only
-    /// ([`Self::copies_around_slices`]); callers checked the buffers.
-    fn put_slices<T: Copy>(&self, dst: &mut [MaybeUninit<T>], updates: &[T]) {
-        let len = self.plan.slice_len;
-        if len == 1 {
-            // Single elements (`k == rank`): no copy loop around each.
-            self.visit(|o, t| {
-                dst[o].write(updates[t]);
-            });
-        } else {
-            self.visit(|o, t| {
-                write_copy(&mut dst[o..o + len], &updates[t * len..(t + 1) * len]);
-            });
-        }
+    let mut starts = Vec::with_capacity(token.plan.tuples);
+    token.visit(|o, _| starts.push(o));
+    starts.sort_unstable();
+    starts.dedup();
+    let len = token.plan.slice_len;
+    let mut copied = 0;
+    for start in starts {
+        write_copy_in_pieces(&mut dst[copied..start], &src[copied..start]);
+        copied = start + len;
     }
-
-    /// `dst = src` then the serial apply, bit for bit. With
-    /// `Reduction::None` and [`CheckedNdIndices::copies_around_slices`],
-    /// the slices the updates overwrite are not copied first; otherwise a
-    /// copy, then the serial apply.
-    ///
-    /// Contract: on `Ok`, every element of `dst` has been written: with one
-    /// `write_copy` before the apply, or, around the slices, every gap
-    /// between the distinct slice starts (sorted; slices of one row-major
-    /// plan start `slice_len` apart at least, so they are disjoint) with
-    /// `write_copy_in_pieces`, and every slice by `put_slices` (each
-    /// distinct start is some tuple's, and `put_slices` writes every
-    /// tuple's slice).
-    pub(crate) fn write_copying_serial<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
-        self.check_buffers(dst, updates)?;
-        check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
-        if reduction != Reduction::None || !self.copies_around_slices() {
-            return self.apply_serial(write_copy(dst, src), updates, reduction);
-        }
-        let mut starts = Vec::with_capacity(self.plan.tuples);
-        self.visit(|o, _| starts.push(o));
-        starts.sort_unstable();
-        starts.dedup();
-        let len = self.plan.slice_len;
-        let mut copied = 0;
-        for start in starts {
-            write_copy_in_pieces(&mut dst[copied..start], &src[copied..start]);
-            copied = start + len;
-        }
-        write_copy_in_pieces(&mut dst[copied..], &src[copied..]);
-        self.put_slices(dst, updates);
-        Ok(())
-    }
+    write_copy_in_pieces(&mut dst[copied..], &src[copied..]);
+    put_slices(token, dst, updates);
+    Ok(())
 }
 
 /// `dst = src` (equal lengths) in 64 KiB pieces, for a warm destination.

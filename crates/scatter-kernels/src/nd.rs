@@ -10,8 +10,7 @@ use crate::exec::sealed::Writer;
 use crate::nd_par::Buckets;
 use crate::uninit::assume_written;
 use crate::{
-    Destination, Dims, Element, Execution, FactDim, IndexValue, Input, NdKeptCheck, Reduction,
-    ScatterError,
+    Destination, Dims, Element, Execution, FactDim, IndexValue, Input, Reduction, ScatterError,
 };
 
 /// The validated geometry of one `ScatterND`: shapes are known good, index
@@ -49,6 +48,25 @@ pub struct CheckedNdIndices<'a, I> {
     pub(crate) indices: &'a [I],
     /// The update slices sorted by destination block, when they were.
     pub(crate) buckets: Option<Arc<Buckets>>,
+}
+
+/// What a host keeps of a [`CheckedNdIndices`] to apply the same indices
+/// again without reading them ([`NdPlan::reuse_check`]): that they passed
+/// the check, and their sort by destination block when they were sorted.
+/// Owned and cheap to clone.
+#[derive(Debug, Clone)]
+pub struct NdKeptCheck {
+    /// The data dimensions the index components were checked against.
+    pub(crate) dims: Vec<usize>,
+    pub(crate) buckets: Option<Arc<Buckets>>,
+}
+
+impl NdKeptCheck {
+    /// Whether the kept token was sorted by destination block (else it
+    /// keeps only that the indices were checked).
+    pub fn is_sorted(&self) -> bool {
+        self.buckets.is_some()
+    }
 }
 
 /// Whether [`NdPlan::check_indices`] also sorts the update slices by
@@ -269,7 +287,7 @@ impl NdPlan {
         match sort {
             BlockSort::Off => self.check_serial(indices),
             BlockSort::ForElementBytes(bytes) => {
-                crate::nd_par::check_sorted(self, indices, bytes, exec.par, exec.schedule)
+                crate::nd_par::check_sorted(self, indices, bytes, exec.schedule, exec.par)
             }
         }
     }
@@ -522,6 +540,13 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         })
     }
 
+    /// Whether a copying [`Self::apply`] ([`crate::CopyOf`]) without
+    /// reduction copies around the written slices: row-major slices (not a
+    /// permuted layout) of at least one element.
+    pub fn copies_around_slices(&self) -> bool {
+        self.plan.runs.len() == 1 && self.plan.slice_len > 0
+    }
+
     /// The serial in-place apply, unsorted.
     pub(crate) fn apply_serial<T: Element>(
         &self,
@@ -760,8 +785,14 @@ impl<'d, T: Element, I: IndexValue> Writer<'d, T> for NdWriter<'_, '_, T, I> {
 
     fn in_place(self, data: &'d mut [T]) -> Self::Out {
         let Execution { par, schedule } = self.exec;
-        self.token
-            .apply_split(data, self.updates, self.reduction, par, schedule)?;
+        crate::nd_par::apply_split(
+            self.token,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
         Ok(data)
     }
 
@@ -770,8 +801,15 @@ impl<'d, T: Element, I: IndexValue> Writer<'d, T> for NdWriter<'_, '_, T, I> {
         T: Copy,
     {
         let Execution { par, schedule } = self.exec;
-        self.token
-            .copying_split(out, data, self.updates, self.reduction, par, schedule)?;
+        crate::nd_par::copying_split(
+            self.token,
+            out,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
         // SAFETY: `copying_split` returned `Ok`: by its contract every
         // element of `out` has been written.
         Ok(unsafe { assume_written(out) })

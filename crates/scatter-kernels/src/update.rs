@@ -39,50 +39,41 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
         .apply_update(data, updates, reduction, use_init_val, Execution::SERIAL)
 }
 
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// [`scatter_elements_update`] on indices already checked: the
-    /// OpenVINO semantics, in place, without validating the indices a
-    /// second time. Where they are plain ScatterElements' (no reduction,
-    /// or one other than `mean` with `use_init_val`) this is
-    /// [`Self::apply`] on `exec`, bit for bit the serial result; the
-    /// OpenVINO-only cases (`mean`, `use_init_val = false`) run serially.
-    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
-    /// shape's) leaves `data` untouched.
-    pub fn apply_update<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: impl Into<UpdateReduction>,
-        use_init_val: bool,
-        exec: Execution<'_>,
-    ) -> Result<(), ScatterError> {
-        let reduction = reduction.into();
-        if let Some(plain) = plain_apply(reduction, use_init_val) {
-            return self.apply(data, updates, plain, exec).map(drop);
-        }
-        T::check_reduction(reduction)?;
-        // `mean` folds as `add`; the division comes after.
-        let fold = reduction.onnx().unwrap_or(Reduction::Add);
-        self.check_buffers(data, updates)?;
-        // Values taken per written position: proportional to the updates,
-        // not to the data.
-        let mut taken: HashMap<usize, usize> = HashMap::new();
-        self.visit(|o, p| {
-            let count = taken.entry(o).or_insert(0);
-            if *count == 0 && !use_init_val {
-                data[o].clone_from(&updates[p]);
-            } else {
-                combine(fold, &mut data[o], &updates[p]);
-            }
-            *count += 1;
-        });
-        if reduction == UpdateReduction::Mean {
-            for (o, count) in taken {
-                data[o] = T::mean(&data[o], count + usize::from(use_init_val));
-            }
-        }
-        Ok(())
+/// [`CheckedElementsIndices::apply_update`].
+pub(crate) fn apply_update<T: Element, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    data: &mut [T],
+    updates: &[T],
+    reduction: impl Into<UpdateReduction>,
+    use_init_val: bool,
+    exec: Execution<'_>,
+) -> Result<(), ScatterError> {
+    let reduction = reduction.into();
+    if let Some(plain) = plain_apply(reduction, use_init_val) {
+        return token.apply(data, updates, plain, exec).map(drop);
     }
+    T::check_reduction(reduction)?;
+    // `mean` folds as `add`; the division comes after.
+    let fold = reduction.onnx().unwrap_or(Reduction::Add);
+    token.check_buffers(data, updates)?;
+    // Values taken per written position: proportional to the updates,
+    // not to the data.
+    let mut taken: HashMap<usize, usize> = HashMap::new();
+    token.visit(|o, p| {
+        let count = taken.entry(o).or_insert(0);
+        if *count == 0 && !use_init_val {
+            data[o].clone_from(&updates[p]);
+        } else {
+            combine(fold, &mut data[o], &updates[p]);
+        }
+        *count += 1;
+    });
+    if reduction == UpdateReduction::Mean {
+        for (o, count) in taken {
+            data[o] = T::mean(&data[o], count + usize::from(use_init_val));
+        }
+    }
+    Ok(())
 }
 
 /// The ONNX reduction OpenVINO's semantics are here, if they are ONNX's:
