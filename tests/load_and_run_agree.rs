@@ -222,7 +222,7 @@ fn scatter_elements_update_indices_of_another_rank_than_symbolic_data_read_alike
     let scope = SymbolScope::default();
     let op = ScatterElementsUpdate {
         site: site(ScatterOp::ScatterElementsUpdate, None),
-        reduction: Reduction::None,
+        reduction: Reduction::None.into(),
         use_init_val: true,
     };
     // The axis is an input the facts do not know: the rules needing it wait.

@@ -8,7 +8,7 @@ mod graph;
 use graph::{Graph, attr_int, attr_string, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterElementsUpdate, ScatterNd, TensorScatter};
 use tract_onnx_scatter::opset::ScatterOp;
-use tract_onnx_scatter::scatter_kernels::{Reduction, TensorScatterMode};
+use tract_onnx_scatter::scatter_kernels::{Reduction, TensorScatterMode, UpdateReduction};
 use tract_onnx_scatter::site::NodeSite;
 use tract_onnx_scatter::tract_nnef;
 use tract_onnx_scatter::tract_onnx::prelude::*;
@@ -41,9 +41,9 @@ const ONNX_REDUCTIONS: &[Reduction] = &[
     Reduction::Min,
 ];
 
-fn legal(dt: DatumType, reduction: Reduction) -> bool {
+fn legal(dt: DatumType, reduction: impl Into<UpdateReduction>) -> bool {
     let site = NodeSite::new(ScatterOp::ScatterElements, "probe", None);
-    tract_onnx_scatter::ops::types::check_reduction_for(&site, dt, reduction).is_ok()
+    tract_onnx_scatter::ops::types::check_reduction_for(&site, dt, reduction.into()).is_ok()
 }
 
 fn tar(model: &TypedModel) -> Vec<u8> {
@@ -145,7 +145,7 @@ fn scatter_elements_round_trips_for_every_type_and_reduction() {
             let (node, op) = only_node::<ScatterElements>(&back);
             assert_eq!(
                 (op.axis, op.reduction, op.use_init_val),
-                (1, reduction, true),
+                (1, reduction.into(), true),
                 "{what}"
             );
             assert_eq!(
@@ -223,7 +223,7 @@ fn elements_update_semantics_round_trip() {
         DatumType::I32,
         DatumType::U8,
     ] {
-        for reduction in Reduction::ALL.into_iter().filter(|r| legal(dt, *r)) {
+        for reduction in UpdateReduction::ALL.into_iter().filter(|r| legal(dt, *r)) {
             for use_init_val in [true, false] {
                 let what =
                     format!("ScatterElementsUpdate {dt:?} {reduction} use_init_val={use_init_val}");
@@ -379,11 +379,11 @@ fn elements_update_runtime_axis_case(reduction: &str, use_init_val: i64) -> Type
 #[test]
 fn elements_update_with_a_runtime_axis_round_trips() {
     for (name, reduction, use_init_val) in [
-        ("none", Reduction::None, 1),
-        ("sum", Reduction::Add, 1),
-        ("max", Reduction::Max, 0),
-        ("mean", Reduction::Mean, 0),
-        ("mean", Reduction::Mean, 1),
+        ("none", UpdateReduction::Onnx(Reduction::None), 1),
+        ("sum", UpdateReduction::Onnx(Reduction::Add), 1),
+        ("max", UpdateReduction::Onnx(Reduction::Max), 0),
+        ("mean", UpdateReduction::Mean, 0),
+        ("mean", UpdateReduction::Mean, 1),
     ] {
         let what = format!("ScatterElementsUpdate {name} use_init_val={use_init_val}");
         let model = elements_update_runtime_axis_case(name, use_init_val);

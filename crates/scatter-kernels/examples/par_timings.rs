@@ -8,7 +8,8 @@ use std::mem::MaybeUninit;
 use std::time::Instant;
 
 use scatter_kernels::{
-    CopyingScatter, ElementsPlan, NdPlan, Parallel, Reduction, Schedule, Serial, write_copy_par,
+    BlockSort, CopyOf, ElementsPlan, Execution, NdPlan, Parallel, Reduction, Schedule, Serial,
+    write_copy_par,
 };
 
 /// Each task on a scoped thread (a pool would hand off faster); with
@@ -83,24 +84,26 @@ fn main() {
     let plan = ElementsPlan::new(&[n, n], &[n, n], &[n, n], 0).unwrap();
     let mut out = data.clone();
     let check = time(9, || {
-        std::hint::black_box(plan.check_indices(&indices).unwrap());
+        std::hint::black_box(plan.check_indices(&indices, Execution::SERIAL).unwrap());
     });
-    let token = plan.check_indices(&indices).unwrap();
+    let token = plan.check_indices(&indices, Execution::SERIAL).unwrap();
     let row = |name: &str, ms: f64| println!("{name:<58} {ms:8.2} ms");
     println!("rough timings, {threads} threads where parallel (median of 9, noisy machine)");
     row("se_max_dense_axis0 check_indices", check);
     row(
         "se_max_dense_axis0 apply, serial (today)",
         time(9, || {
-            token.apply(&mut out, &updates, Reduction::Max).unwrap()
+            token
+                .apply(&mut out, &updates, Reduction::Max, Execution::SERIAL)
+                .unwrap();
         }),
     );
     row(
-        "se_max_dense_axis0 apply_par, 1 thread, bands",
+        "se_max_dense_axis0 apply on 1 thread, bands",
         time(9, || {
             token
-                .apply_par(&mut out, &updates, Reduction::Max, &Serial)
-                .unwrap()
+                .apply(&mut out, &updates, Reduction::Max, Execution::on(&Serial))
+                .unwrap();
         }),
     );
     for kib in [64usize, 128, 512, 1024] {
@@ -112,25 +115,35 @@ fn main() {
             &format!("se_max_dense_axis0 1 thread, bands of {kib} KiB"),
             time(9, || {
                 token
-                    .apply_scheduled(&mut out, &updates, Reduction::Max, &Serial, &schedule)
-                    .unwrap()
+                    .apply(
+                        &mut out,
+                        &updates,
+                        Reduction::Max,
+                        Execution::on(&Serial).with_schedule(&schedule),
+                    )
+                    .unwrap();
             }),
         );
     }
     row(
-        "se_max_dense_axis0 apply_par, threads, no bands",
+        "se_max_dense_axis0 apply on threads, no bands",
         time(9, || {
             token
-                .apply_scheduled(&mut out, &updates, Reduction::Max, &par, &serial_only)
-                .unwrap()
+                .apply(
+                    &mut out,
+                    &updates,
+                    Reduction::Max,
+                    Execution::on(&par).with_schedule(&serial_only),
+                )
+                .unwrap();
         }),
     );
     row(
-        "se_max_dense_axis0 apply_par, threads, bands",
+        "se_max_dense_axis0 apply on threads, bands",
         time(9, || {
             token
-                .apply_par(&mut out, &updates, Reduction::Max, &par)
-                .unwrap()
+                .apply(&mut out, &updates, Reduction::Max, Execution::on(&par))
+                .unwrap();
         }),
     );
     row(
@@ -140,18 +153,34 @@ fn main() {
     // The copying kernels' destination: warm, as `out` is above.
     let mut dst = vec![MaybeUninit::new(0f32); n * n];
     row(
-        "se_max_dense_axis0 apply_copying, serial (today)",
+        "se_max_dense_axis0 apply into CopyOf, serial (today)",
         time(9, || {
             token
-                .apply_copying(&mut dst, &data, &updates, Reduction::Max)
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
+                    &updates,
+                    Reduction::Max,
+                    Execution::SERIAL,
+                )
                 .unwrap();
         }),
     );
     row(
-        "se_max_dense_axis0 apply_copying_par, threads",
+        "se_max_dense_axis0 apply into CopyOf, threads",
         time(9, || {
             token
-                .apply_copying_par(&mut dst, &data, &updates, Reduction::Max, &par)
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
+                    &updates,
+                    Reduction::Max,
+                    Execution::on(&par),
+                )
                 .unwrap();
         }),
     );
@@ -168,7 +197,7 @@ fn main() {
     let indices: Vec<i64> = (0..m).map(|_| (rng.next() % 1000) as i64).collect();
     let updates: Vec<f32> = (0..m).map(|i| -(i as f32)).collect();
     let plan = ElementsPlan::new(&shape, &ishape, &ishape, 0).unwrap();
-    let token = plan.check_indices(&indices).unwrap();
+    let token = plan.check_indices(&indices, Execution::SERIAL).unwrap();
     let mut dst = vec![MaybeUninit::new(0f32); n];
     row(
         "50 MB write_copy_par, 1 thread",
@@ -183,18 +212,34 @@ fn main() {
         }),
     );
     row(
-        "se_ov_example6 apply_copying, serial",
+        "se_ov_example6 apply into CopyOf, serial",
         time(9, || {
             token
-                .apply_copying(&mut dst, &data, &updates, Reduction::None)
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
+                    &updates,
+                    Reduction::None,
+                    Execution::SERIAL,
+                )
                 .unwrap();
         }),
     );
     row(
-        "se_ov_example6 apply_copying_par (copy split), threads",
+        "se_ov_example6 apply into CopyOf (copy split), threads",
         time(9, || {
             token
-                .apply_copying_par(&mut dst, &data, &updates, Reduction::None, &par)
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
+                    &updates,
+                    Reduction::None,
+                    Execution::on(&par),
+                )
                 .unwrap();
         }),
     );
@@ -220,110 +265,146 @@ fn main() {
     row(
         "snd_elems check_indices",
         time(9, || {
-            std::hint::black_box(plan.check_indices(&indices).unwrap());
+            std::hint::black_box(
+                plan.check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+                    .unwrap(),
+            );
         }),
     );
     row(
-        "snd_elems check_indices_sorted (check + sort)",
+        "snd_elems check_indices, BlockSort (check + sort)",
         time(9, || {
             drop(
-                plan.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
-                    .unwrap(),
+                plan.check_indices(
+                    &indices,
+                    Execution::on(&Serial),
+                    BlockSort::ForElementBytes(4),
+                )
+                .unwrap(),
             )
         }),
     );
     row(
-        "snd_elems check_indices_sorted_par (check + sort), threads",
+        "snd_elems check_indices, BlockSort (check + sort), threads",
         time(9, || {
             drop(
-                plan.check_indices_sorted_par(&indices, 4, &Schedule::DEFAULT, &par)
+                plan.check_indices(&indices, Execution::on(&par), BlockSort::ForElementBytes(4))
                     .unwrap(),
             )
         }),
     );
-    let token = plan.check_indices(&indices).unwrap();
+    let token = plan
+        .check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+        .unwrap();
     let sorted = plan
-        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .check_indices(
+            &indices,
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert!(sorted.is_sorted());
     row(
         "snd_elems apply, serial (today)",
         time(9, || {
-            token.apply(&mut out, &updates, Reduction::None).unwrap()
+            token
+                .apply(&mut out, &updates, Reduction::None, Execution::SERIAL)
+                .unwrap();
         }),
     );
     row(
         "snd_elems sorted apply, 1 thread",
         time(9, || {
             sorted
-                .apply_par(&mut out, &updates, Reduction::None, &Serial)
-                .unwrap()
+                .apply(&mut out, &updates, Reduction::None, Execution::on(&Serial))
+                .unwrap();
         }),
     );
     row(
         "snd_elems sorted apply, threads",
         time(9, || {
             sorted
-                .apply_par(&mut out, &updates, Reduction::None, &par)
-                .unwrap()
+                .apply(&mut out, &updates, Reduction::None, Execution::on(&par))
+                .unwrap();
         }),
     );
     row(
         "snd_elems check + apply, serial (today)",
         time(9, || {
-            plan.check_indices(&indices)
+            plan.check_indices(&indices, Execution::SERIAL, BlockSort::Off)
                 .unwrap()
-                .apply(&mut out, &updates, Reduction::None)
-                .unwrap()
-        }),
-    );
-    row(
-        "snd_elems check_sorted + apply, 1 thread",
-        time(9, || {
-            plan.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
-                .unwrap()
-                .apply_par(&mut out, &updates, Reduction::None, &Serial)
-                .unwrap()
-        }),
-    );
-    row(
-        "snd_elems check_sorted_par + apply, threads",
-        time(9, || {
-            plan.check_indices_sorted_par(&indices, 4, &Schedule::DEFAULT, &par)
-                .unwrap()
-                .apply_par(&mut out, &updates, Reduction::None, &par)
-                .unwrap()
-        }),
-    );
-    let mut dst = vec![MaybeUninit::new(0f32); rows * cols];
-    row(
-        "snd_elems apply_copying, serial (today)",
-        time(9, || {
-            token
-                .apply_copying(&mut dst, &data, &updates, Reduction::None)
+                .apply(&mut out, &updates, Reduction::None, Execution::SERIAL)
                 .unwrap();
         }),
     );
     row(
-        "snd_elems sorted apply_copying, 1 thread",
+        "snd_elems check (BlockSort) + apply, 1 thread",
         time(9, || {
-            sorted
-                .apply_copying_scheduled(
-                    &mut dst,
-                    &data,
+            plan.check_indices(
+                &indices,
+                Execution::on(&Serial),
+                BlockSort::ForElementBytes(4),
+            )
+            .unwrap()
+            .apply(&mut out, &updates, Reduction::None, Execution::on(&Serial))
+            .unwrap();
+        }),
+    );
+    row(
+        "snd_elems check (BlockSort) + apply, threads",
+        time(9, || {
+            plan.check_indices(&indices, Execution::on(&par), BlockSort::ForElementBytes(4))
+                .unwrap()
+                .apply(&mut out, &updates, Reduction::None, Execution::on(&par))
+                .unwrap();
+        }),
+    );
+    let mut dst = vec![MaybeUninit::new(0f32); rows * cols];
+    row(
+        "snd_elems apply into CopyOf, serial (today)",
+        time(9, || {
+            token
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
                     &updates,
                     Reduction::None,
-                    &Serial,
-                    &Schedule::DEFAULT,
+                    Execution::SERIAL,
                 )
                 .unwrap();
         }),
     );
     row(
-        "snd_elems sorted apply_copying, threads",
+        "snd_elems sorted apply into CopyOf, 1 thread",
         time(9, || {
             sorted
-                .apply_copying_par(&mut dst, &data, &updates, Reduction::None, &par)
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
+                    &updates,
+                    Reduction::None,
+                    Execution::on(&Serial),
+                )
+                .unwrap();
+        }),
+    );
+    row(
+        "snd_elems sorted apply into CopyOf, threads",
+        time(9, || {
+            sorted
+                .apply(
+                    CopyOf {
+                        data: &data,
+                        out: &mut dst,
+                    },
+                    &updates,
+                    Reduction::None,
+                    Execution::on(&par),
+                )
                 .unwrap();
         }),
     );
@@ -347,27 +428,29 @@ fn main() {
             0,
         )
         .unwrap();
-        let token = plan.check_indices(&indices).unwrap();
+        let token = plan.check_indices(&indices, Execution::SERIAL).unwrap();
         let mut out = data.clone();
         let name = format!("gnn {edges}x{features} into {nodes}");
         row(
             &format!("{name} check_indices"),
             time(5, || {
-                std::hint::black_box(plan.check_indices(&indices).unwrap());
+                std::hint::black_box(plan.check_indices(&indices, Execution::SERIAL).unwrap());
             }),
         );
         row(
             &format!("{name} apply, serial (today)"),
             time(5, || {
-                token.apply(&mut out, &updates, Reduction::Add).unwrap()
+                token
+                    .apply(&mut out, &updates, Reduction::Add, Execution::SERIAL)
+                    .unwrap();
             }),
         );
         row(
-            &format!("{name} apply_par, threads"),
+            &format!("{name} apply on threads"),
             time(5, || {
                 token
-                    .apply_par(&mut out, &updates, Reduction::Add, &par)
-                    .unwrap()
+                    .apply(&mut out, &updates, Reduction::Add, Execution::on(&par))
+                    .unwrap();
             }),
         );
     }

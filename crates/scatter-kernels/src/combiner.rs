@@ -1,5 +1,5 @@
 //! One combining function per reduction, chosen once, for kernels generic
-//! over how they visit (the `*_par` kernels).
+//! over how they visit (the split and blocked kernels).
 
 use crate::elements::select_f32;
 use crate::{Element, Reduction};
@@ -12,13 +12,13 @@ pub(crate) trait WithCombiner<T> {
 
 /// Runs `w` with `reduction`'s function: the one the serial kernels use,
 /// element by element (f32 max/min: the branchless select, bit for bit
-/// `Element::max/min`). `Mean` folds as `Add`; the kernels refuse it first.
+/// `Element::max/min`).
 #[inline(always)]
 pub(crate) fn with_combiner<T: Element, W: WithCombiner<T>>(reduction: Reduction, w: W) -> W::Out {
     let is_f32 = std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>();
     match reduction {
         Reduction::None => w.call(|acc: &mut T, u: &T| acc.clone_from(u)),
-        Reduction::Add | Reduction::Mean => w.call(T::add),
+        Reduction::Add => w.call(T::add),
         Reduction::Mul => w.call(T::mul),
         Reduction::Max if is_f32 => w.call(select_as_f32::<T, true>),
         Reduction::Min if is_f32 => w.call(select_as_f32::<T, false>),

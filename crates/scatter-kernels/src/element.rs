@@ -1,6 +1,6 @@
 use half::{bf16, f16};
 
-use crate::{Reduction, ScatterError};
+use crate::{Reduction, ScatterError, UpdateReduction};
 
 /// An element type the kernels can scatter, with its reductions.
 ///
@@ -12,9 +12,9 @@ pub trait Element: Clone + Send + Sync + 'static {
     /// The ONNX name of the type, for messages.
     const NAME: &'static str;
 
-    /// Whether this type can do `reduction` (its combining function). Kernels
-    /// check this before any write.
-    fn supports(reduction: Reduction) -> bool {
+    /// Whether this type can do `reduction` (its combining function, or
+    /// `mean`). Kernels check this before any write.
+    fn supports(reduction: UpdateReduction) -> bool {
         let _ = reduction;
         true
     }
@@ -36,15 +36,17 @@ pub trait Element: Clone + Send + Sync + 'static {
     /// `sum / count` for the `mean` reduction (`count >= 1`).
     fn mean(sum: &Self, count: usize) -> Self;
 
-    /// `Err` naming the type and what it supports when `reduction` is not.
-    fn check_reduction(reduction: Reduction) -> Result<(), ScatterError> {
+    /// `Err` naming the type and what it supports when `reduction` (an ONNX
+    /// [`Reduction`] or an [`UpdateReduction`]) is not.
+    fn check_reduction(reduction: impl Into<UpdateReduction>) -> Result<(), ScatterError> {
+        let reduction = reduction.into();
         if Self::supports(reduction) {
             return Ok(());
         }
-        let supported: Vec<&str> = Reduction::ALL
+        let supported: Vec<&str> = UpdateReduction::ALL
             .into_iter()
             .filter(|r| Self::supports(*r))
-            .map(Reduction::as_str)
+            .map(UpdateReduction::as_str)
             .collect();
         Err(ScatterError::Reduction {
             reduction,
@@ -160,8 +162,8 @@ half_float!(f16 => "float16", bf16 => "bfloat16");
 
 impl Element for bool {
     const NAME: &'static str = "bool";
-    fn supports(reduction: Reduction) -> bool {
-        reduction != Reduction::Mean
+    fn supports(reduction: UpdateReduction) -> bool {
+        reduction != UpdateReduction::Mean
     }
     #[inline(always)]
     fn add(acc: &mut Self, update: &Self) {
@@ -187,8 +189,11 @@ impl Element for bool {
 
 impl Element for String {
     const NAME: &'static str = "string";
-    fn supports(reduction: Reduction) -> bool {
-        !matches!(reduction, Reduction::Mul | Reduction::Mean)
+    fn supports(reduction: UpdateReduction) -> bool {
+        !matches!(
+            reduction,
+            UpdateReduction::Onnx(Reduction::Mul) | UpdateReduction::Mean
+        )
     }
     fn add(acc: &mut Self, update: &Self) {
         acc.push_str(update)
@@ -211,13 +216,12 @@ impl Element for String {
     }
 }
 
-/// `acc = acc ⊕ update` for a reduction other than `None` and `Mean`
-/// (`Mean` accumulates as `Add`, the division comes after).
+/// `acc = acc ⊕ update` (`None`: `acc = update`).
 #[inline(always)]
 pub(crate) fn combine<T: Element>(reduction: Reduction, acc: &mut T, update: &T) {
     match reduction {
         Reduction::None => acc.clone_from(update),
-        Reduction::Add | Reduction::Mean => T::add(acc, update),
+        Reduction::Add => T::add(acc, update),
         Reduction::Mul => T::mul(acc, update),
         Reduction::Max => T::max(acc, update),
         Reduction::Min => T::min(acc, update),
@@ -282,8 +286,8 @@ mod tests {
     #[test]
     fn string_mul_and_bool_mean_are_refused() {
         assert!(String::check_reduction(Reduction::Mul).is_err());
-        assert!(bool::check_reduction(Reduction::Mean).is_err());
-        assert!(f32::check_reduction(Reduction::Mean).is_ok());
+        assert!(bool::check_reduction(UpdateReduction::Mean).is_err());
+        assert!(f32::check_reduction(UpdateReduction::Mean).is_ok());
         let err = String::check_reduction(Reduction::Mul)
             .unwrap_err()
             .to_string();

@@ -2,8 +2,15 @@
 
 use crate::fact_dim::known_ne_shape;
 use crate::index::first_out_of_range;
-use crate::shape::{check_len, checked_count, coords_of, row_major_strides};
-use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
+use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
+use std::mem::MaybeUninit;
+
+use crate::exec::sealed::Writer;
+use crate::uninit::assume_written;
+use crate::{
+    Destination, Dims, Element, Execution, FactDim, IndexValue, Input, Reduction, ScatterError,
+    UpdateReduction,
+};
 
 /// The validated geometry of one `ScatterElements`: shapes and axis are
 /// known good, index values are not checked yet.
@@ -138,9 +145,26 @@ impl ElementsPlan {
         self.data_len
     }
 
-    /// Reads every index once; `Err` names the first one (row-major) out of
-    /// `[-s, s - 1]` on the axis of size `s`.
+    /// Reads every index once and returns the proof that each is in range;
+    /// `Err` names the first one (row-major) out of `[-s, s - 1]` on the
+    /// axis of size `s`, or an indices buffer whose length is not its
+    /// shape's.
+    ///
+    /// On a parallel `exec` (by its schedule's split rule over the bytes of
+    /// the indices) each task reads a contiguous range of the indices; when
+    /// one finds an index out of range (or the host skipped one), the
+    /// serial check runs again and names the first, as it alone would: the
+    /// same token, or the same error, at any thread count.
     pub fn check_indices<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        exec: Execution<'_>,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        crate::elements_par::check_split(self, indices, exec.par, exec.schedule)
+    }
+
+    /// [`Self::check_indices`] on the calling thread.
+    pub(crate) fn check_serial<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
     ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
@@ -309,19 +333,72 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         )
     }
 
-    /// The reductions [`Self::apply`] takes: `T`'s own, `Mean` refused.
+    /// The reductions [`Self::apply`] takes: `T`'s own.
     pub(crate) fn check_apply_reduction<T: Element>(
         &self,
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        reduction.check_onnx::<T>(" (mean needs scatter_elements_update)")
+        T::check_reduction(reduction)
     }
 
-    /// Writes `updates` into `data` with `reduction`, in row-major order of
-    /// the indices (duplicates: last write wins, or fold in that order).
-    /// `Mean` is not an ONNX reduction: use
-    /// [`crate::scatter_elements_update`] for it.
-    pub fn apply<T: Element>(
+    /// Writes `updates` into `dest` with `reduction`, in row-major order of
+    /// the indices (duplicates: last write wins, or fold in that order),
+    /// and returns `dest` written. OpenVINO's `mean` and `use_init_val`
+    /// are [`Self::apply_update`]'s.
+    ///
+    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
+    /// each slab (`data_shape[axis..]`, what the updates at fixed leading
+    /// coordinates write) is copied, then its updates applied while it is
+    /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
+    /// columns ([`crate::parallel`]); on large data the updates land band
+    /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
+    /// destination and execution, the result is the serial in-place one,
+    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
+    /// is not its shape's) comes before any write.
+    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        dest.visit(ElementsWriter {
+            token: self,
+            updates,
+            reduction,
+            exec,
+        })
+    }
+
+    /// [`crate::scatter_elements_update`] on indices already checked: the
+    /// OpenVINO semantics, in place, without validating the indices a
+    /// second time. Where they are plain ScatterElements' (no reduction,
+    /// or one other than `mean` with `use_init_val`) this is
+    /// [`Self::apply`] on `exec`, bit for bit the serial result; the
+    /// OpenVINO-only cases (`mean`, `use_init_val = false`) run serially.
+    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
+    /// shape's) leaves `data` untouched.
+    pub fn apply_update<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: impl Into<UpdateReduction>,
+        use_init_val: bool,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        crate::update::apply_update(self, data, updates, reduction, use_init_val, exec)
+    }
+
+    /// Elements of one slab a copying [`Self::apply`] ([`crate::CopyOf`])
+    /// copies and then scatters into: `data_shape[axis..]`'s volume (the
+    /// whole data for axis 0, where nothing is gained). 0 when the data is
+    /// empty (a suffix of a shape with a zero could even overflow).
+    pub fn copying_slab_len(&self) -> usize {
+        element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
+    }
+
+    /// The serial in-place apply.
+    pub(crate) fn apply_serial<T: Element>(
         &self,
         data: &mut [T],
         updates: &[T],
@@ -346,7 +423,6 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             }
             Reduction::Max => self.visit_unchecked(data, updates, T::max),
             Reduction::Min => self.visit_unchecked(data, updates, T::min),
-            Reduction::Mean => unreachable!("refused above"),
         }
         Ok(())
     }
@@ -372,8 +448,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         })
     }
 
-    /// Like [`Self::apply`] for any `Clone` type with a caller-given
-    /// combination (e.g. symbolic dimensions in a host framework).
+    /// [`Self::apply`] for any `Clone` type, in place and serially, with a
+    /// caller-given combination `combine_fn(destination, update)` (e.g.
+    /// symbolic dimensions in a host framework), called in row-major order
+    /// of the indices. `Err` (a buffer whose length is not its shape's)
+    /// comes before any write.
     pub fn apply_with<T: Clone>(
         &self,
         data: &mut [T],
@@ -383,6 +462,50 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         self.check_buffers(data, updates)?;
         self.visit(|o, p| combine_fn(&mut data[o], &updates[p]));
         Ok(())
+    }
+}
+
+/// [`CheckedElementsIndices::apply`]'s two paths.
+struct ElementsWriter<'r, 't, T, I> {
+    token: &'r CheckedElementsIndices<'t, I>,
+    updates: &'r [T],
+    reduction: Reduction,
+    exec: Execution<'r>,
+}
+
+impl<'d, T: Element, I: IndexValue> Writer<'d, T> for ElementsWriter<'_, '_, T, I> {
+    type Out = Result<&'d mut [T], ScatterError>;
+
+    fn in_place(self, data: &'d mut [T]) -> Self::Out {
+        let Execution { par, schedule } = self.exec;
+        crate::elements_par::apply_split(
+            self.token,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
+        Ok(data)
+    }
+
+    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
+    where
+        T: Copy,
+    {
+        let Execution { par, schedule } = self.exec;
+        crate::elements_par::copying_split(
+            self.token,
+            out,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
+        // SAFETY: `copying_split` returned `Ok`: by its contract every
+        // element of `out` has been written.
+        Ok(unsafe { assume_written(out) })
     }
 }
 
@@ -637,14 +760,14 @@ mod tests {
     #[test]
     fn buffer_length_mismatch_is_an_error_not_a_panic() {
         let plan = ElementsPlan::new(&[3], &[1], &[1], 0).unwrap();
-        let checked = plan.check_indices(&[0i64]).unwrap();
+        let checked = plan.check_indices(&[0i64], Execution::SERIAL).unwrap();
         let mut short = vec![0f32; 2];
         assert!(matches!(
-            checked.apply(&mut short, &[1.0], Reduction::None),
+            checked.apply(&mut short, &[1.0], Reduction::None, Execution::SERIAL),
             Err(ScatterError::Length { .. })
         ));
         assert!(matches!(
-            plan.check_indices(&[0i64, 1]),
+            plan.check_indices(&[0i64, 1], Execution::SERIAL),
             Err(ScatterError::Length { .. })
         ));
     }

@@ -29,8 +29,8 @@ use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bou
 use crate::shape::{check_len, element_count};
 use crate::uninit::{copy_par, copy_tasks, write_copy_par};
 use crate::{
-    CheckedElementsIndices, CopyingScatter, Element, ElementsPlan, IndexValue, Input, Parallel,
-    Reduction, ScatterError, Schedule,
+    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Parallel, Reduction,
+    ScatterError, Schedule,
 };
 
 /// How a checked ScatterElements divides into slabs and columns.
@@ -59,329 +59,308 @@ enum Part {
     Columns { c0: usize, c1: usize, tile: usize },
 }
 
-impl ElementsPlan {
-    /// [`Self::check_indices`] on `par` ([`Schedule::DEFAULT`]'s split
-    /// rule over the bytes of the indices): the same token, or the same
-    /// first error.
-    pub fn check_indices_par<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        par: &dyn Parallel,
-    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
-        self.check_indices_scheduled(indices, par, &Schedule::DEFAULT)
+/// [`ElementsPlan::check_indices`] on `par`: each task reads a
+/// contiguous range of the indices; when one finds an index out of range
+/// (or the host skipped one), the serial check runs again and names the
+/// first, as it alone would.
+pub(crate) fn check_split<'a, I: IndexValue>(
+    plan: &'a ElementsPlan,
+    indices: &'a [I],
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+    let tasks = schedule.tasks(par, std::mem::size_of_val(indices), indices.len());
+    if tasks == 1 || indices.len() != plan.indices_len {
+        return plan.check_serial(indices);
     }
-
-    /// [`Self::check_indices_par`] with explicit thresholds. Each task
-    /// reads a contiguous range of the indices; when one finds an index
-    /// out of range (or the host skipped one), the serial check runs again
-    /// and names the first, as it alone would.
-    pub fn check_indices_scheduled<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
-        let tasks = schedule.tasks(par, std::mem::size_of_val(indices), indices.len());
-        if tasks == 1 || indices.len() != self.indices_len {
-            return self.check_indices(indices);
-        }
-        let dim = self.data_shape()[self.axis()];
-        let bounds = even_bounds(indices.len(), tasks);
-        let clean: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
-        par.for_each(tasks, &|t| {
-            let range = &indices[bounds[t]..bounds[t + 1]];
-            clean[t].store(first_out_of_range(range, dim).is_none(), Ordering::Release);
-        });
-        if clean.iter().all(|c| c.load(Ordering::Acquire)) {
-            Ok(CheckedElementsIndices {
-                plan: self,
-                indices,
-            })
-        } else {
-            self.check_indices(indices)
-        }
+    let dim = plan.data_shape()[plan.axis()];
+    let bounds = even_bounds(indices.len(), tasks);
+    let clean: Vec<AtomicBool> = (0..tasks).map(|_| AtomicBool::new(false)).collect();
+    par.for_each(tasks, &|t| {
+        let range = &indices[bounds[t]..bounds[t + 1]];
+        clean[t].store(first_out_of_range(range, dim).is_none(), Ordering::Release);
+    });
+    if clean.iter().all(|c| c.load(Ordering::Acquire)) {
+        Ok(CheckedElementsIndices { plan, indices })
+    } else {
+        plan.check_serial(indices)
     }
 }
 
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    fn geometry(&self) -> Option<Geometry> {
-        let plan = self.plan();
-        let axis = plan.axis();
-        let (ds, is) = (plan.data_shape(), plan.indices_shape());
-        if plan.indices_len == 0 || plan.data_len() == 0 {
-            return None;
-        }
-        // Every count below divides a non-zero countable shape: no overflow.
-        Some(Geometry {
-            slabs: element_count(&is[..axis])?,
-            indices_slab: element_count(&is[axis..])?,
-            data_slab: element_count(&ds[axis..])?,
-            dim: ds[axis],
-            inner: element_count(&ds[axis + 1..])?,
-            inner_full: is[axis + 1..] == ds[axis + 1..],
-        })
+fn geometry<I: IndexValue>(token: &CheckedElementsIndices<'_, I>) -> Option<Geometry> {
+    let plan = token.plan();
+    let axis = plan.axis();
+    let (ds, is) = (plan.data_shape(), plan.indices_shape());
+    if plan.indices_len == 0 || plan.data_len() == 0 {
+        return None;
     }
+    // Every count below divides a non-zero countable shape: no overflow.
+    Some(Geometry {
+        slabs: element_count(&is[..axis])?,
+        indices_slab: element_count(&is[axis..])?,
+        data_slab: element_count(&ds[axis..])?,
+        dim: ds[axis],
+        inner: element_count(&ds[axis + 1..])?,
+        inner_full: is[axis + 1..] == ds[axis + 1..],
+    })
+}
 
-    /// The plan of one slab (axis 0 of `data_shape[axis..]`), needed when
-    /// the indices do not cover every inner dimension.
-    fn slab_plan(&self, g: &Geometry) -> Result<Option<ElementsPlan>, ScatterError> {
-        if g.inner_full {
-            return Ok(None);
-        }
-        let plan = self.plan();
-        let tail = &plan.indices_shape()[plan.axis()..];
-        ElementsPlan::new(&plan.data_shape()[plan.axis()..], tail, tail, 0).map(Some)
+/// The plan of one slab (axis 0 of `data_shape[axis..]`), needed when
+/// the indices do not cover every inner dimension.
+fn slab_plan<I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    g: &Geometry,
+) -> Result<Option<ElementsPlan>, ScatterError> {
+    if g.inner_full {
+        return Ok(None);
     }
+    let plan = token.plan();
+    let tail = &plan.indices_shape()[plan.axis()..];
+    ElementsPlan::new(&plan.data_shape()[plan.axis()..], tail, tail, 0).map(Some)
+}
 
-    /// The data slab of every indices slab, increasing.
-    fn slab_targets(&self, g: &Geometry) -> Vec<usize> {
-        let plan = self.plan();
-        let axis = plan.axis();
-        let outer = &plan.indices_shape()[..axis];
-        let strides = crate::row_major_strides(&plan.data_shape()[..axis]);
-        let mut coords = vec![0usize; axis];
-        let mut targets = Vec::with_capacity(g.slabs);
-        for _ in 0..g.slabs {
-            targets.push(coords.iter().zip(&strides).map(|(c, s)| c * s).sum());
-            for d in (0..axis).rev() {
-                coords[d] += 1;
-                if coords[d] < outer[d] {
-                    break;
-                }
-                coords[d] = 0;
+/// The data slab of every indices slab, increasing.
+fn slab_targets<I: IndexValue>(token: &CheckedElementsIndices<'_, I>, g: &Geometry) -> Vec<usize> {
+    let plan = token.plan();
+    let axis = plan.axis();
+    let outer = &plan.indices_shape()[..axis];
+    let strides = crate::row_major_strides(&plan.data_shape()[..axis]);
+    let mut coords = vec![0usize; axis];
+    let mut targets = Vec::with_capacity(g.slabs);
+    for _ in 0..g.slabs {
+        targets.push(coords.iter().zip(&strides).map(|(c, s)| c * s).sum());
+        for d in (0..axis).rev() {
+            coords[d] += 1;
+            if coords[d] < outer[d] {
+                break;
             }
+            coords[d] = 0;
         }
-        targets
     }
+    targets
+}
 
-    /// Columns per band under `schedule`'s blocking rule, or `None` when
-    /// the scatter is not blocked.
-    fn band_width<T>(&self, g: &Geometry, schedule: &Schedule) -> Option<usize> {
-        let size = std::mem::size_of::<T>().max(1);
-        let width = schedule.block_bytes / g.dim.saturating_mul(size);
-        let blocked = g.inner_full
-            && g.data_slab.saturating_mul(size) >= schedule.blocked_from_bytes
-            && width >= schedule.min_tile_columns
-            && width < g.inner;
-        blocked.then_some(width.max(1))
+/// Columns per band under `schedule`'s blocking rule, or `None` when
+/// the scatter is not blocked.
+fn band_width<T>(g: &Geometry, schedule: &Schedule) -> Option<usize> {
+    let size = std::mem::size_of::<T>().max(1);
+    let width = schedule.block_bytes / g.dim.saturating_mul(size);
+    let blocked = g.inner_full
+        && g.data_slab.saturating_mul(size) >= schedule.blocked_from_bytes
+        && width >= schedule.min_tile_columns
+        && width < g.inner;
+    blocked.then_some(width.max(1))
+}
+
+/// How the work splits into tasks (one part: serial, maybe blocked),
+/// or `None` for the plain serial kernel.
+fn parts<T>(
+    g: &Geometry,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+    bytes: usize,
+    data_addr: usize,
+) -> Option<Vec<Part>> {
+    let band = band_width::<T>(g, schedule);
+    let tile = band.unwrap_or(g.inner);
+    let size = std::mem::size_of::<T>().max(1);
+    let columns = g.inner_full
+        && g.inner >= 2
+        && g.inner.saturating_mul(size) >= schedule.min_split_row_bytes.saturating_mul(2);
+    let units = if g.slabs >= par.threads() || !columns {
+        g.slabs
+    } else {
+        g.inner
+    };
+    let mut tasks = schedule.tasks(par, bytes, units);
+    if units == g.inner {
+        // Each task's share of a row at least `min_split_row_bytes`.
+        tasks = tasks.min((g.inner * size / schedule.min_split_row_bytes.max(1)).max(1));
     }
-
-    /// How the work splits into tasks (one part: serial, maybe blocked),
-    /// or `None` for the plain serial kernel.
-    fn parts<T>(
-        &self,
-        g: &Geometry,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-        bytes: usize,
-        data_addr: usize,
-    ) -> Option<Vec<Part>> {
-        let band = self.band_width::<T>(g, schedule);
-        let tile = band.unwrap_or(g.inner);
-        let size = std::mem::size_of::<T>().max(1);
-        let columns = g.inner_full
-            && g.inner >= 2
-            && g.inner.saturating_mul(size) >= schedule.min_split_row_bytes.saturating_mul(2);
-        let units = if g.slabs >= par.threads() || !columns {
-            g.slabs
-        } else {
-            g.inner
-        };
-        let mut tasks = schedule.tasks(par, bytes, units);
-        if units == g.inner {
-            // Each task's share of a row at least `min_split_row_bytes`.
-            tasks = tasks.min((g.inner * size / schedule.min_split_row_bytes.max(1)).max(1));
-        }
-        if tasks == 1 && band.is_none() {
-            return None;
-        }
-        if g.slabs >= tasks || !columns {
-            let tasks = tasks.min(g.slabs);
-            let b = even_bounds(g.slabs, tasks);
-            return Some(
-                b.windows(2)
-                    .map(|w| Part::Slabs {
-                        k0: w[0],
-                        k1: w[1],
-                        tile,
-                    })
-                    .collect(),
-            );
-        }
-        // Bands of whole cache lines when there are enough columns, cut
-        // where the output's lines start (rows of a multiple of 64 bytes
-        // all start at the same place in a line): tasks sharing a line
-        // would invalidate it in each other's cache on every row.
-        let line = (64 / size).max(1);
-        let unit = if g.inner >= line * tasks { line } else { 1 };
-        let first =
-            if unit > 1 && (g.inner * size).is_multiple_of(64) && data_addr.is_multiple_of(size) {
-                (64 - data_addr % 64) % 64 / size
-            } else {
-                0
-            };
-        let mut bounds: Vec<usize> = even_bounds(g.inner.div_ceil(unit), tasks)
-            .into_iter()
-            .map(|b| (b * unit).min(g.inner))
-            .collect();
-        let last = bounds.len() - 1;
-        for i in 1..last {
-            let b = bounds[i];
-            let aligned = b - (b + unit - first) % unit;
-            bounds[i] = aligned.max(bounds[i - 1]);
-        }
-        Some(
-            bounds
-                .windows(2)
-                .map(|w| Part::Columns {
-                    c0: w[0],
-                    c1: w[1],
+    if tasks == 1 && band.is_none() {
+        return None;
+    }
+    if g.slabs >= tasks || !columns {
+        let tasks = tasks.min(g.slabs);
+        let b = even_bounds(g.slabs, tasks);
+        return Some(
+            b.windows(2)
+                .map(|w| Part::Slabs {
+                    k0: w[0],
+                    k1: w[1],
                     tile,
                 })
                 .collect(),
-        )
-    }
-
-    /// [`Self::apply`] on `par` (or block by block), bit for bit the serial
-    /// result, with [`Schedule::DEFAULT`]. Errors: those of `apply`, before
-    /// any write.
-    pub fn apply_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        self.check_buffers(data, updates)?;
-        let bytes = updates
-            .len()
-            .saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>());
-        let addr = data.as_ptr() as usize;
-        let plan = self
-            .geometry()
-            .filter(|_| reduction != Reduction::Mean)
-            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
-        let Some((parts, g)) = plan else {
-            // Small, serial, empty, or `Mean` (refused by `apply`).
-            return self.apply(data, updates, reduction);
-        };
-        self.run_in_place(&g, &parts, data, updates, reduction, par)
-    }
-
-    /// [`crate::CopyingScatter::write_copying_scheduled`]: `dst = src` then
-    /// [`Self::apply_scheduled`], bit for bit. Slab parts: each task copies
-    /// the part of `dst` it owns, slab by slab, before scattering into it.
-    /// Column parts (which interleave): `dst` copied in contiguous chunks
-    /// first, then scattered into in place.
-    pub(crate) fn copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        self.check_buffers(dst, updates)?;
-        check_len(Input::Data, self.plan().data_shape(), dst.len(), src.len())?;
-        let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
-        let addr = dst.as_ptr() as usize;
-        let plan = self
-            .geometry()
-            .filter(|_| reduction != Reduction::Mean)
-            .and_then(|g| Some((self.parts::<T>(&g, par, schedule, bytes, addr)?, g)));
-        let Some((parts, g)) = plan else {
-            if reduction != Reduction::Mean && copy_tasks::<T>(par, schedule, dst.len()) > 1 {
-                // The scatter stays serial, but the copy (most of a large
-                // copying scatter's time) need not: the same values, then
-                // the serial apply, bit for bit the fused result.
-                let data = write_copy_par(par, schedule, dst, src);
-                return self.apply(data, updates, reduction);
-            }
-            return self.write_copying(dst, src, updates, reduction);
-        };
-        match parts[0] {
-            Part::Columns { .. } => {
-                let data = copy_par(par, dst, src, parts.len());
-                self.run_in_place(&g, &parts, data, updates, reduction, par)
-            }
-            Part::Slabs { .. } => {
-                self.run_slabs(&g, &parts, Copying { dst, src }, updates, reduction, par)
-            }
-        }
-    }
-
-    /// Applies `updates` in place on the tasks `parts` describe (all of
-    /// one kind).
-    fn run_in_place<T: Element>(
-        &self,
-        g: &Geometry,
-        parts: &[Part],
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        if let Part::Slabs { .. } = parts[0] {
-            return self.run_slabs(g, parts, data, updates, reduction, par);
-        }
-        let targets = self.slab_targets(g);
-        with_combiner(
-            reduction,
-            ColumnsRun {
-                token: self,
-                g,
-                targets: &targets,
-                parts,
-                par,
-                data,
-                updates,
-            },
         );
-        Ok(())
     }
+    // Bands of whole cache lines when there are enough columns, cut
+    // where the output's lines start (rows of a multiple of 64 bytes
+    // all start at the same place in a line): tasks sharing a line
+    // would invalidate it in each other's cache on every row.
+    let line = (64 / size).max(1);
+    let unit = if g.inner >= line * tasks { line } else { 1 };
+    let first = if unit > 1 && (g.inner * size).is_multiple_of(64) && data_addr.is_multiple_of(size)
+    {
+        (64 - data_addr % 64) % 64 / size
+    } else {
+        0
+    };
+    let mut bounds: Vec<usize> = even_bounds(g.inner.div_ceil(unit), tasks)
+        .into_iter()
+        .map(|b| (b * unit).min(g.inner))
+        .collect();
+    let last = bounds.len() - 1;
+    for i in 1..last {
+        let b = bounds[i];
+        let aligned = b - (b + unit - first) % unit;
+        bounds[i] = aligned.max(bounds[i - 1]);
+    }
+    Some(
+        bounds
+            .windows(2)
+            .map(|w| Part::Columns {
+                c0: w[0],
+                c1: w[1],
+                tile,
+            })
+            .collect(),
+    )
+}
 
-    /// Applies `updates` on slab parts, in place or copying (`data`).
-    fn run_slabs<T: Element, O: Output<T>>(
-        &self,
-        g: &Geometry,
-        parts: &[Part],
-        data: O,
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        let targets = self.slab_targets(g);
-        let sub = self.slab_plan(g)?;
-        with_combiner(
+/// [`CheckedElementsIndices::apply`] in place on `par` (or block by block), bit for bit
+/// the serial result. Errors: those of the serial apply, before any
+/// write.
+pub(crate) fn apply_split<T: Element, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    data: &mut [T],
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<(), ScatterError> {
+    T::check_reduction(reduction)?;
+    token.check_buffers(data, updates)?;
+    let bytes = updates
+        .len()
+        .saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>());
+    let addr = data.as_ptr() as usize;
+    let plan = geometry(token).and_then(|g| Some((parts::<T>(&g, par, schedule, bytes, addr)?, g)));
+    let Some((parts, g)) = plan else {
+        // Small, serial or empty.
+        return token.apply_serial(data, updates, reduction);
+    };
+    run_in_place(token, &g, &parts, data, updates, reduction, par)
+}
+
+/// `dst = src` then [`apply_split`], bit for bit. Slab parts:
+/// each task copies the part of `dst` it owns, slab by slab, before
+/// scattering into it. Column parts (which interleave): `dst` copied in
+/// contiguous chunks first, then scattered into in place. Serially,
+/// [`crate::fused_copy::write_copying_elements`].
+///
+/// Contract (what [`CheckedElementsIndices::apply`] hands `dst` back on): on `Ok`, every
+/// element of `dst` has been written, in the serial (`write_copying_elements`,
+/// its proof there), through a whole copy (`write_copy_par`, `copy_par`)
+/// before an in-place run, or by a run over `Copying` parts, each
+/// filled whole (`fill_parts`).
+pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    src: &[T],
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<(), ScatterError> {
+    T::check_reduction(reduction)?;
+    token.check_buffers(dst, updates)?;
+    check_len(Input::Data, token.plan().data_shape(), dst.len(), src.len())?;
+    let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+    let addr = dst.as_ptr() as usize;
+    let plan = geometry(token).and_then(|g| Some((parts::<T>(&g, par, schedule, bytes, addr)?, g)));
+    let Some((parts, g)) = plan else {
+        if copy_tasks::<T>(par, schedule, dst.len()) > 1 {
+            // The scatter stays serial, but the copy (most of a large
+            // copying scatter's time) need not: the same values, then
+            // the serial apply, bit for bit the fused result.
+            let data = write_copy_par(par, schedule, dst, src);
+            return token.apply_serial(data, updates, reduction);
+        }
+        return crate::fused_copy::write_copying_elements(token, dst, src, updates, reduction);
+    };
+    match parts[0] {
+        Part::Columns { .. } => {
+            let data = copy_par(par, dst, src, parts.len());
+            run_in_place(token, &g, &parts, data, updates, reduction, par)
+        }
+        Part::Slabs { .. } => run_slabs(
+            token,
+            &g,
+            &parts,
+            Copying { dst, src },
+            updates,
             reduction,
-            SlabsRun {
-                sub: sub.as_ref(),
-                token: self,
-                g,
-                targets: &targets,
-                parts,
-                par,
-                data,
-                updates,
-            },
-        );
-        Ok(())
+            par,
+        ),
     }
+}
+
+/// Applies `updates` in place on the tasks `parts` describe (all of
+/// one kind).
+fn run_in_place<T: Element, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    g: &Geometry,
+    parts: &[Part],
+    data: &mut [T],
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+) -> Result<(), ScatterError> {
+    if let Part::Slabs { .. } = parts[0] {
+        return run_slabs(token, g, parts, data, updates, reduction, par);
+    }
+    let targets = slab_targets(token, g);
+    with_combiner(
+        reduction,
+        ColumnsRun {
+            token,
+            g,
+            targets: &targets,
+            parts,
+            par,
+            data,
+            updates,
+        },
+    );
+    Ok(())
+}
+
+/// Applies `updates` on slab parts, in place or copying (`data`).
+fn run_slabs<T: Element, O: Output<T>, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    g: &Geometry,
+    parts: &[Part],
+    data: O,
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+) -> Result<(), ScatterError> {
+    let targets = slab_targets(token, g);
+    let sub = slab_plan(token, g)?;
+    with_combiner(
+        reduction,
+        SlabsRun {
+            sub: sub.as_ref(),
+            token,
+            g,
+            targets: &targets,
+            parts,
+            par,
+            data,
+            updates,
+        },
+    );
+    Ok(())
 }
 
 /// One parallel application over slab parts (`Part::Slabs`), run with a

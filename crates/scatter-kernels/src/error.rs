@@ -1,6 +1,6 @@
 use std::fmt;
 
-use crate::{Dims, Reduction};
+use crate::{Dims, UpdateReduction};
 
 /// Which input of a scatter op an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -121,8 +121,8 @@ pub enum ScatterError {
     },
     /// The element type cannot do this reduction.
     Reduction {
-        /// The reduction refused.
-        reduction: Reduction,
+        /// The reduction refused (an ONNX one, or `mean`).
+        reduction: UpdateReduction,
         /// The ONNX name of the element type ([`crate::Element::NAME`]).
         element: &'static str,
         /// The reductions the type (or the op) supports, as the message

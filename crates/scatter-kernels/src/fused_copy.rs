@@ -1,11 +1,11 @@
 //! Scatters into a copy of their data, fused with the copy.
 //!
-//! The destination is `&mut [MaybeUninit<T>]`: it may hold anything on
-//! entry (a fresh, never written buffer included), and it is written
-//! through [`crate::uninit`]'s primitives, never read before it is
-//! written. [`CopyingScatter`] is an `unsafe trait`: an implementation
-//! promises that, on `Ok`, every element has been written, and its safe
-//! methods hand the destination back as `&mut [T]` on that promise.
+//! The destination is `&mut [MaybeUninit<T>]` ([`crate::CopyOf`]): it may
+//! hold anything on entry (a fresh, never written buffer included), and it
+//! is written through [`crate::uninit`]'s primitives, never read before it
+//! is written. Each copying write here promises that, on `Ok`, every
+//! element has been written (its proof beside it); `apply` hands the
+//! destination back as `&mut [T]` on that promise, and only then.
 //!
 //! ScatterElements, slab by slab:
 //! Copying a large data tensor and then scattering into the copy reads
@@ -15,7 +15,7 @@
 //! coordinates (`data_shape[axis..]`, contiguous), and the indices list
 //! them slab after slab. So each slab is copied, then its updates applied
 //! while it is in cache: no scratch, no reordering, and the result of
-//! copy-then-[`CheckedElementsIndices::apply`] bit for bit (every element
+//! copy-then-apply bit for bit (every element
 //! sees its updates in the same order).
 //!
 //! ScatterND without reduction, copying around its slices: a slice an
@@ -27,282 +27,132 @@
 use std::mem::MaybeUninit;
 
 use crate::shape::{check_len, element_count};
-use crate::uninit::{Filling, assume_written, write_copy, write_copy_in_pieces};
+use crate::uninit::{Filling, write_copy, write_copy_in_pieces};
 use crate::{
-    CheckedElementsIndices, CheckedNdIndices, Element, ElementsPlan, IndexValue, Input, Parallel,
-    Reduction, ScatterError, Schedule,
+    CheckedElementsIndices, CheckedNdIndices, Element, ElementsPlan, IndexValue, Input, Reduction,
+    ScatterError,
 };
 
-/// A checked token whose scatter can be fused with the copy of its data
-/// (both ops' tokens), for callers generic over the op.
+/// `dst = src` then the serial apply, slab by slab, bit for bit.
 ///
-/// `dst` may hold anything on entry: it is `&mut [MaybeUninit<T>]`, and the
-/// written output comes back as `&mut [T]` from the safe methods
-/// ([`Self::apply_copying`], [`Self::apply_copying_par`],
-/// [`Self::apply_copying_scheduled`]). Buffer lengths are checked before
-/// the first write. An initialized buffer is no destination:
-///
-/// ```compile_fail
-/// use scatter_kernels::{CopyingScatter, ElementsPlan, Reduction};
-/// let plan = ElementsPlan::new(&[4], &[1], &[1], 0).unwrap();
-/// let token = plan.check_indices(&[1i64]).unwrap();
-/// let mut out = vec![0f32; 4];
-/// token.apply_copying(&mut out, &[1.0; 4], &[5.0], Reduction::None);
-/// ```
-///
-/// ```
-/// use std::mem::MaybeUninit;
-/// use scatter_kernels::{CopyingScatter, ElementsPlan, Reduction};
-/// let plan = ElementsPlan::new(&[4], &[1], &[1], 0).unwrap();
-/// let token = plan.check_indices(&[1i64]).unwrap();
-/// let mut out = vec![MaybeUninit::<f32>::uninit(); 4];
-/// let written = token.apply_copying(&mut out, &[1.0; 4], &[5.0], Reduction::None).unwrap();
-/// assert_eq!(written, [1.0, 5.0, 1.0, 1.0]);
-/// ```
-///
-/// # Safety
-/// An implementation promises: when [`Self::write_copying`] or
-/// [`Self::write_copying_scheduled`] returns `Ok`, every element of `dst`
-/// has been written with a valid `T` (the values of `dst = src` then the
-/// token's `apply`). It keeps the provided methods as they are: they
-/// turn `dst` into `&mut [T]` on that promise.
-pub unsafe trait CopyingScatter {
-    /// Writes `dst = src`, then the token's `apply` of `updates` with
-    /// `reduction`, with the same result, bit for bit; every element of
-    /// `dst` is written before it is read. Use [`Self::apply_copying`].
-    fn write_copying<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError>;
-
-    /// [`Self::write_copying`] on `par` with `schedule`'s thresholds, bit
-    /// for bit the same result at any thread count: each task copies and
-    /// scatters into a part of `dst` it alone writes ([`crate::parallel`]).
-    /// Serial here. Use [`Self::apply_copying_scheduled`].
-    fn write_copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        let _ = (par, schedule);
-        self.write_copying(dst, src, updates, reduction)
+/// Contract: on `Ok`, every element of `dst` has been written: the
+/// short paths with one `write_copy`; the slab path through a
+/// `Filling`, each slab's block copied up to its end before its
+/// updates land and `finish` copying the rest.
+pub(crate) fn write_copying_elements<T: Element + Copy, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    src: &[T],
+    updates: &[T],
+    reduction: Reduction,
+) -> Result<(), ScatterError> {
+    token.check_apply_reduction::<T>(reduction)?;
+    let plan = token.plan();
+    token.check_buffers(dst, updates)?;
+    check_len(Input::Data, plan.data_shape(), dst.len(), src.len())?;
+    let axis = plan.axis();
+    let slab = token.copying_slab_len();
+    let indices_slab = element_count(&plan.indices_shape()[axis..]).unwrap_or(0);
+    if slab == 0 || indices_slab == 0 || plan.indices_len == 0 {
+        return token.apply_serial(write_copy(dst, src), updates, reduction);
     }
-
-    /// `dst = src`, then the token's `apply` of `updates` with
-    /// `reduction`, fused: `dst` written, as values.
-    fn apply_copying<'d, T: Element + Copy>(
-        &self,
-        dst: &'d mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<&'d mut [T], ScatterError> {
-        self.write_copying(dst, src, updates, reduction)?;
-        // SAFETY: `write_copying` returned `Ok`: by the trait's contract
-        // every element of `dst` has been written.
-        Ok(unsafe { assume_written(dst) })
-    }
-
-    /// [`Self::apply_copying`] on `par`, bit for bit the same result at any
-    /// thread count; serial below [`Schedule::DEFAULT`]'s thresholds.
-    fn apply_copying_par<'d, T: Element + Copy>(
-        &self,
-        dst: &'d mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<&'d mut [T], ScatterError> {
-        self.apply_copying_scheduled(dst, src, updates, reduction, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_copying_par`] with explicit thresholds.
-    fn apply_copying_scheduled<'d, T: Element + Copy>(
-        &self,
-        dst: &'d mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<&'d mut [T], ScatterError> {
-        self.write_copying_scheduled(dst, src, updates, reduction, par, schedule)?;
-        // SAFETY: `write_copying_scheduled` returned `Ok`: by the trait's
-        // contract every element of `dst` has been written.
-        Ok(unsafe { assume_written(dst) })
-    }
-}
-
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// Elements of one slab [`CopyingScatter::apply_copying`] copies and
-    /// then scatters into: `data_shape[axis..]`'s volume (the whole data for
-    /// axis 0, where nothing is gained). 0 when the data is empty (a
-    /// suffix of a shape with a zero could even overflow).
-    pub fn copying_slab_len(&self) -> usize {
-        element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
-    }
-}
-
-// SAFETY: on `Ok`, `write_copying` wrote `dst` whole: the short paths with
-// one `write_copy`; the slab path through a `Filling`, each slab's block
-// copied up to its end before its updates land and `finish` copying the
-// rest. `write_copying_scheduled` ends in `write_copying`, in a copy of
-// the whole then an in-place run (`copy_par`), or in a run over
-// `Copying` parts, each filled whole (`fill_parts`).
-unsafe impl<I: IndexValue> CopyingScatter for CheckedElementsIndices<'_, I> {
-    /// Slab by slab (`Mean` refused before any write).
-    fn write_copying<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
-        let plan = self.plan();
-        self.check_buffers(dst, updates)?;
-        check_len(Input::Data, plan.data_shape(), dst.len(), src.len())?;
-        let axis = plan.axis();
-        let slab = self.copying_slab_len();
-        let indices_slab = element_count(&plan.indices_shape()[axis..]).unwrap_or(0);
-        if slab == 0 || indices_slab == 0 || plan.indices_len == 0 {
-            return self.apply(write_copy(dst, src), updates, reduction);
-        }
-        // The plan of one slab: the same checked index values, axis 0.
-        let sub = ElementsPlan::new(
-            &plan.data_shape()[axis..],
-            &plan.indices_shape()[axis..],
-            &plan.indices_shape()[axis..],
-            0,
+    // The plan of one slab: the same checked index values, axis 0.
+    let sub = ElementsPlan::new(
+        &plan.data_shape()[axis..],
+        &plan.indices_shape()[axis..],
+        &plan.indices_shape()[axis..],
+        0,
+    )?;
+    let outer = &plan.indices_shape()[..axis];
+    let outer_strides = crate::row_major_strides(&plan.data_shape()[..axis]);
+    let mut coords = vec![0usize; axis];
+    let mut out = Filling::new(dst, src);
+    for k in 0..plan.indices_len / indices_slab {
+        // The data slab of the k-th indices slab (row-major over the
+        // leading dims of indices, each within data's): copied, with
+        // the slabs before it no update writes, then scattered into.
+        let target: usize = coords.iter().zip(&outer_strides).map(|(c, s)| c * s).sum();
+        let part = CheckedElementsIndices {
+            plan: &sub,
+            indices: &token.indices[k * indices_slab..(k + 1) * indices_slab],
+        };
+        part.apply_serial(
+            out.block(target * slab, (target + 1) * slab),
+            &updates[k * indices_slab..(k + 1) * indices_slab],
+            reduction,
         )?;
-        let outer = &plan.indices_shape()[..axis];
-        let outer_strides = crate::row_major_strides(&plan.data_shape()[..axis]);
-        let mut coords = vec![0usize; axis];
-        let mut out = Filling::new(dst, src);
-        for k in 0..plan.indices_len / indices_slab {
-            // The data slab of the k-th indices slab (row-major over the
-            // leading dims of indices, each within data's): copied, with
-            // the slabs before it no update writes, then scattered into.
-            let target: usize = coords.iter().zip(&outer_strides).map(|(c, s)| c * s).sum();
-            let part = CheckedElementsIndices {
-                plan: &sub,
-                indices: &self.indices[k * indices_slab..(k + 1) * indices_slab],
-            };
-            part.apply(
-                out.block(target * slab, (target + 1) * slab),
-                &updates[k * indices_slab..(k + 1) * indices_slab],
-                reduction,
-            )?;
-            for d in (0..axis).rev() {
-                coords[d] += 1;
-                if coords[d] < outer[d] {
-                    break;
-                }
-                coords[d] = 0;
+        for d in (0..axis).rev() {
+            coords[d] += 1;
+            if coords[d] < outer[d] {
+                break;
             }
+            coords[d] = 0;
         }
-        out.finish();
-        Ok(())
     }
+    out.finish();
+    Ok(())
+}
 
-    fn write_copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        self.copying_scheduled(dst, src, updates, reduction, par, schedule)
+/// Writes every update slice into `dst` in row-major order of the index
+/// tuples, each over whatever the slice held: the last write to a slice
+/// wins, as in `apply` without reduction. Row-major slices only
+/// ([`CheckedNdIndices::copies_around_slices`]); callers checked the buffers.
+fn put_slices<T: Copy, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    updates: &[T],
+) {
+    let len = token.plan.slice_len;
+    if len == 1 {
+        // Single elements (`k == rank`): no copy loop around each.
+        token.visit(|o, t| {
+            dst[o].write(updates[t]);
+        });
+    } else {
+        token.visit(|o, t| {
+            write_copy(&mut dst[o..o + len], &updates[t * len..(t + 1) * len]);
+        });
     }
 }
 
-impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// Whether [`CopyingScatter::apply_copying`] copies around the written
-    /// slices: row-major slices (not a permuted layout) of at least one
-    /// element.
-    pub fn copies_around_slices(&self) -> bool {
-        self.plan.runs.len() == 1 && self.plan.slice_len > 0
+/// `dst = src` then the serial apply, bit for bit. With
+/// `Reduction::None` and [`CheckedNdIndices::copies_around_slices`],
+/// the slices the updates overwrite are not copied first; otherwise a
+/// copy, then the serial apply.
+///
+/// Contract: on `Ok`, every element of `dst` has been written: with one
+/// `write_copy` before the apply, or, around the slices, every gap
+/// between the distinct slice starts (sorted; slices of one row-major
+/// plan start `slice_len` apart at least, so they are disjoint) with
+/// `write_copy_in_pieces`, and every slice by `put_slices` (each
+/// distinct start is some tuple's, and `put_slices` writes every
+/// tuple's slice).
+pub(crate) fn write_copying_nd<T: Element + Copy, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    src: &[T],
+    updates: &[T],
+    reduction: Reduction,
+) -> Result<(), ScatterError> {
+    token.check_apply_reduction::<T>(reduction)?;
+    token.check_buffers(dst, updates)?;
+    check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
+    if reduction != Reduction::None || !token.copies_around_slices() {
+        return token.apply_serial(write_copy(dst, src), updates, reduction);
     }
-
-    /// Writes every update slice into `dst` in row-major order of the index
-    /// tuples, each over whatever the slice held: the last write to a slice
-    /// wins, as in `apply` without reduction. Row-major slices only
-    /// ([`Self::copies_around_slices`]); callers checked the buffers.
-    fn put_slices<T: Copy>(&self, dst: &mut [MaybeUninit<T>], updates: &[T]) {
-        let len = self.plan.slice_len;
-        if len == 1 {
-            // Single elements (`k == rank`): no copy loop around each.
-            self.visit(|o, t| {
-                dst[o].write(updates[t]);
-            });
-        } else {
-            self.visit(|o, t| {
-                write_copy(&mut dst[o..o + len], &updates[t * len..(t + 1) * len]);
-            });
-        }
+    let mut starts = Vec::with_capacity(token.plan.tuples);
+    token.visit(|o, _| starts.push(o));
+    starts.sort_unstable();
+    starts.dedup();
+    let len = token.plan.slice_len;
+    let mut copied = 0;
+    for start in starts {
+        write_copy_in_pieces(&mut dst[copied..start], &src[copied..start]);
+        copied = start + len;
     }
-}
-
-// SAFETY: on `Ok`, `write_copying` wrote `dst` whole: with one
-// `write_copy` before `apply`, or, around the slices, every gap between
-// the distinct slice starts (sorted; slices of one row-major plan start
-// `slice_len` apart at least, so they are disjoint) with
-// `write_copy_in_pieces`, and every slice by `put_slices` (each distinct
-// start is some tuple's, and `put_slices` writes every tuple's slice).
-// `write_copying_scheduled` ends in `write_copying` or in a run over
-// `Copying` parts, each filled whole (`fill_parts`).
-unsafe impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
-    /// With `Reduction::None` and [`CheckedNdIndices::copies_around_slices`],
-    /// the slices the updates overwrite are not copied first; otherwise a
-    /// copy, then `apply`.
-    fn write_copying<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
-        self.check_buffers(dst, updates)?;
-        check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
-        if reduction != Reduction::None || !self.copies_around_slices() {
-            return self.apply(write_copy(dst, src), updates, reduction);
-        }
-        let mut starts = Vec::with_capacity(self.plan.tuples);
-        self.visit(|o, _| starts.push(o));
-        starts.sort_unstable();
-        starts.dedup();
-        let len = self.plan.slice_len;
-        let mut copied = 0;
-        for start in starts {
-            write_copy_in_pieces(&mut dst[copied..start], &src[copied..start]);
-            copied = start + len;
-        }
-        write_copy_in_pieces(&mut dst[copied..], &src[copied..]);
-        self.put_slices(dst, updates);
-        Ok(())
-    }
-
-    fn write_copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        self.copying_scheduled(dst, src, updates, reduction, par, schedule)
-    }
+    write_copy_in_pieces(&mut dst[copied..], &src[copied..]);
+    put_slices(token, dst, updates);
+    Ok(())
 }
 
 /// `dst = src` (equal lengths) in 64 KiB pieces, for a warm destination.
@@ -325,10 +175,11 @@ pub fn copy_in_pieces<T: Copy>(dst: &mut [T], src: &[T]) {
 mod tests {
     use std::mem::MaybeUninit;
 
-    use super::CopyingScatter;
-    use crate::{ElementsPlan, Reduction};
+    use crate::{BlockSort, CopyOf, ElementsPlan, Execution, Reduction};
 
-    /// Copy-then-apply and apply_copying on the same case.
+    const SERIAL: Execution<'static> = Execution::SERIAL;
+
+    /// Copy-then-apply and a copying apply on the same case.
     #[allow(clippy::too_many_arguments)]
     fn both<T: crate::Element + Copy + PartialEq + std::fmt::Debug>(
         data: &[T],
@@ -341,12 +192,22 @@ mod tests {
         fill: T,
     ) -> (Vec<T>, Vec<T>) {
         let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis).unwrap();
-        let checked = plan.check_indices(indices).unwrap();
+        let checked = plan.check_indices(indices, SERIAL).unwrap();
         let mut reference = data.to_vec();
-        checked.apply(&mut reference, updates, reduction).unwrap();
+        checked
+            .apply(&mut reference, updates, reduction, SERIAL)
+            .unwrap();
         let mut out = vec![MaybeUninit::new(fill); data.len()];
         let fused = checked
-            .apply_copying(&mut out, data, updates, reduction)
+            .apply(
+                CopyOf {
+                    data,
+                    out: &mut out,
+                },
+                updates,
+                reduction,
+                SERIAL,
+            )
             .unwrap();
         (reference, fused.to_vec())
     }
@@ -416,10 +277,18 @@ mod tests {
     #[test]
     fn a_short_source_is_refused() {
         let plan = ElementsPlan::new(&[4], &[1], &[1], 0).unwrap();
-        let checked = plan.check_indices(&[1i64]).unwrap();
+        let checked = plan.check_indices(&[1i64], SERIAL).unwrap();
         let mut dst = [MaybeUninit::<f32>::uninit(); 4];
         let err = checked
-            .apply_copying(&mut dst, &[1.0, 2.0], &[5.0], Reduction::None)
+            .apply(
+                CopyOf {
+                    data: &[1.0, 2.0],
+                    out: &mut dst,
+                },
+                &[5.0],
+                Reduction::None,
+                SERIAL,
+            )
             .unwrap_err();
         assert!(format!("{err}").contains("data"), "{err}");
     }
@@ -435,16 +304,28 @@ mod tests {
             (vec![1, 2, -1, 0, 1, 2, 5, 3], vec![4, 2], vec![4, 5]),
         ] {
             let plan = NdPlan::new(&[6, 4, 5], &indices_shape, &updates_shape).unwrap();
-            let checked = plan.check_indices(&indices).unwrap();
+            let checked = plan
+                .check_indices(&indices, SERIAL, BlockSort::Off)
+                .unwrap();
             assert!(checked.copies_around_slices());
             let n: usize = updates_shape.iter().product();
             let updates: Vec<f32> = (0..n).map(|i| 100.0 + i as f32 * 0.25).collect();
             for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
                 let mut reference = data.clone();
-                checked.apply(&mut reference, &updates, reduction).unwrap();
+                checked
+                    .apply(&mut reference, &updates, reduction, SERIAL)
+                    .unwrap();
                 let mut out = vec![MaybeUninit::new(f32::NAN); 120];
                 let fused = checked
-                    .apply_copying(&mut out, &data, &updates, reduction)
+                    .apply(
+                        CopyOf {
+                            data: &data,
+                            out: &mut out,
+                        },
+                        &updates,
+                        reduction,
+                        SERIAL,
+                    )
                     .unwrap();
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&reference), bits(fused), "{indices:?} {reduction:?}");

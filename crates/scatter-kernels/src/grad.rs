@@ -46,14 +46,19 @@ use crate::fact_dim::known_ne_shape;
 use crate::shape::check_len;
 use crate::{
     CheckedElementsIndices, CheckedNdIndices, Dims, Element, FactDim, IndexValue, Input, Reduction,
-    ScatterError,
+    ScatterError, UpdateReduction,
 };
 
 /// What the forward op did, for its gradient.
+///
+/// The forward is ScatterElements with OpenVINO's and PyTorch's
+/// generalization (`include_self`, and the `mean` reduction, hence an
+/// [`UpdateReduction`]), or ScatterND with `include_self` and the ONNX
+/// reductions (`mean` is refused there with an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GradSpec {
     /// The forward's reduction (`Mean` for ScatterElements only).
-    pub reduction: Reduction,
+    pub reduction: UpdateReduction,
     /// Whether `data[p]` took part in the reduction at a written position
     /// (PyTorch `include_self`, OpenVINO `use_init_val`).
     pub include_self: bool,
@@ -63,7 +68,7 @@ impl GradSpec {
     /// The ONNX forward: the data value is the reduction's first operand.
     pub const fn onnx(reduction: Reduction) -> GradSpec {
         GradSpec {
-            reduction,
+            reduction: UpdateReduction::Onnx(reduction),
             include_self: true,
         }
     }
@@ -204,7 +209,7 @@ half_grad!(f16, bf16);
 /// What [`GradToken`] needs of a token; in a private module, so that only
 /// this crate's tokens implement it.
 mod pairs {
-    use crate::{Element, Reduction, ScatterError};
+    use crate::{Element, ScatterError, UpdateReduction};
 
     /// A checked index token seen as (data offset, updates position) pairs.
     pub trait Pairs {
@@ -219,7 +224,7 @@ mod pairs {
         /// no `Mean`).
         fn check_grad_reduction<T: Element>(
             &self,
-            reduction: Reduction,
+            reduction: UpdateReduction,
         ) -> Result<(), ScatterError>;
     }
 }
@@ -241,7 +246,7 @@ impl<I: IndexValue> Pairs for CheckedElementsIndices<'_, I> {
     }
     /// Every reduction, `Mean` included (OpenVINO's, see
     /// [`crate::scatter_elements_update`]).
-    fn check_grad_reduction<T: Element>(&self, _: Reduction) -> Result<(), ScatterError> {
+    fn check_grad_reduction<T: Element>(&self, _: UpdateReduction) -> Result<(), ScatterError> {
         Ok(())
     }
 }
@@ -259,10 +264,20 @@ impl<I: IndexValue> Pairs for CheckedNdIndices<'_, I> {
     fn each(&self, f: impl FnMut(usize, usize)) {
         self.visit_elements(f)
     }
-    fn check_grad_reduction<T: Element>(&self, reduction: Reduction) -> Result<(), ScatterError> {
+    fn check_grad_reduction<T: Element>(
+        &self,
+        reduction: UpdateReduction,
+    ) -> Result<(), ScatterError> {
         // Grad elements are floats, which take every reduction: only Mean
-        // is refused.
-        reduction.check_onnx::<T>(" (mean is ScatterElements only)")
+        // is refused, ScatterND having none.
+        match reduction {
+            UpdateReduction::Onnx(_) => Ok(()),
+            UpdateReduction::Mean => Err(ScatterError::Reduction {
+                reduction,
+                element: T::NAME,
+                supported: "none, add, mul, max, min (mean is ScatterElements only)".into(),
+            }),
+        }
     }
 }
 
@@ -386,7 +401,7 @@ fn grad<T: GradElement, P: Pairs + ?Sized>(
     let zero = out(T::Calc::ZERO);
     let n = data.len();
     match spec.reduction {
-        Reduction::None | Reduction::Add => {
+        UpdateReduction::Onnx(Reduction::None | Reduction::Add) => {
             for (d, go) in grad_data.iter_mut().zip(grad_output) {
                 *d = out(go.to_calc() * c);
             }
@@ -398,7 +413,7 @@ fn grad<T: GradElement, P: Pairs + ?Sized>(
                 grad_updates[u] = out(g(o) * c);
             });
         }
-        Reduction::Mean => {
+        UpdateReduction::Mean => {
             // Updates taken per position; `include_self` adds one.
             let mut count = vec![0usize; n];
             pairs.each(|o, _| count[o] += 1);
@@ -414,7 +429,7 @@ fn grad<T: GradElement, P: Pairs + ?Sized>(
                 grad_updates[u] = out(g(o) / T::Calc::from_count(count[o] + own) * c);
             });
         }
-        Reduction::Max | Reduction::Min => {
+        UpdateReduction::Onnx(Reduction::Max | Reduction::Min) => {
             let max = spec.reduction == Reduction::Max;
             // The forward result and how many members equal it; 0 members
             // means nobody writes the position.
@@ -461,7 +476,7 @@ fn grad<T: GradElement, P: Pairs + ?Sized>(
             }
             pairs.each(|o, u| grad_updates[u] = out(share(o, updates[u].to_calc())));
         }
-        Reduction::Mul => {
+        UpdateReduction::Onnx(Reduction::Mul) => {
             // Pass 1, in fold order: the product of the members before each
             // update (`before`), the running product per position (`run`).
             let mut run = vec![T::Calc::ONE; n];
@@ -504,7 +519,9 @@ fn grad<T: GradElement, P: Pairs + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ElementsPlan, NdPlan, scatter_elements_grad, scatter_nd_grad};
+    use crate::{
+        BlockSort, ElementsPlan, Execution, NdPlan, scatter_elements_grad, scatter_nd_grad,
+    };
 
     /// 1-D ScatterElements gradient: (grad_data, grad_updates).
     fn grad1(
@@ -512,7 +529,7 @@ mod tests {
         indices: &[i64],
         updates: &[f64],
         grad_output: &[f64],
-        reduction: Reduction,
+        reduction: impl Into<UpdateReduction>,
         include_self: bool,
     ) -> (Vec<f64>, Vec<f64>) {
         let mut gd = vec![f64::NAN; data.len()];
@@ -526,7 +543,7 @@ mod tests {
             0,
             grad_output,
             GradSpec {
-                reduction,
+                reduction: reduction.into(),
                 include_self,
             },
             1.0,
@@ -722,7 +739,7 @@ mod tests {
             &[0, 0, 0],
             &[1.0, 2.0, 3.0],
             &[8.0, 5.0],
-            Reduction::Mean,
+            UpdateReduction::Mean,
             true,
         );
         assert_eq!(gd, [2.0, 5.0]);
@@ -732,7 +749,7 @@ mod tests {
             &[0, 0, -2],
             &[1.0, 2.0, 3.0],
             &[9.0, 5.0],
-            Reduction::Mean,
+            UpdateReduction::Mean,
             false,
         );
         assert_eq!(gd, [0.0, 5.0]);
@@ -744,7 +761,7 @@ mod tests {
         let mut gd = [0.0f32; 2];
         let mut gu = [0.0f32; 1];
         let plan = ElementsPlan::new(&[2], &[1], &[1], 0).unwrap();
-        plan.check_indices(&[1i32])
+        plan.check_indices(&[1i32], Execution::SERIAL)
             .unwrap()
             .grad(
                 &[1.0, 2.0],
@@ -855,7 +872,7 @@ mod tests {
         let plan = NdPlan::permuted(&[2, 3], &[1, 0], &[1, 1], &[1, 2]).unwrap();
         let mut gd = [0.0f64; 6];
         let mut gu = [0.0f64; 2];
-        plan.check_indices(&[1i64][..])
+        plan.check_indices(&[1i64][..], Execution::SERIAL, BlockSort::Off)
             .unwrap()
             .grad(
                 &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
@@ -883,7 +900,10 @@ mod tests {
             &[3.0],
             &[1],
             &[1.0, 1.0],
-            GradSpec::onnx(Reduction::Mean),
+            GradSpec {
+                reduction: UpdateReduction::Mean,
+                include_self: true,
+            },
             1.0,
             &mut gd,
             &mut gu,
@@ -900,7 +920,7 @@ mod tests {
     #[test]
     fn wrong_buffer_lengths_are_errors_before_any_write() {
         let plan = ElementsPlan::new(&[3], &[2], &[2], 0).unwrap();
-        let checked = plan.check_indices(&[0i64, 2]).unwrap();
+        let checked = plan.check_indices(&[0i64, 2], Execution::SERIAL).unwrap();
         let (data, updates, go) = ([1.0f64; 3], [1.0f64; 2], [1.0f64; 3]);
         let spec = GradSpec::onnx(Reduction::Add);
         let run = |d: &[f64], u: &[f64], g: &[f64], gd_len: usize, gu_len: usize| {
@@ -933,7 +953,7 @@ mod tests {
         let mut gd = [0.0f64; 6];
         let mut gu = [0.0f64; 3];
         let err = nd
-            .check_indices(&[0i64, 1][..])
+            .check_indices(&[0i64, 1][..], Execution::SERIAL, BlockSort::Off)
             .unwrap()
             .grad(&[0.0; 6], &[0.0; 4], &[0.0; 6], spec, 1.0, &mut gd, &mut gu)
             .unwrap_err();
@@ -967,7 +987,9 @@ mod tests {
     #[test]
     fn updates_of_add_alone_equal_what_the_full_gradient_writes() {
         let plan = ElementsPlan::new(&[4], &[5], &[5], 0).unwrap();
-        let token = plan.check_indices(&[3i64, -1, 0, 2, 0]).unwrap();
+        let token = plan
+            .check_indices(&[3i64, -1, 0, 2, 0], Execution::SERIAL)
+            .unwrap();
         let go = [0.5f32, -1.0, 2.0, 4.0];
         let (mut gd, mut gu) = ([0f32; 4], [0f32; 5]);
         let spec = GradSpec::onnx(Reduction::Add);
@@ -982,7 +1004,9 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("grad_updates"), "{err}");
         let nd = NdPlan::new(&[4, 2], &[2, 1], &[2, 2]).unwrap();
-        let token = nd.check_indices(&[-1i64, 1]).unwrap();
+        let token = nd
+            .check_indices(&[-1i64, 1], Execution::SERIAL, BlockSort::Off)
+            .unwrap();
         let mut gu = [0f64; 4];
         token
             .grad_updates_of_add(&[0., 1., 2., 3., 4., 5., 6., 7.], 2.0, &mut gu)

@@ -2,25 +2,34 @@
 //! `ScatterND`, `TensorScatter`, and OpenVINO `ScatterElementsUpdate`
 //! (`mean`, `use_init_val`).
 //!
-//! Every kernel works in two steps: a *plan* validates shapes and the axis
-//! (no index values, no allocation proportional to any dimension), then
-//! [`ElementsPlan::check_indices`]-style validation reads every index once
-//! and returns a proof token. Only a token lets the write pass run, so no
-//! write ever happens before the whole input is known to be valid, and the
-//! write pass cannot go out of bounds.
+//! Every kernel works in three steps, one entry point each: a *plan*
+//! validates shapes and the axis (no index values, no allocation
+//! proportional to any dimension); its `check_indices`
+//! ([`ElementsPlan::check_indices`], [`NdPlan::check_indices`],
+//! [`TensorScatterPlan::check_write_indices`]) reads every index once and
+//! returns a proof token; the token's `apply` writes. Only a token lets the
+//! write pass run, so no write ever happens before the whole input is known
+//! to be valid, and the write pass cannot go out of bounds.
+//!
+//! Each `apply` takes where to write ([`Destination`]: the data in place,
+//! or a [`CopyOf`] the data fused with the scatter) and how to run
+//! ([`Execution`]: the host's threads and the [`Schedule`] of when to
+//! split or block; [`Execution::SERIAL`] for the plain serial kernel).
+//! Every execution gives the serial result bit for bit, and the serial
+//! errors before any write.
 //!
 //! The crate knows nothing of tract: element types are Rust types
 //! implementing [`Element`], shapes are `&[usize]`, indices are `i32`/`i64`
 //! slices ([`IndexValue`]).
 //!
 //! A scatter into a copy of its data can copy as it scatters
-//! ([`CopyingScatter`]): its destination is a [`MaybeUninit<T>`] slice,
-//! which may be memory never written (a fresh output buffer), and it
-//! comes back as `&mut [T]` once every element is written. No `&mut [T]`
-//! is ever formed over memory not yet written: the kernels write such
-//! memory only through [`write_copy`] and its kin, and `CopyingScatter` is
-//! an `unsafe trait` whose implementations promise a destination written
-//! whole.
+//! ([`CopyOf`]): its destination is a [`MaybeUninit<T>`] slice, which may
+//! be memory never written (a fresh output buffer), and `apply` hands it
+//! back as `&mut [T]` once every element is written. No `&mut [T]` is ever
+//! formed over memory not yet written: the kernels write such memory only
+//! through [`write_copy`] and its kin, and each copying path promises (and
+//! proves beside its code) a destination written whole before `apply`
+//! turns it into values.
 //!
 //! [`MaybeUninit<T>`]: std::mem::MaybeUninit
 
@@ -32,6 +41,7 @@ mod element;
 mod elements;
 mod elements_par;
 mod error;
+mod exec;
 mod fact_dim;
 mod fused_copy;
 pub mod grad;
@@ -50,14 +60,14 @@ pub use axis::{elements_axis, tensor_scatter_axis};
 pub use element::Element;
 pub use elements::{CheckedElementsIndices, ElementsKeptCheck, ElementsPlan};
 pub use error::{Input, ScatterError};
+pub use exec::{CopyOf, Destination, Execution};
 pub use fact_dim::{Dims, FactDim};
-pub use fused_copy::{CopyingScatter, copy_in_pieces};
+pub use fused_copy::copy_in_pieces;
 pub use grad::{GradCalc, GradElement, GradSpec, GradToken};
 pub use index::IndexValue;
-pub use nd::{CheckedNdIndices, NdPlan};
-pub use nd_par::{NdKeptCheck, SortedNdIndices};
+pub use nd::{BlockSort, CheckedNdIndices, NdKeptCheck, NdPlan};
 pub use parallel::{Parallel, Schedule, Serial};
-pub use reduction::Reduction;
+pub use reduction::{Reduction, UpdateReduction};
 pub use shape::{element_count, row_major_strides};
 pub use tensor_scatter::{CheckedWriteIndices, TensorScatterMode, TensorScatterPlan};
 pub use uninit::{write_copy, write_copy_in_pieces, write_copy_par};
@@ -76,8 +86,10 @@ pub fn scatter_elements<T: Element, I: IndexValue>(
 ) -> Result<(), ScatterError> {
     let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
     T::check_reduction(reduction)?;
-    let checked = plan.check_indices(indices)?;
-    checked.apply(data, updates, reduction)
+    let checked = plan.check_indices(indices, Execution::SERIAL)?;
+    checked
+        .apply(data, updates, reduction, Execution::SERIAL)
+        .map(drop)
 }
 
 /// Validates everything, then scatters `updates` slices into `data` at the
@@ -94,8 +106,10 @@ pub fn scatter_nd<T: Element, I: IndexValue>(
 ) -> Result<(), ScatterError> {
     let plan = NdPlan::new(data_shape, indices_shape, updates_shape)?;
     T::check_reduction(reduction)?;
-    let checked = plan.check_indices(indices)?;
-    checked.apply(data, updates, reduction)
+    let checked = plan.check_indices(indices, Execution::SERIAL, BlockSort::Off)?;
+    checked
+        .apply(data, updates, reduction, Execution::SERIAL)
+        .map(drop)
 }
 
 /// Validates everything, then writes the gradients of [`scatter_elements`]
@@ -120,7 +134,7 @@ pub fn scatter_elements_grad<T: GradElement, I: IndexValue>(
 ) -> Result<(), ScatterError> {
     let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
     T::check_reduction(spec.reduction)?;
-    let checked = plan.check_indices(indices)?;
+    let checked = plan.check_indices(indices, Execution::SERIAL)?;
     checked.grad(
         data,
         updates,
@@ -151,7 +165,7 @@ pub fn scatter_nd_grad<T: GradElement, I: IndexValue>(
 ) -> Result<(), ScatterError> {
     let plan = NdPlan::new(data_shape, indices_shape, updates_shape)?;
     T::check_reduction(spec.reduction)?;
-    let checked = plan.check_indices(indices)?;
+    let checked = plan.check_indices(indices, Execution::SERIAL, BlockSort::Off)?;
     checked.grad(
         data,
         updates,

@@ -3,7 +3,15 @@
 use crate::fact_dim::known_ne_shape;
 use crate::index::{CHECK_CHUNK, out_of_range};
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
-use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+use crate::exec::sealed::Writer;
+use crate::nd_par::Buckets;
+use crate::uninit::assume_written;
+use crate::{
+    Destination, Dims, Element, Execution, FactDim, IndexValue, Input, Reduction, ScatterError,
+};
 
 /// The validated geometry of one `ScatterND`: shapes are known good, index
 /// values are not checked yet.
@@ -31,11 +39,48 @@ pub struct NdPlan {
     pub(crate) run_len: usize,
 }
 
-/// Proof that every index component is in range for its plan.
+/// Proof that every index component is in range for its plan; the only
+/// way to write. It may also hold the update slices sorted by destination
+/// block ([`BlockSort`]), which [`CheckedNdIndices::apply`] then follows.
 #[derive(Debug)]
 pub struct CheckedNdIndices<'a, I> {
     pub(crate) plan: &'a NdPlan,
     pub(crate) indices: &'a [I],
+    /// The update slices sorted by destination block, when they were.
+    pub(crate) buckets: Option<Arc<Buckets>>,
+}
+
+/// What a host keeps of a [`CheckedNdIndices`] to apply the same indices
+/// again without reading them ([`NdPlan::reuse_check`]): that they passed
+/// the check, and their sort by destination block when they were sorted.
+/// Owned and cheap to clone.
+#[derive(Debug, Clone)]
+pub struct NdKeptCheck {
+    /// The data dimensions the index components were checked against.
+    pub(crate) dims: Vec<usize>,
+    pub(crate) buckets: Option<Arc<Buckets>>,
+}
+
+impl NdKeptCheck {
+    /// Whether the kept token was sorted by destination block (else it
+    /// keeps only that the indices were checked).
+    pub fn is_sorted(&self) -> bool {
+        self.buckets.is_some()
+    }
+}
+
+/// Whether [`NdPlan::check_indices`] also sorts the update slices by
+/// destination block, for a blocked application of a large random-index
+/// scatter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlockSort {
+    /// Only check.
+    #[default]
+    Off,
+    /// Check, and sort in the same read of the indices when the
+    /// execution's [`crate::Schedule`] blocking rule holds for elements of
+    /// this many bytes (`size_of::<T>()` of the scatter to come).
+    ForElementBytes(usize),
 }
 
 impl NdPlan {
@@ -219,9 +264,36 @@ impl NdPlan {
         self.slice_len
     }
 
-    /// Reads every index component once; `Err` names the first one
-    /// (row-major) outside `[-d, d - 1]` for its own data dimension `d`.
+    /// Reads every index component once and returns the proof that each is
+    /// in range; `Err` names the first one (row-major) outside `[-d, d - 1]`
+    /// for its own data dimension `d`, or an indices buffer whose length is
+    /// not its shape's.
+    ///
+    /// With [`BlockSort::ForElementBytes`], when `exec`'s blocking rule
+    /// holds, the same read also sorts the update slices by destination
+    /// block (on `exec`'s threads, by its split rule over the bytes of the
+    /// indices: each task checks a contiguous range of tuples and counts
+    /// them per block, then places them, task after task, so the sort is
+    /// the serial one, entry for entry). The token applies block by block
+    /// with the unsorted token's results, bit for bit; keep it
+    /// ([`CheckedNdIndices::kept_check`]) while the indices do not change
+    /// to reuse the sort. Same token or same first error whatever `exec`.
     pub fn check_indices<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        exec: Execution<'_>,
+        sort: BlockSort,
+    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
+        match sort {
+            BlockSort::Off => self.check_serial(indices),
+            BlockSort::ForElementBytes(bytes) => {
+                crate::nd_par::check_sorted(self, indices, bytes, exec.schedule, exec.par)
+            }
+        }
+    }
+
+    /// The plain check, on the calling thread, unsorted.
+    pub(crate) fn check_serial<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
     ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
@@ -248,6 +320,44 @@ impl NdPlan {
         Ok(CheckedNdIndices {
             plan: self,
             indices,
+            buckets: None,
+        })
+    }
+
+    /// The token [`Self::check_indices`] returned for `indices` and kept as
+    /// `kept` ([`CheckedNdIndices::kept_check`]), sorted or not, without
+    /// reading the indices: neither checked nor sorted again. `Err` when
+    /// the indices are not of this plan's length, the check not against
+    /// its dimensions, or the sort not of its tuple count and data length.
+    ///
+    /// # Safety
+    /// `indices` are the very values that a `check_indices` call of a plan
+    /// equal to this one (the same data, indices and updates shapes, the
+    /// same layout) accepted when it made `kept`, unchanged since: the
+    /// token's methods index the data by them unchecked.
+    pub unsafe fn reuse_check<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        kept: &NdKeptCheck,
+    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
+        let fits = indices.len() == self.tuples * self.k
+            && kept.dims[..] == self.data_shape[..self.k]
+            && kept.buckets.as_ref().is_none_or(|b| {
+                b.entries.len() == self.tuples
+                    && b.block_len > 0
+                    && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1
+            });
+        if !fits {
+            return Err(ScatterError::Shape {
+                input: Input::Indices,
+                shape: crate::Dims::of(&self.indices_shape),
+                expected: "the indices a kept sort was made for (internal error)".into(),
+            });
+        }
+        Ok(CheckedNdIndices {
+            plan: self,
+            indices,
+            buckets: kept.buckets.clone(),
         })
     }
 
@@ -392,17 +502,53 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         })
     }
 
-    /// The reductions [`Self::apply`] takes: `T`'s own, `Mean` refused.
+    /// The reductions [`Self::apply`] takes: `T`'s own.
     pub(crate) fn check_apply_reduction<T: Element>(
         &self,
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        reduction.check_onnx::<T>("")
+        T::check_reduction(reduction)
     }
 
-    /// Writes every update slice with `reduction`, in row-major order of
-    /// the index tuples (duplicates: last write wins, or fold in order).
-    pub fn apply<T: Element>(
+    /// Writes every update slice into `dest` with `reduction`, in row-major
+    /// order of the index tuples (duplicates: last write wins, or fold in
+    /// order), and returns `dest` written.
+    ///
+    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
+    /// without reduction only the gaps between the written slices are
+    /// copied ([`Self::copies_around_slices`]), and a sorted token copies
+    /// each block just before its updates land. A token sorted by
+    /// destination block ([`BlockSort`]) applies block by block. On a
+    /// parallel `exec`, tasks own disjoint ranges of whole rows or of
+    /// destination blocks ([`crate::parallel`]; unsorted slices are then
+    /// sorted for the split, a second read of the indices). Whatever the
+    /// destination and execution, the result is the serial in-place one,
+    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
+    /// is not its shape's) comes before any write.
+    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        dest.visit(NdWriter {
+            token: self,
+            updates,
+            reduction,
+            exec,
+        })
+    }
+
+    /// Whether a copying [`Self::apply`] ([`crate::CopyOf`]) without
+    /// reduction copies around the written slices: row-major slices (not a
+    /// permuted layout) of at least one element.
+    pub fn copies_around_slices(&self) -> bool {
+        self.plan.runs.len() == 1 && self.plan.slice_len > 0
+    }
+
+    /// The serial in-place apply, unsorted.
+    pub(crate) fn apply_serial<T: Element>(
         &self,
         data: &mut [T],
         updates: &[T],
@@ -419,7 +565,6 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             Reduction::Mul => self.fold(data, updates, T::mul),
             Reduction::Max => self.fold(data, updates, T::max),
             Reduction::Min => self.fold(data, updates, T::min),
-            Reduction::Mean => unreachable!("refused above"),
         }
         Ok(())
     }
@@ -554,8 +699,11 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         }
     }
 
-    /// Like [`Self::apply`] for any `Clone` type with a caller-given
-    /// combination (e.g. symbolic dimensions in a host framework).
+    /// [`Self::apply`] for any `Clone` type, in place and serially, with a
+    /// caller-given combination `combine_fn(destination, update)` (e.g.
+    /// symbolic dimensions in a host framework), called in row-major order
+    /// of the updates. `Err` (a buffer whose length is not its shape's)
+    /// comes before any write.
     pub fn apply_with<T: Clone>(
         &self,
         data: &mut [T],
@@ -573,6 +721,98 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
             }
         });
         Ok(())
+    }
+}
+
+impl<'a, I: IndexValue> CheckedNdIndices<'a, I> {
+    /// Whether the update slices were sorted by destination block
+    /// ([`BlockSort`]).
+    pub fn is_sorted(&self) -> bool {
+        self.buckets.is_some()
+    }
+
+    /// What to keep with the indices to apply them again through
+    /// [`NdPlan::reuse_check`]: the check, and the sort when the slices
+    /// were sorted.
+    pub fn kept_check(&self) -> NdKeptCheck {
+        let plan = self.plan;
+        NdKeptCheck {
+            dims: plan.data_shape[..plan.k].to_vec(),
+            buckets: self.buckets.clone(),
+        }
+    }
+
+    /// For indices that come back (a host applies a kept check again): an
+    /// unsorted token's update slices sorted by destination for a split
+    /// over `exec`, one block per task, when the slices are short (at most
+    /// [`crate::Schedule::blocked_max_slice_bytes`] of
+    /// `element_bytes`-byte elements), the split rule gives more than one
+    /// task, and there are
+    /// [`crate::Schedule::sorted_from_updates_per_block`] tuples per
+    /// block; `None` otherwise, and for a token already sorted.
+    ///
+    /// Short slices are not split otherwise
+    /// ([`crate::Schedule::nd_split_from_slice_bytes`]): sorting them for
+    /// each call costs more than the second thread saves (`snd_add_hist`:
+    /// 1M element adds into 256 KiB). Indices that come back pay the sort
+    /// once. One block per task, not the four of a per-call split: each
+    /// block's slices read the updates in ascending order, so every block
+    /// streams most of the update array through the caches.
+    pub fn sorted_for_split(
+        &self,
+        element_bytes: usize,
+        exec: Execution<'_>,
+    ) -> Option<CheckedNdIndices<'a, I>> {
+        let buckets = crate::nd_par::sort_for_split(self, element_bytes, exec.par, exec.schedule)?;
+        Some(CheckedNdIndices {
+            plan: self.plan,
+            indices: self.indices,
+            buckets: Some(Arc::new(buckets)),
+        })
+    }
+}
+
+/// [`CheckedNdIndices::apply`]'s two paths.
+struct NdWriter<'r, 't, T, I> {
+    token: &'r CheckedNdIndices<'t, I>,
+    updates: &'r [T],
+    reduction: Reduction,
+    exec: Execution<'r>,
+}
+
+impl<'d, T: Element, I: IndexValue> Writer<'d, T> for NdWriter<'_, '_, T, I> {
+    type Out = Result<&'d mut [T], ScatterError>;
+
+    fn in_place(self, data: &'d mut [T]) -> Self::Out {
+        let Execution { par, schedule } = self.exec;
+        crate::nd_par::apply_split(
+            self.token,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
+        Ok(data)
+    }
+
+    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
+    where
+        T: Copy,
+    {
+        let Execution { par, schedule } = self.exec;
+        crate::nd_par::copying_split(
+            self.token,
+            out,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
+        // SAFETY: `copying_split` returned `Ok`: by its contract every
+        // element of `out` has been written.
+        Ok(unsafe { assume_written(out) })
     }
 }
 
@@ -623,9 +863,9 @@ mod tests {
             let want = transposed(&view, &view_shape, &inverse);
             let plan = NdPlan::permuted(&shape, &perm, &[2, 1], &[2, 1, 2, 3]).unwrap();
             let mut got = stored.clone();
-            plan.check_indices(&indices[..])
+            plan.check_indices(&indices[..], Execution::SERIAL, BlockSort::Off)
                 .unwrap()
-                .apply(&mut got, &updates, reduction)
+                .apply(&mut got, &updates, reduction, Execution::SERIAL)
                 .unwrap();
             assert_eq!(got, want, "{reduction:?}");
         }
@@ -641,9 +881,9 @@ mod tests {
         assert_eq!((plan.run_len, plan.runs.len()), (1, 6));
         let updates: Vec<i32> = (100..112).collect();
         let mut got = stored.clone();
-        plan.check_indices(&[0i64, 1][..])
+        plan.check_indices(&[0i64, 1][..], Execution::SERIAL, BlockSort::Off)
             .unwrap()
-            .apply(&mut got, &updates, Reduction::None)
+            .apply(&mut got, &updates, Reduction::None, Execution::SERIAL)
             .unwrap();
         let mut view = transposed(&stored, &shape, &perm);
         scatter_nd(
@@ -668,8 +908,13 @@ mod tests {
     #[test]
     fn a_permuted_plan_checks_indices_against_the_transposed_shape() {
         let plan = NdPlan::permuted(&[2, 5], &[1, 0], &[1, 1], &[1, 2]).unwrap();
-        assert!(plan.check_indices(&[4i64][..]).is_ok());
-        let err = plan.check_indices(&[5i64][..]).unwrap_err();
+        assert!(
+            plan.check_indices(&[4i64][..], Execution::SERIAL, BlockSort::Off)
+                .is_ok()
+        );
+        let err = plan
+            .check_indices(&[5i64][..], Execution::SERIAL, BlockSort::Off)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "indices[0, 0] = 5 is out of bounds for data axis 0 of size 5 (valid range [-5, 4])"
@@ -850,10 +1095,15 @@ mod tests {
         let tuples = 3 * CHECK_CHUNK;
         let plan = NdPlan::new(&[3, 4], &[tuples, 2], &[tuples]).unwrap();
         let mut indices = vec![-3i64; 2 * tuples];
-        assert!(plan.check_indices(&indices).is_ok());
+        assert!(
+            plan.check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+                .is_ok()
+        );
         indices[2 * (CHECK_CHUNK + 7) + 1] = 4;
         indices[4 * CHECK_CHUNK] = -4; // tuple 2 * CHECK_CHUNK, axis 0
-        let err = plan.check_indices(&indices).unwrap_err();
+        let err = plan
+            .check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+            .unwrap_err();
         let ScatterError::OutOfBounds {
             position,
             value,
@@ -872,16 +1122,15 @@ mod tests {
 
     #[test]
     fn no_tuples_of_single_elements_write_nothing_with_any_reduction() {
-        let onnx = Reduction::ALL.into_iter().filter(|r| *r != Reduction::Mean);
-        for reduction in onnx {
+        for reduction in Reduction::ALL {
             for plan in [
                 NdPlan::new(&[2, 3], &[0, 2], &[0]).unwrap(),
                 NdPlan::permuted(&[2, 3], &[1, 0], &[0, 2], &[0]).unwrap(),
             ] {
                 let mut data = vec![1f32; 6];
-                plan.check_indices(&[] as &[i64])
+                plan.check_indices(&[] as &[i64], Execution::SERIAL, BlockSort::Off)
                     .unwrap()
-                    .apply(&mut data, &[], reduction)
+                    .apply(&mut data, &[], reduction, Execution::SERIAL)
                     .unwrap();
                 assert_eq!(data, [1.0; 6], "{reduction:?}");
             }

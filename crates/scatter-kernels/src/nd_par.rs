@@ -10,16 +10,16 @@
 //! large random-index scatter: each block stays in cache while its
 //! updates land ([`Schedule`]'s blocking rule).
 //!
-//! [`NdPlan::check_indices_sorted`] checks the indices and sorts them in
-//! one read of the indices; the [`SortedNdIndices`] it returns owns the
-//! sort, so a host may keep it as long as the indices do not change.
+//! [`NdPlan::check_indices`] with [`crate::BlockSort::ForElementBytes`]
+//! checks the indices and sorts them in one read of the indices
+//! ([`check_sorted`]); the [`CheckedNdIndices`] it returns owns the sort,
+//! so a host may keep it as long as the indices do not change.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::combiner::{WithCombiner, with_combiner};
-use crate::fused_copy::CopyingScatter;
 use crate::index::out_of_range;
 use crate::parallel::{
     Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds, for_each_part, split_at_bounds,
@@ -33,46 +33,18 @@ use crate::{
 
 /// The update slices of one ScatterND, stably sorted by destination block.
 #[derive(Debug, Clone)]
-struct Buckets {
+pub(crate) struct Buckets {
     /// Elements per block, a multiple of the slice length.
-    block_len: usize,
+    pub(crate) block_len: usize,
     /// Block `b`'s entries are `entries[starts[b]..starts[b + 1]]`.
-    starts: Vec<usize>,
+    pub(crate) starts: Vec<usize>,
     /// `(data offset, tuple number)` of every update slice.
-    entries: Vec<(u32, u32)>,
-}
-
-/// A ScatterND token whose update slices may be sorted by destination
-/// block ([`NdPlan::check_indices_sorted`]); applies like
-/// [`CheckedNdIndices`], with the same results bit for bit.
-#[derive(Debug)]
-pub struct SortedNdIndices<'a, I> {
-    checked: CheckedNdIndices<'a, I>,
-    buckets: Option<Arc<Buckets>>,
-}
-
-/// What a host keeps of a [`SortedNdIndices`] to apply the same indices
-/// again without reading them ([`NdPlan::reuse_check`]): that they passed
-/// the check, and their sort by destination block when they were sorted.
-/// Owned and cheap to clone.
-#[derive(Debug, Clone)]
-pub struct NdKeptCheck {
-    /// The data dimensions the index components were checked against.
-    dims: Vec<usize>,
-    buckets: Option<Arc<Buckets>>,
-}
-
-impl NdKeptCheck {
-    /// Whether the kept token was sorted by destination block (else it
-    /// keeps only that the indices were checked).
-    pub fn is_sorted(&self) -> bool {
-        self.buckets.is_some()
-    }
+    pub(crate) entries: Vec<(u32, u32)>,
 }
 
 /// Whether a plan's slices can be sorted at all: row-major data (one run
 /// per slice), something written, offsets and tuple numbers within `u32`.
-fn sortable(plan: &NdPlan) -> bool {
+pub(crate) fn sortable(plan: &NdPlan) -> bool {
     plan.runs.len() == 1
         && plan.slice_len > 0
         && plan.tuples > 0
@@ -151,155 +123,117 @@ fn bucket(offsets: &[u32], data_len: usize, block_len: usize) -> Buckets {
     )
 }
 
-impl NdPlan {
-    /// [`NdPlan::check_indices`] (the same checks, the same first error),
-    /// and, when [`Schedule`]'s blocking rule holds for elements of
-    /// `element_bytes` bytes, the update slices sorted by destination block
-    /// in the same pass over the indices. The token applies like the
-    /// checked one, bit for bit; keep it while the indices do not change
-    /// to reuse the sort.
-    pub fn check_indices_sorted<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        element_bytes: usize,
-        schedule: &Schedule,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
-        self.check_indices_sorted_par(indices, element_bytes, schedule, &crate::Serial)
+/// [`NdPlan::check_indices`] with [`crate::BlockSort::ForElementBytes`]:
+/// the plain check (the same first error), and, when `schedule`'s blocking
+/// rule holds for elements of `element_bytes` bytes, the update slices
+/// sorted by destination block in the same pass over the indices. On
+/// `par`, by the split rule over the bytes of the indices, each task
+/// checks a contiguous range of tuples and counts them per block, then
+/// places them; the tuples of a block are placed task after task, so the
+/// sort is the serial one, entry for entry, at any thread count.
+pub(crate) fn check_sorted<'a, I: IndexValue>(
+    plan: &'a NdPlan,
+    indices: &'a [I],
+    element_bytes: usize,
+    schedule: &Schedule,
+    par: &dyn Parallel,
+) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
+    let bytes = |n: usize| n.saturating_mul(element_bytes);
+    let block_len = block_len(plan, schedule.block_bytes, element_bytes);
+    let blocks = plan.data_len.div_ceil(block_len.max(1));
+    let sort = sortable(plan)
+        && indices.len() == plan.tuples * plan.k
+        && bytes(plan.data_len) >= schedule.blocked_from_bytes
+        && bytes(plan.slice_len) <= schedule.blocked_max_slice_bytes
+        && plan.tuples >= blocks.saturating_mul(schedule.sorted_from_updates_per_block);
+    if !sort {
+        return plan.check_serial(indices);
     }
-
-    /// [`Self::check_indices_sorted`] on `par`: by the split rule over
-    /// the bytes of the indices, each task checks a contiguous range of
-    /// tuples and counts them per block, then places them; the tuples of
-    /// a block are placed task after task, so the sort is the serial one,
-    /// entry for entry, at any thread count.
-    pub fn check_indices_sorted_par<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        element_bytes: usize,
-        schedule: &Schedule,
-        par: &dyn Parallel,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
-        let bytes = |n: usize| n.saturating_mul(element_bytes);
-        let block_len = block_len(self, schedule.block_bytes, element_bytes);
-        let blocks = self.data_len.div_ceil(block_len.max(1));
-        let sort = sortable(self)
-            && indices.len() == self.tuples * self.k
-            && bytes(self.data_len) >= schedule.blocked_from_bytes
-            && bytes(self.slice_len) <= schedule.blocked_max_slice_bytes
-            && self.tuples >= blocks.saturating_mul(schedule.sorted_from_updates_per_block);
-        if !sort {
-            return Ok(SortedNdIndices {
-                checked: self.check_indices(indices)?,
-                buckets: None,
-            });
-        }
-        let tasks = schedule.tasks(par, std::mem::size_of_val(indices), self.tuples);
-        let bounds = even_bounds(self.tuples, tasks);
-        let block_of = block_divider(block_len);
-        // One pass per task over its tuples: every component checked
-        // (errors deferred to `check_indices`, which finds the first),
-        // every offset computed and counted in its block.
-        let mut offsets = vec![0u32; self.tuples];
-        let counted: Vec<Mutex<Option<Counted>>> = (0..tasks).map(|_| Mutex::new(None)).collect();
-        let parts = split_at_bounds(&mut offsets, &bounds).into_iter();
-        for_each_part(par, parts.zip(0..tasks).collect(), |t, part, _| {
-            let first = bounds[t] * self.k;
-            let tuples = &indices[first..first + part.len() * self.k];
-            let bad = self.offsets_into(tuples, part);
-            *lock(&counted[t]) = Some((count_blocks(part, blocks, block_of), bad));
+    let tasks = schedule.tasks(par, std::mem::size_of_val(indices), plan.tuples);
+    let bounds = even_bounds(plan.tuples, tasks);
+    let block_of = block_divider(block_len);
+    // One pass per task over its tuples: every component checked
+    // (errors deferred to `check_indices`, which finds the first),
+    // every offset computed and counted in its block.
+    let mut offsets = vec![0u32; plan.tuples];
+    let counted: Vec<Mutex<Option<Counted>>> = (0..tasks).map(|_| Mutex::new(None)).collect();
+    let parts = split_at_bounds(&mut offsets, &bounds).into_iter();
+    for_each_part(par, parts.zip(0..tasks).collect(), |t, part, _| {
+        let first = bounds[t] * plan.k;
+        let tuples = &indices[first..first + part.len() * plan.k];
+        let bad = offsets_into(plan, tuples, part);
+        *lock(&counted[t]) = Some((count_blocks(part, blocks, block_of), bad));
+    });
+    let counted: Vec<Counted> = counted
+        .into_iter()
+        .map(|c| c.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect::<Option<_>>()
+        // A host that skipped a task: the whole pass here, serially.
+        .unwrap_or_else(|| {
+            let bad = offsets_into(plan, indices, &mut offsets);
+            let count = |w: &[usize]| count_blocks(&offsets[w[0]..w[1]], blocks, block_of);
+            bounds.windows(2).map(|w| (count(w), bad)).collect()
         });
-        let counted: Vec<Counted> = counted
-            .into_iter()
-            .map(|c| c.into_inner().unwrap_or_else(|p| p.into_inner()))
-            .collect::<Option<_>>()
-            // A host that skipped a task: the whole pass here, serially.
-            .unwrap_or_else(|| {
-                let bad = self.offsets_into(indices, &mut offsets);
-                let count = |w: &[usize]| count_blocks(&offsets[w[0]..w[1]], blocks, block_of);
-                bounds.windows(2).map(|w| (count(w), bad)).collect()
-            });
-        if counted.iter().any(|(_, bad)| *bad) {
-            // The first bad component, worded as `check_indices` words it.
-            return Err(self
-                .check_indices(indices)
-                .err()
-                .unwrap_or_else(|| disagreement(self)));
-        }
-        let counts: Vec<Vec<usize>> = counted.into_iter().map(|(c, _)| c).collect();
-        let buckets = place(&offsets, &bounds, &counts, block_len, block_of, par);
-        Ok(SortedNdIndices {
-            checked: CheckedNdIndices {
-                plan: self,
-                indices,
-            },
-            buckets: Some(Arc::new(buckets)),
-        })
+    if counted.iter().any(|(_, bad)| *bad) {
+        // The first bad component, worded as `check_indices` words it.
+        return Err(plan
+            .check_serial(indices)
+            .err()
+            .unwrap_or_else(|| disagreement(plan)));
     }
-
-    /// Writes the data offset of each tuple of `tuples` (whole tuples)
-    /// into `offsets`; whether some component is out of its range.
-    fn offsets_into<I: IndexValue>(&self, tuples: &[I], offsets: &mut [u32]) -> bool {
-        let mut bad = false;
-        if self.k == 0 {
-            offsets.fill(0);
-            return false;
-        }
-        let (strides, dims) = (&self.data_strides[..self.k], &self.data_shape[..self.k]);
-        for (tuple, slot) in tuples.chunks_exact(self.k).zip(offsets) {
-            let mut offset = 0usize;
-            for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
-                // `sortable`: the data's length, so each dim, fits `u32`.
-                let (i, d) = (i.to_i64(), dim as i64);
-                bad |= out_of_range(i, d);
-                let j = if i < 0 { i.wrapping_add(d) } else { i } as usize;
-                offset = offset.wrapping_add(j.wrapping_mul(stride));
-            }
-            *slot = offset as u32;
-        }
-        bad
-    }
+    let counts: Vec<Vec<usize>> = counted.into_iter().map(|(c, _)| c).collect();
+    let buckets = place(&offsets, &bounds, &counts, block_len, block_of, par);
+    Ok(CheckedNdIndices {
+        plan,
+        indices,
+        buckets: Some(Arc::new(buckets)),
+    })
 }
 
-impl NdPlan {
-    /// The token [`Self::check_indices_sorted_par`] returned for `indices`
-    /// and kept as `kept` ([`SortedNdIndices::kept_check`]), sorted or
-    /// not, without reading the indices: neither checked nor sorted
-    /// again. `Err` when the indices are not of this plan's length, the
-    /// check not against its dimensions, or the sort not of its tuple
-    /// count and data length.
-    ///
-    /// # Safety
-    /// `indices` are the very values that a `check_indices_sorted*` call
-    /// of a plan equal to this one (the same data, indices and updates
-    /// shapes, the same layout) accepted when it made `kept`, unchanged
-    /// since: the token's methods index the data by them unchecked.
-    pub unsafe fn reuse_check<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        kept: &NdKeptCheck,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
-        let fits = indices.len() == self.tuples * self.k
-            && kept.dims[..] == self.data_shape[..self.k]
-            && kept.buckets.as_ref().is_none_or(|b| {
-                b.entries.len() == self.tuples
-                    && b.block_len > 0
-                    && b.starts.len() == self.data_len.div_ceil(b.block_len) + 1
-            });
-        if !fits {
-            return Err(ScatterError::Shape {
-                input: Input::Indices,
-                shape: crate::Dims::of(&self.indices_shape),
-                expected: "the indices a kept sort was made for (internal error)".into(),
-            });
-        }
-        Ok(SortedNdIndices {
-            checked: CheckedNdIndices {
-                plan: self,
-                indices,
-            },
-            buckets: kept.buckets.clone(),
-        })
+/// Writes the data offset of each tuple of `tuples` (whole tuples)
+/// into `offsets`; whether some component is out of its range.
+fn offsets_into<I: IndexValue>(plan: &NdPlan, tuples: &[I], offsets: &mut [u32]) -> bool {
+    let mut bad = false;
+    if plan.k == 0 {
+        offsets.fill(0);
+        return false;
     }
+    let (strides, dims) = (&plan.data_strides[..plan.k], &plan.data_shape[..plan.k]);
+    for (tuple, slot) in tuples.chunks_exact(plan.k).zip(offsets) {
+        let mut offset = 0usize;
+        for ((i, &stride), &dim) in tuple.iter().zip(strides).zip(dims) {
+            // `sortable`: the data's length, so each dim, fits `u32`.
+            let (i, d) = (i.to_i64(), dim as i64);
+            bad |= out_of_range(i, d);
+            let j = if i < 0 { i.wrapping_add(d) } else { i } as usize;
+            offset = offset.wrapping_add(j.wrapping_mul(stride));
+        }
+        *slot = offset as u32;
+    }
+    bad
+}
+
+/// The sort of [`CheckedNdIndices::sorted_for_split`], when it pays.
+pub(crate) fn sort_for_split<I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    element_bytes: usize,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Option<Buckets> {
+    let plan = token.plan;
+    let short = plan.slice_len.saturating_mul(element_bytes) <= schedule.blocked_max_slice_bytes;
+    if token.buckets.is_some() || !sortable(plan) || !short {
+        return None;
+    }
+    let slices = plan.data_len / plan.slice_len;
+    // As `apply_buckets` will count them, in place.
+    let updated = plan.tuples.saturating_mul(plan.slice_len);
+    let tasks = schedule.tasks(par, indices_bytes::<I>(updated, element_bytes), slices);
+    if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.sorted_from_updates_per_block) {
+        return None;
+    }
+    let block_len = slices.div_ceil(tasks) * plan.slice_len;
+    Some(sorted_by_blocks(token, block_len))
 }
 
 /// One task's tuples counted per destination block, and whether one of
@@ -388,407 +322,277 @@ fn disagreement(plan: &NdPlan) -> ScatterError {
     }
 }
 
-impl<'a, I: IndexValue> SortedNdIndices<'a, I> {
-    /// The checked token (for every `CheckedNdIndices` method).
-    pub fn checked(&self) -> &CheckedNdIndices<'a, I> {
-        &self.checked
+/// [`CheckedNdIndices::apply`] in place on `par`, bit for bit the serial result: a
+/// sorted token block by block; else a row split, or the slices sorted
+/// by destination (after the check, a second read of the indices),
+/// only when the work is split; else the serial apply.
+pub(crate) fn apply_split<T: Element, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    data: &mut [T],
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<(), ScatterError> {
+    if let Some(b) = &token.buckets {
+        token.check_apply_reduction::<T>(reduction)?;
+        token.check_buffers(data, updates)?;
+        apply_buckets(token, data, updates, reduction, par, schedule, b);
+        return Ok(());
     }
-
-    /// Whether the update slices were sorted by destination block.
-    pub fn is_sorted(&self) -> bool {
-        self.buckets.is_some()
+    T::check_reduction(reduction)?;
+    token.check_buffers(data, updates)?;
+    let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
+    if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
+        apply_row_scan(token, data, updates, reduction, par, &bounds);
+        return Ok(());
     }
-
-    /// What to keep with the indices to apply them again through
-    /// [`NdPlan::reuse_check`]: the check, and the sort when the slices
-    /// were sorted.
-    pub fn kept_check(&self) -> NdKeptCheck {
-        let plan = self.checked.plan;
-        NdKeptCheck {
-            dims: plan.data_shape[..plan.k].to_vec(),
-            buckets: self.buckets.clone(),
+    match split_buckets::<T, _>(token, par, schedule, bytes) {
+        Some(b) => {
+            apply_buckets(token, data, updates, reduction, par, schedule, &b);
+            Ok(())
         }
-    }
-
-    /// For indices that come back (a host applies a kept check again): an
-    /// unsorted token's update slices sorted by destination for a split
-    /// over `par`, one block per task, when the slices are short (at most
-    /// [`Schedule::blocked_max_slice_bytes`] of `element_bytes`-byte
-    /// elements), the split rule gives more than one task, and there are
-    /// [`Schedule::sorted_from_updates_per_block`] tuples per block; `None`
-    /// otherwise, and for a token already sorted.
-    ///
-    /// Short slices are not split otherwise
-    /// ([`Schedule::nd_split_from_slice_bytes`]): sorting them for each
-    /// call costs more than the second thread saves (`snd_add_hist`: 1M
-    /// element adds into 256 KiB). Indices that come back pay the sort
-    /// once. One block per task, not the four of a per-call split: each
-    /// block's slices read the updates in ascending order, so every block
-    /// streams most of the update array through the caches.
-    pub fn sorted_for_split(
-        &self,
-        element_bytes: usize,
-        schedule: &Schedule,
-        par: &dyn Parallel,
-    ) -> Option<SortedNdIndices<'a, I>> {
-        let plan = self.checked.plan;
-        let short =
-            plan.slice_len.saturating_mul(element_bytes) <= schedule.blocked_max_slice_bytes;
-        if self.buckets.is_some() || !sortable(plan) || !short {
-            return None;
-        }
-        let slices = plan.data_len / plan.slice_len;
-        // As `apply_buckets` will count them, in place.
-        let updated = plan.tuples.saturating_mul(plan.slice_len);
-        let tasks = schedule.tasks(par, indices_bytes::<I>(updated, element_bytes), slices);
-        if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.sorted_from_updates_per_block)
-        {
-            return None;
-        }
-        let block_len = slices.div_ceil(tasks) * plan.slice_len;
-        let checked = CheckedNdIndices {
-            plan,
-            indices: self.checked.indices,
-        };
-        let buckets = checked.sorted_by_blocks(block_len);
-        Some(SortedNdIndices {
-            checked,
-            buckets: Some(Arc::new(buckets)),
-        })
-    }
-
-    /// [`CheckedNdIndices::apply`], block by block when sorted, on `par`
-    /// ([`Schedule::DEFAULT`]'s split rule); bit for bit the serial result.
-    pub fn apply_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        match &self.buckets {
-            None => self
-                .checked
-                .apply_scheduled(data, updates, reduction, par, schedule),
-            Some(b) => {
-                self.checked.check_apply_reduction::<T>(reduction)?;
-                self.checked.check_buffers(data, updates)?;
-                self.checked
-                    .apply_buckets(data, updates, reduction, par, schedule, b);
-                Ok(())
-            }
-        }
+        _ => token.apply_serial(data, updates, reduction),
     }
 }
 
-// SAFETY: on `Ok`, the write ended in `CheckedNdIndices`'
-// `write_copying_scheduled` (itself a `CopyingScatter`), or in
-// `apply_buckets` over `Copying` parts, each filled whole (`fill_parts`).
-unsafe impl<I: IndexValue> CopyingScatter for SortedNdIndices<'_, I> {
-    /// Serially, block by block when sorted.
-    fn write_copying<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        self.write_copying_scheduled(
-            dst,
-            src,
+/// `dst = src`, then [`apply_split`], bit for bit: a sorted
+/// token, or split by destination blocks when the split rule holds,
+/// each block copied just before its updates land; else
+/// [`crate::fused_copy::write_copying_nd`].
+///
+/// Contract (what [`CheckedNdIndices::apply`] hands `dst` back on): on `Ok`, every
+/// element of `dst` has been written: by `write_copying_nd` (its
+/// proof there), by a whole copy (`write_copy_par`) before the serial
+/// apply, or by a run over `Copying` parts, each filled whole
+/// (`fill_parts`).
+pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    dst: &mut [MaybeUninit<T>],
+    src: &[T],
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+) -> Result<(), ScatterError> {
+    token.check_apply_reduction::<T>(reduction)?;
+    token.check_buffers(dst, updates)?;
+    check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
+    if let Some(b) = &token.buckets {
+        // Each block is copied just before its updates land.
+        apply_buckets(
+            token,
+            Copying { dst, src },
             updates,
             reduction,
-            &crate::Serial,
-            &Schedule::DEFAULT,
-        )
+            par,
+            schedule,
+            b,
+        );
+        return Ok(());
     }
-
-    /// `dst = src`, then [`SortedNdIndices::apply_scheduled`], bit for bit;
-    /// each block is copied just before its updates land.
-    fn write_copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        let Some(b) = &self.buckets else {
-            return self
-                .checked
-                .write_copying_scheduled(dst, src, updates, reduction, par, schedule);
-        };
-        let checked = &self.checked;
-        checked.check_apply_reduction::<T>(reduction)?;
-        checked.check_buffers(dst, updates)?;
-        check_len(Input::Data, &checked.plan.data_shape, dst.len(), src.len())?;
-        checked.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, b);
-        Ok(())
+    let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+    if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
+        apply_row_scan(
+            token,
+            Copying { dst, src },
+            updates,
+            reduction,
+            par,
+            &bounds,
+        );
+        return Ok(());
+    }
+    match split_buckets::<T, _>(token, par, schedule, bytes) {
+        Some(b) => {
+            apply_buckets(
+                token,
+                Copying { dst, src },
+                updates,
+                reduction,
+                par,
+                schedule,
+                &b,
+            );
+            Ok(())
+        }
+        // Serial scatter, parallel copy: a whole copy then the
+        // serial apply, bit for bit the fused result. The copy around
+        // the slices (`write_copying`) stays when the slices cover
+        // more than half the output, where it saves most of a copy.
+        None if copy_tasks::<T>(par, schedule, dst.len()) > 1 && updates.len() <= dst.len() / 2 => {
+            let data = write_copy_par(par, schedule, dst, src);
+            token.apply_serial(data, updates, reduction)
+        }
+        None => crate::fused_copy::write_copying_nd(token, dst, src, updates, reduction),
     }
 }
 
-impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// [`Self::apply`] on `par` ([`Schedule::DEFAULT`]'s split rule), bit
-    /// for bit the serial result; the slices are sorted by destination
-    /// (after the check, a second read of the indices) only when the work
-    /// is split. Use [`NdPlan::check_indices_sorted`] for the blocked
-    /// application.
-    pub fn apply_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(data, updates, reduction, par, &Schedule::DEFAULT)
+/// The output's task bounds (whole rows) for a row split
+/// ([`Schedule`]'s row-split rule), when the split rule holds: rows of
+/// row-major data, picked one per tuple (`k == 1`).
+fn row_scan_bounds<T, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+    bytes: usize,
+) -> Option<Vec<usize>> {
+    let plan = token.plan;
+    let len = plan.slice_len;
+    let rows_of_data = plan.k == 1
+        && plan.runs[..] == [0]
+        && plan.run_len == len
+        && len > 0
+        && plan.data_strides[0] == len
+        && plan.data_len == plan.data_shape[0].checked_mul(len)?;
+    let row_bytes = len.saturating_mul(std::mem::size_of::<T>());
+    if !rows_of_data
+        || row_bytes < schedule.row_scan_from_row_bytes
+        || u32::try_from(plan.tuples).is_err()
+    {
+        return None;
     }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        self.check_buffers(data, updates)?;
-        let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
-        if reduction != Reduction::Mean
-            && let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes)
-        {
-            self.apply_row_scan(data, updates, reduction, par, &bounds);
-            return Ok(());
-        }
-        match self.split_buckets::<T>(par, schedule, bytes) {
-            Some(b) if reduction != Reduction::Mean => {
-                self.apply_buckets(data, updates, reduction, par, schedule, &b);
-                Ok(())
-            }
-            _ => self.apply(data, updates, reduction),
-        }
+    let rows = plan.data_shape[0];
+    let tasks = schedule.tasks(par, bytes, rows);
+    if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.row_scan_from_rows_per_task) {
+        return None;
     }
+    Some(
+        even_bounds(rows, tasks)
+            .into_iter()
+            .map(|r| r * len)
+            .collect(),
+    )
+}
 
-    /// [`CopyingScatter::write_copying_scheduled`]: split by destination
-    /// blocks when the split rule holds, each block copied just before its
-    /// updates land; else [`CopyingScatter::write_copying`].
-    pub(crate) fn copying_scheduled<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-    ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
-        self.check_buffers(dst, updates)?;
-        check_len(Input::Data, &self.plan.data_shape, dst.len(), src.len())?;
-        let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
-        if let Some(bounds) = self.row_scan_bounds::<T>(par, schedule, bytes) {
-            self.apply_row_scan(Copying { dst, src }, updates, reduction, par, &bounds);
-            return Ok(());
-        }
-        match self.split_buckets::<T>(par, schedule, bytes) {
-            Some(b) => {
-                self.apply_buckets(Copying { dst, src }, updates, reduction, par, schedule, &b);
-                Ok(())
-            }
-            // Serial scatter, parallel copy: a whole copy then the
-            // serial apply, bit for bit the fused result. The copy around
-            // the slices (`write_copying`) stays when the slices cover
-            // more than half the output, where it saves most of a copy.
-            None if reduction != Reduction::Mean
-                && copy_tasks::<T>(par, schedule, dst.len()) > 1
-                && updates.len() <= dst.len() / 2 =>
-            {
-                let data = write_copy_par(par, schedule, dst, src);
-                self.apply(data, updates, reduction)
-            }
-            None => self.write_copying(dst, src, updates, reduction),
-        }
-    }
-
-    /// The output's task bounds (whole rows) for a row split
-    /// ([`Schedule`]'s row-split rule), when the split rule holds: rows of
-    /// row-major data, picked one per tuple (`k == 1`).
-    fn row_scan_bounds<T>(
-        &self,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-        bytes: usize,
-    ) -> Option<Vec<usize>> {
-        let plan = self.plan;
-        let len = plan.slice_len;
-        let rows_of_data = plan.k == 1
-            && plan.runs[..] == [0]
-            && plan.run_len == len
-            && len > 0
-            && plan.data_strides[0] == len
-            && plan.data_len == plan.data_shape[0].checked_mul(len)?;
-        let row_bytes = len.saturating_mul(std::mem::size_of::<T>());
-        if !rows_of_data
-            || row_bytes < schedule.row_scan_from_row_bytes
-            || u32::try_from(plan.tuples).is_err()
-        {
-            return None;
-        }
-        let rows = plan.data_shape[0];
-        let tasks = schedule.tasks(par, bytes, rows);
-        if tasks == 1 || plan.tuples < tasks.saturating_mul(schedule.row_scan_from_rows_per_task) {
-            return None;
-        }
-        Some(
-            even_bounds(rows, tasks)
-                .into_iter()
-                .map(|r| r * len)
-                .collect(),
-        )
-    }
-
-    /// Each task owns whole rows `bounds[t]..bounds[t + 1]` (in elements)
-    /// and applies, row by row, the update rows landing on each in their
-    /// original order ([`RowOrder`], built once here): each element sees
-    /// the serial sequence. Copying
-    /// (`data` a [`Copying`]), a task copies its rows first. Callers
-    /// checked the reduction (`Mean` refused) and the buffers, and
-    /// [`Self::row_scan_bounds`] the layout.
-    fn apply_row_scan<T: Element, O: Output<T>>(
-        &self,
-        data: O,
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        bounds: &[usize],
-    ) {
-        debug_assert_eq!(data.len(), self.plan.data_len);
-        debug_assert_eq!(updates.len(), self.plan.tuples * self.plan.slice_len);
-        let prefetch = std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
-            || self.plan.data_len.saturating_mul(std::mem::size_of::<T>())
-                >= crate::prefetch::FROM_BYTES;
-        let by_row = RowOrder::new(self);
-        with_combiner(
-            reduction,
-            RowScanRun {
-                by_row: &by_row,
-                len: self.plan.slice_len,
-                bounds,
-                data,
-                par,
-                updates,
-                prefetch,
-            },
-        );
-    }
-
-    /// Buckets for a split over `par`, when the split rule holds: about
-    /// four blocks per task, no larger than the schedule's blocks.
-    fn split_buckets<T>(
-        &self,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-        bytes: usize,
-    ) -> Option<Buckets> {
-        let plan = self.plan;
-        let slice_bytes = plan.slice_len.saturating_mul(std::mem::size_of::<T>());
-        if !sortable(plan) || slice_bytes < schedule.nd_split_from_slice_bytes {
-            return None;
-        }
-        let slices = plan.data_len / plan.slice_len;
-        let tasks = schedule.tasks(par, bytes, slices);
-        if tasks == 1 {
-            return None;
-        }
-        let size = std::mem::size_of::<T>();
-        let per_task = slices.div_ceil(4 * tasks).max(1) * plan.slice_len;
-        let block_len = block_len(plan, schedule.block_bytes, size).min(per_task);
-        Some(self.sorted_by_blocks(block_len))
-    }
-
-    /// The update slices of checked indices stably sorted by destination
-    /// block of `block_len` elements (a multiple of the slice length), on
-    /// the calling thread. The plan is [`sortable`].
-    fn sorted_by_blocks(&self, block_len: usize) -> Buckets {
-        let mut offsets = Vec::with_capacity(self.plan.tuples);
-        self.visit(|o, _| offsets.push(o as u32));
-        bucket(&offsets, self.plan.data_len, block_len)
-    }
-
-    /// Applies sorted slices, tasks owning contiguous ranges of blocks
-    /// balanced by the work they hold; copying (`data` a [`Copying`]),
-    /// each block is copied just before its updates land. Callers checked
-    /// the reduction (`Mean` refused) and the buffers.
-    fn apply_buckets<T: Element, O: Output<T>>(
-        &self,
-        data: O,
-        updates: &[T],
-        reduction: Reduction,
-        par: &dyn Parallel,
-        schedule: &Schedule,
-        buckets: &Buckets,
-    ) {
-        debug_assert_eq!(data.len(), self.plan.data_len);
-        debug_assert_eq!(updates.len(), self.plan.tuples * self.plan.slice_len);
-        let blocks = buckets.starts.len() - 1;
-        // Copying, a task also writes its blocks whole.
-        let moved = updates.len() + if O::COPIES { data.len() } else { 0 };
-        let tasks = schedule.tasks(
+/// Each task owns whole rows `bounds[t]..bounds[t + 1]` (in elements)
+/// and applies, row by row, the update rows landing on each in their
+/// original order ([`RowOrder`], built once here): each element sees
+/// the serial sequence. Copying
+/// (`data` a [`Copying`]), a task copies its rows first. Callers
+/// checked the reduction and the buffers, and
+/// [`row_scan_bounds`] the layout.
+fn apply_row_scan<T: Element, O: Output<T>, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    data: O,
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+    bounds: &[usize],
+) {
+    debug_assert_eq!(data.len(), token.plan.data_len);
+    debug_assert_eq!(updates.len(), token.plan.tuples * token.plan.slice_len);
+    let prefetch = std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
+        || token.plan.data_len.saturating_mul(std::mem::size_of::<T>())
+            >= crate::prefetch::FROM_BYTES;
+    let by_row = RowOrder::new(token);
+    with_combiner(
+        reduction,
+        RowScanRun {
+            by_row: &by_row,
+            len: token.plan.slice_len,
+            bounds,
+            data,
             par,
-            indices_bytes::<I>(moved, std::mem::size_of::<T>()),
-            blocks,
-        );
-        // Balance: each block weighs its elements written (copied, when
-        // copying) plus four per updated element (a read-modify-write).
-        let slice_len = self.plan.slice_len;
-        let weight = |b: usize| {
-            let n = buckets.starts[b + 1] - buckets.starts[b];
-            let copied = if O::COPIES { buckets.block_len } else { 1 };
-            copied + 4 * n * slice_len
-        };
-        let total: usize = (0..blocks).map(weight).sum();
-        let mut block_bounds = vec![0usize];
-        let mut acc = 0usize;
-        for b in 0..blocks {
-            acc += weight(b);
-            let t = block_bounds.len();
-            if t < tasks && acc >= total / tasks * t {
-                block_bounds.push(b + 1);
-            }
-        }
-        block_bounds.push(blocks);
-        block_bounds.dedup();
-        let len = data.len();
-        let bounds: Vec<usize> = block_bounds
-            .iter()
-            .map(|&b| (b * buckets.block_len).min(len))
-            .collect();
-        with_combiner(
-            reduction,
-            BucketRun {
-                buckets,
-                block_bounds: &block_bounds,
-                bounds: &bounds,
-                data,
-                par,
-                updates,
-                slice_len,
-            },
-        );
+            updates,
+            prefetch,
+        },
+    );
+}
+
+/// Buckets for a split over `par`, when the split rule holds: about
+/// four blocks per task, no larger than the schedule's blocks.
+fn split_buckets<T, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+    bytes: usize,
+) -> Option<Buckets> {
+    let plan = token.plan;
+    let slice_bytes = plan.slice_len.saturating_mul(std::mem::size_of::<T>());
+    if !sortable(plan) || slice_bytes < schedule.nd_split_from_slice_bytes {
+        return None;
     }
+    let slices = plan.data_len / plan.slice_len;
+    let tasks = schedule.tasks(par, bytes, slices);
+    if tasks == 1 {
+        return None;
+    }
+    let size = std::mem::size_of::<T>();
+    let per_task = slices.div_ceil(4 * tasks).max(1) * plan.slice_len;
+    let block_len = block_len(plan, schedule.block_bytes, size).min(per_task);
+    Some(sorted_by_blocks(token, block_len))
+}
+
+/// The update slices of checked indices stably sorted by destination
+/// block of `block_len` elements (a multiple of the slice length), on
+/// the calling thread. The plan is [`sortable`].
+fn sorted_by_blocks<I: IndexValue>(token: &CheckedNdIndices<'_, I>, block_len: usize) -> Buckets {
+    let mut offsets = Vec::with_capacity(token.plan.tuples);
+    token.visit(|o, _| offsets.push(o as u32));
+    bucket(&offsets, token.plan.data_len, block_len)
+}
+
+/// Applies sorted slices, tasks owning contiguous ranges of blocks
+/// balanced by the work they hold; copying (`data` a [`Copying`]),
+/// each block is copied just before its updates land. Callers checked
+/// the reduction and the buffers.
+fn apply_buckets<T: Element, O: Output<T>, I: IndexValue>(
+    token: &CheckedNdIndices<'_, I>,
+    data: O,
+    updates: &[T],
+    reduction: Reduction,
+    par: &dyn Parallel,
+    schedule: &Schedule,
+    buckets: &Buckets,
+) {
+    debug_assert_eq!(data.len(), token.plan.data_len);
+    debug_assert_eq!(updates.len(), token.plan.tuples * token.plan.slice_len);
+    let blocks = buckets.starts.len() - 1;
+    // Copying, a task also writes its blocks whole.
+    let moved = updates.len() + if O::COPIES { data.len() } else { 0 };
+    let tasks = schedule.tasks(
+        par,
+        indices_bytes::<I>(moved, std::mem::size_of::<T>()),
+        blocks,
+    );
+    // Balance: each block weighs its elements written (copied, when
+    // copying) plus four per updated element (a read-modify-write).
+    let slice_len = token.plan.slice_len;
+    let weight = |b: usize| {
+        let n = buckets.starts[b + 1] - buckets.starts[b];
+        let copied = if O::COPIES { buckets.block_len } else { 1 };
+        copied + 4 * n * slice_len
+    };
+    let total: usize = (0..blocks).map(weight).sum();
+    let mut block_bounds = vec![0usize];
+    let mut acc = 0usize;
+    for b in 0..blocks {
+        acc += weight(b);
+        let t = block_bounds.len();
+        if t < tasks && acc >= total / tasks * t {
+            block_bounds.push(b + 1);
+        }
+    }
+    block_bounds.push(blocks);
+    block_bounds.dedup();
+    let len = data.len();
+    let bounds: Vec<usize> = block_bounds
+        .iter()
+        .map(|&b| (b * buckets.block_len).min(len))
+        .collect();
+    with_combiner(
+        reduction,
+        BucketRun {
+            buckets,
+            block_bounds: &block_bounds,
+            bounds: &bounds,
+            data,
+            par,
+            updates,
+            slice_len,
+        },
+    );
 }
 
 /// The bytes an apply of `n` updated elements of `element_bytes` bytes
@@ -860,7 +664,7 @@ impl RowOrder {
     }
 }
 
-/// One row-split application ([`CheckedNdIndices::apply_row_scan`]), run
+/// One row-split application ([`apply_row_scan`]), run
 /// with a combining function.
 struct RowScanRun<'r, T, O> {
     by_row: &'r RowOrder,

@@ -1,8 +1,9 @@
 //! The parallelism hook of the kernels, and when they use it.
 //!
 //! The kernels own no threads. A host hands them a [`Parallel`] (tract's
-//! executor, a rayon pool, [`Serial`]) and the `*_par` entry points split
-//! their work by **destination**: every task owns a set of output
+//! executor, a rayon pool, [`Serial`]) in an [`crate::Execution`], and the
+//! `check_indices` and `apply` entry points split their work by
+//! **destination**: every task owns a set of output
 //! positions no other task writes, and applies, in the original update
 //! order, exactly the updates that land there. Each output position thus
 //! sees the same updates in the same order as in the serial kernel, so the
@@ -11,7 +12,9 @@
 //!
 //! [`Schedule`] holds every threshold: when work is too small to split,
 //! when a random-index scatter is applied block by block, how big a block
-//! is. [`Schedule::DEFAULT`] is what the plain `*_par` methods use.
+//! is. [`Schedule::DEFAULT`] is what [`crate::Execution::on`] uses;
+//! [`Schedule::SERIAL`] (in [`crate::Execution::SERIAL`]) never splits nor
+//! blocks.
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -50,7 +53,7 @@ impl Parallel for Serial {
     }
 }
 
-/// When the `*_par` kernels split work, and when they apply a
+/// When the kernels split work, and when they apply a
 /// random-index scatter block by block. Sizes are in bytes of the element
 /// type the kernel runs on.
 ///
@@ -81,7 +84,8 @@ impl Parallel for Serial {
 ///   no drop glue): in place its rows are a page apart.
 /// - ScatterND (row-major data): the updates are counting-sorted
 ///   (stable) by destination block, in the same pass that checks the
-///   indices ([`crate::NdPlan::check_indices_sorted`]), when there are at
+///   indices ([`crate::NdPlan::check_indices`] with
+///   [`crate::BlockSort::ForElementBytes`]), when there are at
 ///   least [`Schedule::sorted_from_updates_per_block`] updates per block on
 ///   average (fewer, and the sort costs more than the misses it saves).
 ///
@@ -94,7 +98,7 @@ impl Parallel for Serial {
 /// [`Schedule::nd_split_from_slice_bytes`]; smaller ones run serially
 /// (blocked when the blocking rule holds) whatever the threads, unless a
 /// host sorted them once for the split, for indices that came back
-/// ([`crate::SortedNdIndices::sorted_for_split`]).
+/// ([`crate::CheckedNdIndices::sorted_for_split`]).
 ///
 /// **Row split** (split ScatterND of whole rows). A split ScatterND whose
 /// index tuples pick rows of row-major data (`k == 1`) of at least
@@ -107,7 +111,7 @@ impl Parallel for Serial {
 /// the update array once per task and lost to one thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
-    /// Bytes moved below which a `*_par` kernel runs serially.
+    /// Bytes moved below which a kernel runs serially.
     pub parallel_from_bytes: usize,
     /// Output bytes from which random-index scatters are blocked.
     pub blocked_from_bytes: usize,
@@ -142,7 +146,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The thresholds of the plain `*_par` methods. First estimates on a
+    /// The thresholds of [`crate::Execution::on`]. First estimates on a
     /// 2-core AMD EPYC (1 MiB L2 per core, 32 MiB shared L3, 4 KiB pages):
     /// a task hand-off costs microseconds, so 1 MiB of work; blocks of
     /// 256 KiB sit in L2 with room for the streams of indices and updates;
@@ -159,6 +163,15 @@ impl Schedule {
         row_scan_from_row_bytes: 64,
         row_scan_from_rows_per_task: 64,
         nd_split_from_slice_bytes: 4096,
+    };
+
+    /// Nothing split, blocked or sorted: the plain serial kernels
+    /// ([`crate::Execution::SERIAL`]). [`Schedule::DEFAULT`] with the
+    /// thresholds of splitting and blocking out of reach.
+    pub const SERIAL: Schedule = Schedule {
+        parallel_from_bytes: usize::MAX,
+        blocked_from_bytes: usize::MAX,
+        ..Schedule::DEFAULT
     };
 
     /// Everything split and blocked, with the smallest blocks: for tests

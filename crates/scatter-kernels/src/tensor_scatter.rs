@@ -3,7 +3,7 @@
 use crate::fact_dim::known_ne_shape;
 use crate::parallel::{even_bounds, for_each_part, split_at_bounds};
 use crate::shape::{check_len, checked_count, element_count};
-use crate::{Dims, FactDim, Input, Parallel, ScatterError, Schedule};
+use crate::{Dims, Execution, FactDim, Input, Parallel, ScatterError, Schedule};
 
 /// Where a write past the end of the sequence axis goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -197,8 +197,23 @@ impl TensorScatterPlan {
 }
 
 impl CheckedWriteIndices<'_> {
-    /// Copies `update` into `cache` in place: O(update) work.
-    pub fn apply<T: Clone>(&self, cache: &mut [T], update: &[T]) -> Result<(), ScatterError> {
+    /// Copies `update` into `cache` in place: O(update) work. On a parallel
+    /// `exec` (by its schedule's split rule over the bytes of the update)
+    /// each task owns whole `(batch, heads..)` windows of the cache
+    /// (`cache[prefix, .., ..]`, contiguous): the same bytes as serially.
+    /// `Err` (a buffer whose length is not its shape's) comes before any
+    /// write.
+    pub fn apply<T: Clone + Send + Sync>(
+        &self,
+        cache: &mut [T],
+        update: &[T],
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        self.apply_split(cache, update, exec.par, exec.schedule)
+    }
+
+    /// The serial apply.
+    fn apply_serial<T: Clone>(&self, cache: &mut [T], update: &[T]) -> Result<(), ScatterError> {
         let p = self.plan;
         check_len(Input::PastCache, &p.cache_shape, p.cache_len, cache.len())?;
         check_len(Input::Update, &p.update_shape, p.update_len, update.len())?;
@@ -212,20 +227,8 @@ impl CheckedWriteIndices<'_> {
         Ok(())
     }
 
-    /// [`Self::apply`] on `par`, with [`Schedule::DEFAULT`]'s split rule:
-    /// each task owns whole `(batch, heads..)` windows of the cache
-    /// (`cache[prefix, .., ..]`, contiguous), the same bytes as serially.
-    pub fn apply_par<T: Clone + Send + Sync>(
-        &self,
-        cache: &mut [T],
-        update: &[T],
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        self.apply_scheduled(cache, update, par, &Schedule::DEFAULT)
-    }
-
-    /// [`Self::apply_par`] with explicit thresholds.
-    pub fn apply_scheduled<T: Clone + Send + Sync>(
+    /// [`Self::apply`] on `par`, split by whole windows.
+    fn apply_split<T: Clone + Send + Sync>(
         &self,
         cache: &mut [T],
         update: &[T],
@@ -239,7 +242,7 @@ impl CheckedWriteIndices<'_> {
         let bytes = update.len().saturating_mul(std::mem::size_of::<T>());
         let tasks = schedule.tasks(par, bytes, prefixes);
         if p.update_len == 0 || tasks == 1 {
-            return self.apply(cache, update);
+            return self.apply_serial(cache, update);
         }
         let window = p.seq * p.inner;
         let bounds: Vec<usize> = even_bounds(prefixes, tasks)
@@ -305,7 +308,7 @@ mod tests {
         )?;
         let checked = plan.check_write_indices(starts, mode)?;
         let mut out = cache.to_vec();
-        checked.apply(&mut out, update)?;
+        checked.apply(&mut out, update, Execution::SERIAL)?;
         Ok(out)
     }
 

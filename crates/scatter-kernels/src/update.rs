@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use crate::element::combine;
 use crate::{
-    CheckedElementsIndices, Element, ElementsPlan, IndexValue, Parallel, Reduction, ScatterError,
+    CheckedElementsIndices, Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
+    UpdateReduction,
 };
 
 /// Validates everything, then scatters with OpenVINO semantics.
@@ -28,77 +29,62 @@ pub fn scatter_elements_update<T: Element, I: IndexValue>(
     indices_shape: &[usize],
     updates: &[T],
     axis: i64,
-    reduction: Reduction,
+    reduction: impl Into<UpdateReduction>,
     use_init_val: bool,
 ) -> Result<(), ScatterError> {
+    let reduction = reduction.into();
     let plan = ElementsPlan::new(data_shape, indices_shape, indices_shape, axis)?;
     T::check_reduction(reduction)?;
-    plan.check_indices(indices)?
-        .apply_update(data, updates, reduction, use_init_val)
+    plan.check_indices(indices, Execution::SERIAL)?
+        .apply_update(data, updates, reduction, use_init_val, Execution::SERIAL)
 }
 
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// [`Self::apply_update`] on `par` where its semantics are plain
-    /// ScatterElements ([`Self::apply_par`], bit for bit the serial
-    /// result); the OpenVINO-only cases (`mean`, `use_init_val = false`)
-    /// run serially.
-    pub fn apply_update_par<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        use_init_val: bool,
-        par: &dyn Parallel,
-    ) -> Result<(), ScatterError> {
-        if is_plain_apply(reduction, use_init_val) {
-            self.apply_par(data, updates, reduction, par)
+/// [`CheckedElementsIndices::apply_update`].
+pub(crate) fn apply_update<T: Element, I: IndexValue>(
+    token: &CheckedElementsIndices<'_, I>,
+    data: &mut [T],
+    updates: &[T],
+    reduction: impl Into<UpdateReduction>,
+    use_init_val: bool,
+    exec: Execution<'_>,
+) -> Result<(), ScatterError> {
+    let reduction = reduction.into();
+    if let Some(plain) = plain_apply(reduction, use_init_val) {
+        return token.apply(data, updates, plain, exec).map(drop);
+    }
+    T::check_reduction(reduction)?;
+    // `mean` folds as `add`; the division comes after.
+    let fold = reduction.onnx().unwrap_or(Reduction::Add);
+    token.check_buffers(data, updates)?;
+    // Values taken per written position: proportional to the updates,
+    // not to the data.
+    let mut taken: HashMap<usize, usize> = HashMap::new();
+    token.visit(|o, p| {
+        let count = taken.entry(o).or_insert(0);
+        if *count == 0 && !use_init_val {
+            data[o].clone_from(&updates[p]);
         } else {
-            self.apply_update(data, updates, reduction, use_init_val)
+            combine(fold, &mut data[o], &updates[p]);
+        }
+        *count += 1;
+    });
+    if reduction == UpdateReduction::Mean {
+        for (o, count) in taken {
+            data[o] = T::mean(&data[o], count + usize::from(use_init_val));
         }
     }
-
-    /// [`scatter_elements_update`] on indices already checked: the
-    /// OpenVINO semantics without validating the indices a second time.
-    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
-    /// shape's) leaves `data` untouched.
-    pub fn apply_update<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        use_init_val: bool,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)?;
-        self.check_buffers(data, updates)?;
-        if is_plain_apply(reduction, use_init_val) {
-            return self.apply(data, updates, reduction);
-        }
-        // Values taken per written position: proportional to the updates,
-        // not to the data.
-        let mut taken: HashMap<usize, usize> = HashMap::new();
-        self.visit(|o, p| {
-            let count = taken.entry(o).or_insert(0);
-            if *count == 0 && !use_init_val {
-                data[o].clone_from(&updates[p]);
-            } else {
-                combine(reduction, &mut data[o], &updates[p]);
-            }
-            *count += 1;
-        });
-        if reduction == Reduction::Mean {
-            for (o, count) in taken {
-                data[o] = T::mean(&data[o], count + usize::from(use_init_val));
-            }
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
-/// Whether OpenVINO's semantics are ONNX's here: no reduction (the last
-/// update wins whatever `use_init_val`), or a reduction other than `mean`
-/// that starts from the data value.
-fn is_plain_apply(reduction: Reduction, use_init_val: bool) -> bool {
-    reduction == Reduction::None || (use_init_val && reduction != Reduction::Mean)
+/// The ONNX reduction OpenVINO's semantics are here, if they are ONNX's:
+/// no reduction (the last update wins whatever `use_init_val`), or a
+/// reduction other than `mean` that starts from the data value.
+fn plain_apply(reduction: UpdateReduction, use_init_val: bool) -> Option<Reduction> {
+    match reduction {
+        UpdateReduction::Onnx(Reduction::None) => Some(Reduction::None),
+        UpdateReduction::Onnx(r) if use_init_val => Some(r),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -109,7 +95,7 @@ mod tests {
         data: &[T],
         indices: &[i64],
         updates: &[T],
-        reduction: Reduction,
+        reduction: impl Into<UpdateReduction>,
         use_init_val: bool,
     ) -> Vec<T> {
         let mut out = data.to_vec();
@@ -187,13 +173,19 @@ mod tests {
 
     #[test]
     fn mean_counts_the_init_value_only_when_asked() {
-        let with = run(&[1.0f32, 10.0], &[0, 0], &[2.0, 3.0], Reduction::Mean, true);
+        let with = run(
+            &[1.0f32, 10.0],
+            &[0, 0],
+            &[2.0, 3.0],
+            UpdateReduction::Mean,
+            true,
+        );
         assert_eq!(with, [2.0, 10.0]);
         let without = run(
             &[1.0f32, 10.0],
             &[0, 0],
             &[2.0, 3.0],
-            Reduction::Mean,
+            UpdateReduction::Mean,
             false,
         );
         assert_eq!(without, [2.5, 10.0]);
@@ -202,12 +194,15 @@ mod tests {
     #[test]
     fn integer_mean_rounds_down_towards_negative_infinity() {
         assert_eq!(
-            run(&[0i32], &[0, 0], &[-3, -4], Reduction::Mean, false),
+            run(&[0i32], &[0, 0], &[-3, -4], UpdateReduction::Mean, false),
             [-4]
         );
-        assert_eq!(run(&[0i32], &[0, 0], &[3, 4], Reduction::Mean, false), [3]);
         assert_eq!(
-            run(&[-1i64, 5], &[0], &[-2], Reduction::Mean, true),
+            run(&[0i32], &[0, 0], &[3, 4], UpdateReduction::Mean, false),
+            [3]
+        );
+        assert_eq!(
+            run(&[-1i64, 5], &[0], &[-2], UpdateReduction::Mean, true),
             [-2, 5]
         );
     }
@@ -234,7 +229,7 @@ mod tests {
             &[1],
             &[true],
             0,
-            Reduction::Mean,
+            UpdateReduction::Mean,
             true,
         )
         .unwrap_err();

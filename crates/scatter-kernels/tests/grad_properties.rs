@@ -12,8 +12,8 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
-    ElementsPlan, GradSpec, NdPlan, Reduction, scatter_elements_grad, scatter_elements_update,
-    scatter_nd, scatter_nd_grad,
+    BlockSort, ElementsPlan, Execution, GradSpec, NdPlan, Reduction, UpdateReduction,
+    scatter_elements_grad, scatter_elements_update, scatter_nd, scatter_nd_grad,
 };
 
 const H: f64 = 1e-6;
@@ -30,7 +30,7 @@ struct Values {
 
 impl Values {
     /// (data, updates) for `reduction`, spaced 4 / (n + m) apart in (-2, 2).
-    fn inputs(&self, n: usize, reduction: Reduction) -> (Vec<f64>, Vec<f64>) {
+    fn inputs(&self, n: usize, reduction: UpdateReduction) -> (Vec<f64>, Vec<f64>) {
         let total = self.order.len() as f64;
         let all: Vec<f64> = self
             .order
@@ -83,7 +83,7 @@ fn check_vjp(
     data: &[f64],
     updates: &[f64],
     v: &Values,
-    reduction: Reduction,
+    reduction: UpdateReduction,
     lists: &[Vec<usize>],
     forward: impl Fn(&[f64], &[f64]) -> Vec<f64>,
     grad_data: &[f64],
@@ -135,7 +135,7 @@ fn check_vjp(
     Ok(())
 }
 
-const ALL: [Reduction; 6] = Reduction::ALL;
+const ALL: [UpdateReduction; 6] = UpdateReduction::ALL;
 
 #[derive(Debug, Clone)]
 struct ElementsCase {
@@ -250,7 +250,7 @@ fn check_elements(c: &ElementsCase) -> Result<(), TestCaseError> {
     let m: usize = c.indices_shape.iter().product();
     let plan =
         ElementsPlan::new(&c.data_shape, &c.indices_shape, &c.indices_shape, c.axis).unwrap();
-    let checked = plan.check_indices(&c.indices).unwrap();
+    let checked = plan.check_indices(&c.indices, Execution::SERIAL).unwrap();
     let lists = members(n, m, |d, u| {
         checked.apply_with(d, u, |d, u| d.extend(u)).unwrap()
     });
@@ -304,16 +304,18 @@ fn check_nd(c: &NdCase) -> Result<(), TestCaseError> {
     let n: usize = c.data_shape.iter().product();
     let m: usize = c.updates_shape.iter().product();
     let plan = NdPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape).unwrap();
-    let checked = plan.check_indices(&c.indices[..]).unwrap();
+    let checked = plan
+        .check_indices(&c.indices[..], Execution::SERIAL, BlockSort::Off)
+        .unwrap();
     let lists = members(n, m, |d, u| {
         checked.apply_with(d, u, |d, u| d.extend(u)).unwrap()
     });
-    for reduction in ALL.into_iter().filter(|r| *r != Reduction::Mean) {
+    for reduction in Reduction::ALL {
         for include_self in [true, false] {
-            let (data, updates) = c.values.inputs(n, reduction);
+            let (data, updates) = c.values.inputs(n, reduction.into());
             let (mut gd, mut gu) = (vec![f64::NAN; n], vec![f64::NAN; m]);
             let spec = GradSpec {
-                reduction,
+                reduction: reduction.into(),
                 include_self,
             };
             scatter_nd_grad(
@@ -360,7 +362,14 @@ fn check_nd(c: &NdCase) -> Result<(), TestCaseError> {
                 out
             };
             check_vjp(
-                &data, &updates, &c.values, reduction, &lists, forward, &gd, &gu,
+                &data,
+                &updates,
+                &c.values,
+                reduction.into(),
+                &lists,
+                forward,
+                &gd,
+                &gu,
             )
             .map_err(|e| TestCaseError::fail(format!("include_self {include_self}: {e}")))?;
         }
@@ -439,7 +448,7 @@ proptest! {
                     let m: usize = u.iter().product();
                     (Just(d), Just(i), Just(u), Just(idx), (Just(nd), Just(ngo), Just(ngd), len_near(m), len_near(m)))
                 }),
-        reduction in select(Reduction::ALL.to_vec()),
+        reduction in select(UpdateReduction::ALL.to_vec()),
         include_self in any::<bool>(),
         axis in -4i64..4,
     ) {

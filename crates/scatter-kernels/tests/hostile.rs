@@ -8,8 +8,8 @@
 //! Crashes the `kernels` fuzz target finds become tests here.
 
 use scatter_kernels::{
-    ElementsPlan, NdPlan, Reduction, ScatterError, TensorScatterMode, TensorScatterPlan,
-    scatter_elements, scatter_elements_update, scatter_nd,
+    ElementsPlan, Execution, NdPlan, Reduction, ScatterError, TensorScatterMode, TensorScatterPlan,
+    UpdateReduction, scatter_elements, scatter_elements_update, scatter_nd,
 };
 
 const HUGE: [&[usize]; 5] = [
@@ -29,9 +29,13 @@ fn shapes_whose_product_overflows_are_refused_without_allocating() {
             Err(ScatterError::TooLarge { .. }) => {}
             Ok(plan) => {
                 // Countable (single huge dim): the buffers must then match.
-                let checked = plan.check_indices(&[0i64]).unwrap();
+                let checked = plan.check_indices(&[0i64], Execution::SERIAL).unwrap();
                 let mut data = vec![0f32; 4];
-                assert!(checked.apply(&mut data, &[1.0], Reduction::None).is_err());
+                assert!(
+                    checked
+                        .apply(&mut data, &[1.0], Reduction::None, Execution::SERIAL)
+                        .is_err()
+                );
             }
             Err(e) => panic!("{shape:?}: {e}"),
         }
@@ -72,7 +76,7 @@ fn shapes_whose_product_overflows_are_refused_without_allocating() {
             TensorScatterPlan::new(shape, shape, None, -1)
                 .and_then(|p| {
                     p.check_write_indices(None, TensorScatterMode::Linear)?
-                        .apply(&mut data, &[1.0])
+                        .apply(&mut data, &[1.0], Execution::SERIAL)
                 })
                 .is_err()
         );
@@ -109,7 +113,7 @@ fn zero_dims_next_to_overflowing_ones_count_as_empty() {
         TensorScatterPlan::new(&[0, 0, 2, usize::MAX], &[0, 0, 2, usize::MAX], None, 1).unwrap();
     plan.check_write_indices(None, TensorScatterMode::Circular)
         .unwrap()
-        .apply(&mut data, &[])
+        .apply(&mut data, &[], Execution::SERIAL)
         .unwrap();
 }
 
@@ -131,7 +135,7 @@ fn extreme_index_values_on_every_kernel() {
             &[1, 1],
             &[1],
             -1,
-            Reduction::Mean,
+            UpdateReduction::Mean,
             false,
         )
         .unwrap_err();
@@ -168,7 +172,7 @@ fn extreme_index_values_on_every_kernel() {
         let mut cache = vec![0i32; 3];
         plan.check_write_indices(Some(&[v]), TensorScatterMode::Circular)
             .unwrap()
-            .apply(&mut cache, &[1, 2])
+            .apply(&mut cache, &[1, 2], Execution::SERIAL)
             .unwrap();
         let first = v.rem_euclid(3) as usize;
         assert_eq!(cache[first], 1);
@@ -271,7 +275,7 @@ fn integer_reductions_wrap_in_debug_builds() {
         &[2],
         &[i8::MAX, i8::MAX],
         0,
-        Reduction::Mean,
+        UpdateReduction::Mean,
         true,
     )
     .unwrap();

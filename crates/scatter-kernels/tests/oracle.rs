@@ -14,7 +14,7 @@
 #![allow(dead_code)]
 
 use half::{bf16, f16};
-use scatter_kernels::{Reduction, ScatterError, TensorScatterMode};
+use scatter_kernels::{Reduction, ScatterError, TensorScatterMode, UpdateReduction};
 
 /// Why the oracle refuses an input. `Rank`, `Shape` and `Length` name the
 /// input (as the kernel's `Input::as_str`), the rest carry the fields the
@@ -84,7 +84,7 @@ pub fn refusal_of(e: &ScatterError) -> Refusal {
 
 /// The contract's arithmetic for one element type.
 pub trait RefElem: Clone + std::fmt::Debug {
-    fn supports(reduction: Reduction) -> bool;
+    fn supports(reduction: UpdateReduction) -> bool;
     fn r_add(acc: &Self, update: &Self) -> Self;
     fn r_mul(acc: &Self, update: &Self) -> Self;
     fn r_max(acc: &Self, update: &Self) -> Self;
@@ -99,7 +99,7 @@ pub trait RefElem: Clone + std::fmt::Debug {
 macro_rules! ref_integer {
     ($($t:ty),*) => {$(
         impl RefElem for $t {
-            fn supports(_: Reduction) -> bool {
+            fn supports(_: UpdateReduction) -> bool {
                 true
             }
             // Exact in i128, then truncated to the type: two's complement
@@ -155,7 +155,7 @@ fn float_min<F: PartialOrd + Copy>(acc: F, update: F, is_nan: impl Fn(F) -> bool
 }
 
 impl RefElem for f32 {
-    fn supports(_: Reduction) -> bool {
+    fn supports(_: UpdateReduction) -> bool {
         true
     }
     fn r_add(acc: &Self, update: &Self) -> Self {
@@ -179,7 +179,7 @@ impl RefElem for f32 {
 }
 
 impl RefElem for f64 {
-    fn supports(_: Reduction) -> bool {
+    fn supports(_: UpdateReduction) -> bool {
         true
     }
     fn r_add(acc: &Self, update: &Self) -> Self {
@@ -206,7 +206,7 @@ impl RefElem for f64 {
 macro_rules! ref_half {
     ($($t:ty),*) => {$(
         impl RefElem for $t {
-            fn supports(_: Reduction) -> bool {
+            fn supports(_: UpdateReduction) -> bool {
                 true
             }
             fn r_add(acc: &Self, update: &Self) -> Self {
@@ -234,8 +234,8 @@ macro_rules! ref_half {
 ref_half!(f16, bf16);
 
 impl RefElem for bool {
-    fn supports(reduction: Reduction) -> bool {
-        reduction != Reduction::Mean
+    fn supports(reduction: UpdateReduction) -> bool {
+        reduction != UpdateReduction::Mean
     }
     fn r_add(acc: &Self, update: &Self) -> Self {
         *acc || *update
@@ -258,8 +258,11 @@ impl RefElem for bool {
 }
 
 impl RefElem for String {
-    fn supports(reduction: Reduction) -> bool {
-        !matches!(reduction, Reduction::Mul | Reduction::Mean)
+    fn supports(reduction: UpdateReduction) -> bool {
+        !matches!(
+            reduction,
+            UpdateReduction::Onnx(Reduction::Mul) | UpdateReduction::Mean
+        )
     }
     fn r_add(acc: &Self, update: &Self) -> Self {
         format!("{acc}{update}")
@@ -373,7 +376,7 @@ fn normalize_axis(axis: i64, rank: usize) -> Result<usize, Refusal> {
 
 /// The value of a position that received `taken` (non-empty, in order),
 /// starting from `initial`.
-fn fold<T: RefElem>(initial: &T, taken: &[T], reduction: Reduction, use_init_val: bool) -> T {
+fn fold<T: RefElem>(initial: &T, taken: &[T], reduction: UpdateReduction, use_init_val: bool) -> T {
     if reduction == Reduction::None {
         return taken.last().unwrap().clone();
     }
@@ -383,16 +386,18 @@ fn fold<T: RefElem>(initial: &T, taken: &[T], reduction: Reduction, use_init_val
     }
     values.extend(taken.iter().cloned());
     let mut acc = values[0].clone();
+    // `mean` sums, then divides.
+    let combine = reduction.onnx().unwrap_or(Reduction::Add);
     for v in &values[1..] {
-        acc = match reduction {
-            Reduction::Add | Reduction::Mean => T::r_add(&acc, v),
+        acc = match combine {
+            Reduction::Add => T::r_add(&acc, v),
             Reduction::Mul => T::r_mul(&acc, v),
             Reduction::Max => T::r_max(&acc, v),
             Reduction::Min => T::r_min(&acc, v),
             Reduction::None => unreachable!(),
         };
     }
-    if reduction == Reduction::Mean {
+    if reduction == UpdateReduction::Mean {
         acc = T::r_mean(&acc, values.len());
     }
     acc
@@ -404,7 +409,7 @@ fn apply_writes<T: RefElem>(
     data: &[T],
     data_shape: &[usize],
     writes: Vec<(Vec<usize>, T)>,
-    reduction: Reduction,
+    reduction: UpdateReduction,
     use_init_val: bool,
 ) -> Vec<T> {
     let mut taken: Vec<Vec<T>> = vec![Vec::new(); data.len()];
@@ -434,9 +439,8 @@ fn elements_core<T: RefElem>(
     updates: &[T],
     updates_shape: &[usize],
     axis: i64,
-    reduction: Reduction,
+    reduction: UpdateReduction,
     use_init_val: bool,
-    mean_allowed: bool,
 ) -> Result<Vec<T>, Refusal> {
     let rank = data_shape.len();
     if rank == 0 {
@@ -456,7 +460,7 @@ fn elements_core<T: RefElem>(
     }
     let data_len = count_or("data", data_shape)?;
     let indices_len = count_or("indices", indices_shape)?;
-    if !T::supports(reduction) || (reduction == Reduction::Mean && !mean_allowed) {
+    if !T::supports(reduction) {
         return Err(Refusal::Reduction);
     }
     check_len("indices", indices_len, indices.len())?;
@@ -512,9 +516,8 @@ pub fn scatter_elements<T: RefElem>(
         updates,
         updates_shape,
         axis,
-        reduction,
+        reduction.into(),
         true,
-        false,
     )
 }
 
@@ -527,7 +530,7 @@ pub fn scatter_elements_update<T: RefElem>(
     indices_shape: &[usize],
     updates: &[T],
     axis: i64,
-    reduction: Reduction,
+    reduction: impl Into<UpdateReduction>,
     use_init_val: bool,
 ) -> Result<Vec<T>, Refusal> {
     elements_core(
@@ -538,9 +541,8 @@ pub fn scatter_elements_update<T: RefElem>(
         updates,
         indices_shape,
         axis,
-        reduction,
+        reduction.into(),
         use_init_val,
-        true,
     )
 }
 
@@ -579,7 +581,7 @@ pub fn scatter_nd<T: RefElem>(
     count_or("indices", batch_shape)?;
     let indices_len = count_or("indices", indices_shape)?;
     let updates_len = count_or("updates", updates_shape)?;
-    if !T::supports(reduction) || reduction == Reduction::Mean {
+    if !T::supports(reduction.into()) {
         return Err(Refusal::Reduction);
     }
     check_len("indices", indices_len, indices.len())?;
@@ -617,7 +619,13 @@ pub fn scatter_nd<T: RefElem>(
             writes.push((target, updates[position(updates_shape, &from)].clone()));
         }
     }
-    Ok(apply_writes(data, data_shape, writes, reduction, true))
+    Ok(apply_writes(
+        data,
+        data_shape,
+        writes,
+        reduction.into(),
+        true,
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -803,20 +811,20 @@ fn oracle_openvino_scatter_elements_update_examples() {
         .unwrap()
     };
     assert_eq!(
-        run(&[1, 0, 0, -2, -1, 2], Reduction::Add, true),
+        run(&[1, 0, 0, -2, -1, 2], Reduction::Add.into(), true),
         [52, 13, 104, 76]
     );
     assert_eq!(
-        run(&[1, 0, 0, 2, 3, 2], Reduction::Add, false),
+        run(&[1, 0, 0, 2, 3, 2], Reduction::Add.into(), false),
         [50, 10, 100, 70]
     );
     // mean with init: (4 + 40 + 60) / 3 = 34.67 -> 34; without: 50
     assert_eq!(
-        run(&[1, 0, 0, 2, 3, 2], Reduction::Mean, true),
+        run(&[1, 0, 0, 2, 3, 2], UpdateReduction::Mean, true),
         [17, 6, 34, 38]
     );
     assert_eq!(
-        run(&[1, 0, 0, 2, 3, 2], Reduction::Mean, false),
+        run(&[1, 0, 0, 2, 3, 2], UpdateReduction::Mean, false),
         [25, 10, 50, 70]
     );
     assert_eq!(
@@ -827,7 +835,7 @@ fn oracle_openvino_scatter_elements_update_examples() {
             &[2],
             &[-3, -4],
             0,
-            Reduction::Mean,
+            UpdateReduction::Mean,
             false
         ),
         Ok(vec![-4])

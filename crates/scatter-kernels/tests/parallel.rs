@@ -10,8 +10,8 @@ use std::mem::MaybeUninit;
 use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
-    CopyingScatter, Element, ElementsPlan, NdPlan, Parallel, Reduction, ScatterError, Schedule,
-    Serial, TensorScatterMode, TensorScatterPlan,
+    BlockSort, CopyOf, Element, ElementsPlan, Execution, NdPlan, Parallel, Reduction, ScatterError,
+    Schedule, Serial, TensorScatterMode, TensorScatterPlan, UpdateReduction,
 };
 
 /// Runs each task on a thread of its own (std::thread::scope).
@@ -232,26 +232,34 @@ fn check_elements<T: Val>(c: &ElementsCase<T>) -> Result<(), TestCaseError> {
         c.axis as i64,
     )
     .unwrap();
-    let token = plan.check_indices(&c.indices).unwrap();
+    let token = plan.check_indices(&c.indices, Execution::SERIAL).unwrap();
     let mut serial = c.data.clone();
-    token.apply(&mut serial, &c.updates, c.reduction).unwrap();
+    token
+        .apply(&mut serial, &c.updates, c.reduction, Execution::SERIAL)
+        .unwrap();
     let want = T::bits(&serial);
     for schedule in schedules() {
         for (name, par) in hosts() {
             let mut got = c.data.clone();
             token
-                .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                .apply(
+                    &mut got,
+                    &c.updates,
+                    c.reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
                 .unwrap();
             prop_assert_eq!(&T::bits(&got), &want, "apply, {} {:?}", name, schedule);
             for (kind, mut out) in destinations::<T>(c.data.len()) {
                 let fused = token
-                    .apply_copying_scheduled(
-                        &mut out,
-                        &c.data,
+                    .apply(
+                        CopyOf {
+                            data: &c.data,
+                            out: &mut out,
+                        },
                         &c.updates,
                         c.reduction,
-                        &*par,
-                        &schedule,
+                        Execution::on(&*par).with_schedule(&schedule),
                     )
                     .unwrap();
                 prop_assert_eq!(
@@ -326,25 +334,41 @@ type Copying<'a, T> =
 
 fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
     let plan = NdPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape).unwrap();
-    let token = plan.check_indices(&c.indices).unwrap();
+    let token = plan
+        .check_indices(&c.indices, Execution::SERIAL, BlockSort::Off)
+        .unwrap();
     let mut serial = c.data.clone();
-    token.apply(&mut serial, &c.updates, c.reduction).unwrap();
+    token
+        .apply(&mut serial, &c.updates, c.reduction, Execution::SERIAL)
+        .unwrap();
     let want = T::bits(&serial);
     let size = std::mem::size_of::<T>();
     // Small: the default schedule leaves it unsorted, as a kept check of
     // indices that came back may be.
     let unsorted = plan
-        .check_indices_sorted(&c.indices, size, &Schedule::DEFAULT)
+        .check_indices(
+            &c.indices,
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(size),
+        )
         .unwrap();
     for schedule in schedules() {
         let sorted = plan
-            .check_indices_sorted(&c.indices, size, &schedule)
+            .check_indices(
+                &c.indices,
+                Execution::on(&Serial).with_schedule(&schedule),
+                BlockSort::ForElementBytes(size),
+            )
             .unwrap();
         for (name, par) in hosts() {
             // The sort split over the host is the serial one, entry for
             // entry.
             let sorted_here = plan
-                .check_indices_sorted_par(&c.indices, size, &schedule, &*par)
+                .check_indices(
+                    &c.indices,
+                    Execution::on(&*par).with_schedule(&schedule),
+                    BlockSort::ForElementBytes(size),
+                )
                 .unwrap();
             prop_assert_eq!(
                 format!("{sorted_here:?}"),
@@ -355,33 +379,64 @@ fn check_nd<T: Val>(c: &NdCase<T>) -> Result<(), TestCaseError> {
             );
             let mut got = c.data.clone();
             token
-                .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                .apply(
+                    &mut got,
+                    &c.updates,
+                    c.reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
                 .unwrap();
             prop_assert_eq!(&T::bits(&got), &want, "apply, {} {:?}", name, schedule);
             let mut got = c.data.clone();
             sorted
-                .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                .apply(
+                    &mut got,
+                    &c.updates,
+                    c.reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
                 .unwrap();
             prop_assert_eq!(&T::bits(&got), &want, "sorted, {} {:?}", name, schedule);
             // Sorted for a split over this host, when it would split.
-            let split = unsorted.sorted_for_split(size, &schedule, &*par);
+            let split =
+                unsorted.sorted_for_split(size, Execution::on(&*par).with_schedule(&schedule));
             if let Some(split) = &split {
                 prop_assert!(split.is_sorted());
                 let mut got = c.data.clone();
                 split
-                    .apply_scheduled(&mut got, &c.updates, c.reduction, &*par, &schedule)
+                    .apply(
+                        &mut got,
+                        &c.updates,
+                        c.reduction,
+                        Execution::on(&*par).with_schedule(&schedule),
+                    )
                     .unwrap();
                 prop_assert_eq!(&T::bits(&got), &want, "split, {} {:?}", name, schedule);
             }
             let by_token: &Copying<T> = &|d, s| {
-                token.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
+                token.apply(
+                    CopyOf { data: s, out: d },
+                    &c.updates,
+                    c.reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
             };
             let by_sorted: &Copying<T> = &|d, s| {
-                sorted.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
+                sorted.apply(
+                    CopyOf { data: s, out: d },
+                    &c.updates,
+                    c.reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
             };
             let by_split: &Copying<T> = &|d, s| {
                 let split = split.as_ref().expect("pushed only when made");
-                split.apply_copying_scheduled(d, s, &c.updates, c.reduction, &*par, &schedule)
+                split.apply(
+                    CopyOf { data: s, out: d },
+                    &c.updates,
+                    c.reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
             };
             let mut copyings = vec![by_token, by_sorted];
             if split.is_some() {
@@ -430,11 +485,17 @@ fn check_tensor_scatter(
         .map(|v| -1 - v)
         .collect();
     let mut serial = cache.clone();
-    token.apply(&mut serial, &update).unwrap();
+    token
+        .apply(&mut serial, &update, Execution::SERIAL)
+        .unwrap();
     for (name, par) in hosts() {
         let mut got = cache.clone();
         token
-            .apply_scheduled(&mut got, &update, &*par, &Schedule::EAGER)
+            .apply(
+                &mut got,
+                &update,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
+            )
             .unwrap();
         prop_assert_eq!(&got, &serial, "{}", name);
     }
@@ -521,7 +582,7 @@ fn an_axis_0_max_scatter_in_bands_of_whole_lines_equals_serial_at_every_thread_c
         })
         .collect();
     let plan = ElementsPlan::new(&[rows, cols], &[rows, cols], &[rows, cols], 0).unwrap();
-    let token = plan.check_indices(&indices).unwrap();
+    let token = plan.check_indices(&indices, Execution::SERIAL).unwrap();
     let schedule = Schedule {
         blocked_from_bytes: 0,
         block_bytes: 16 * rows * 4,
@@ -536,11 +597,18 @@ fn an_axis_0_max_scatter_in_bands_of_whole_lines_equals_serial_at_every_thread_c
         Reduction::Mul,
     ] {
         let mut serial = data.clone();
-        token.apply(&mut serial, &updates, reduction).unwrap();
+        token
+            .apply(&mut serial, &updates, reduction, Execution::SERIAL)
+            .unwrap();
         for (name, par) in hosts() {
             let mut got = data.clone();
             token
-                .apply_scheduled(&mut got, &updates, reduction, &*par, &schedule)
+                .apply(
+                    &mut got,
+                    &updates,
+                    reduction,
+                    Execution::on(&*par).with_schedule(&schedule),
+                )
                 .unwrap();
             assert_eq!(f32::bits(&got), f32::bits(&serial), "{reduction} {name}");
         }
@@ -553,16 +621,23 @@ fn an_axis_0_max_scatter_in_bands_of_whole_lines_equals_serial_at_every_thread_c
 fn string_concatenation_in_parallel_keeps_the_serial_order() {
     let plan = ElementsPlan::new(&[3, 4], &[5, 4], &[5, 4], 0).unwrap();
     let indices: Vec<i64> = (0..20).map(|i| (i * 7 % 6) - 3).collect();
-    let token = plan.check_indices(&indices).unwrap();
+    let token = plan.check_indices(&indices, Execution::SERIAL).unwrap();
     let data: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
     let updates: Vec<String> = (0..20).map(|i| format!("u{i}")).collect();
     for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
         let mut serial = data.clone();
-        token.apply(&mut serial, &updates, reduction).unwrap();
+        token
+            .apply(&mut serial, &updates, reduction, Execution::SERIAL)
+            .unwrap();
         for (name, par) in hosts() {
             let mut got = data.clone();
             token
-                .apply_scheduled(&mut got, &updates, reduction, &*par, &Schedule::EAGER)
+                .apply(
+                    &mut got,
+                    &updates,
+                    reduction,
+                    Execution::on(&*par).with_schedule(&Schedule::EAGER),
+                )
                 .unwrap();
             assert_eq!(got, serial, "{reduction} {name}");
         }
@@ -641,27 +716,61 @@ fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_th
         let updates: Vec<f32> = (0..n).map(|i| 100.0 + i as f32 * 0.25).collect();
         let plan =
             ElementsPlan::new(&[6, 64], &indices_shape, &indices_shape, axis as i64).unwrap();
-        let token = plan.check_indices(&indices).unwrap();
+        let token = plan.check_indices(&indices, Execution::SERIAL).unwrap();
         for reduction in [Reduction::None, Reduction::Add, Reduction::Max] {
             let mut want = data.clone();
-            token.apply(&mut want, &updates, reduction).unwrap();
+            token
+                .apply(&mut want, &updates, reduction, Execution::SERIAL)
+                .unwrap();
             // Serial: slab by slab (axis 1), or one slab (axis 0), or a
             // plain copy (no indices).
             let path = format!("elements axis {axis} {indices_shape:?} {reduction}");
             assert_copying_gives(&format!("{path}, serial"), &want, &|d, _| {
-                token.apply_copying(d, &data, &updates, reduction)
+                token.apply(
+                    CopyOf {
+                        data: &data,
+                        out: d,
+                    },
+                    &updates,
+                    reduction,
+                    Execution::SERIAL,
+                )
             });
             // Slab parts (axis 1), column parts (axis 0, one slab).
             assert_copying_gives(&format!("{path}, split"), &want, &|d, par| {
-                token.apply_copying_scheduled(d, &data, &updates, reduction, par, &eager)
+                token.apply(
+                    CopyOf {
+                        data: &data,
+                        out: d,
+                    },
+                    &updates,
+                    reduction,
+                    Execution::on(par).with_schedule(&eager),
+                )
             });
             // Bands of columns, one task or several.
             assert_copying_gives(&format!("{path}, banded"), &want, &|d, par| {
-                token.apply_copying_scheduled(d, &data, &updates, reduction, par, &bands)
+                token.apply(
+                    CopyOf {
+                        data: &data,
+                        out: d,
+                    },
+                    &updates,
+                    reduction,
+                    Execution::on(par).with_schedule(&bands),
+                )
             });
             // The copy split, the scatter serial.
             assert_copying_gives(&format!("{path}, copy split"), &want, &|d, par| {
-                token.apply_copying_scheduled(d, &data, &updates, reduction, par, &COPY_SPLIT)
+                token.apply(
+                    CopyOf {
+                        data: &data,
+                        out: d,
+                    },
+                    &updates,
+                    reduction,
+                    Execution::on(par).with_schedule(&COPY_SPLIT),
+                )
             });
         }
     }
@@ -679,33 +788,63 @@ fn every_copying_path_writes_an_uninitialized_destination_whole_with_the_copy_th
             Some(perm) => NdPlan::permuted(&[6, 8, 8], &perm, &indices_shape, &updates_shape),
         }
         .unwrap();
-        let token = plan.check_indices(&indices).unwrap();
+        let token = plan
+            .check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+            .unwrap();
         assert_eq!(token.copies_around_slices(), perm.is_none());
         let n: usize = updates_shape.iter().product();
         let updates: Vec<f32> = (0..n).map(|i| 100.0 + i as f32 * 0.25).collect();
         for reduction in [Reduction::None, Reduction::Add, Reduction::Min] {
             let mut want = data.to_vec();
-            token.apply(&mut want, &updates, reduction).unwrap();
+            token
+                .apply(&mut want, &updates, reduction, Execution::SERIAL)
+                .unwrap();
             // Serial: around the slices (no reduction, row-major), or a
             // copy then `apply`.
             let path = format!("nd {indices_shape:?} {perm:?} {reduction}");
             assert_copying_gives(&format!("{path}, serial"), &want, &|d, _| {
-                token.apply_copying(d, data, &updates, reduction)
+                token.apply(
+                    CopyOf { data, out: d },
+                    &updates,
+                    reduction,
+                    Execution::SERIAL,
+                )
             });
             // Blocks split over tasks, each copied before its updates.
             assert_copying_gives(&format!("{path}, split"), &want, &|d, par| {
-                token.apply_copying_scheduled(d, data, &updates, reduction, par, &eager)
+                token.apply(
+                    CopyOf { data, out: d },
+                    &updates,
+                    reduction,
+                    Execution::on(par).with_schedule(&eager),
+                )
             });
             // The copy split, the scatter serial (slices covering at most
             // half the output; else around the slices).
             assert_copying_gives(&format!("{path}, copy split"), &want, &|d, par| {
-                token.apply_copying_scheduled(d, data, &updates, reduction, par, &COPY_SPLIT)
+                token.apply(
+                    CopyOf { data, out: d },
+                    &updates,
+                    reduction,
+                    Execution::on(par).with_schedule(&COPY_SPLIT),
+                )
             });
             // Sorted by block, serial or split.
-            let sorted = plan.check_indices_sorted(&indices, 4, &eager).unwrap();
+            let sorted = plan
+                .check_indices(
+                    &indices,
+                    Execution::on(&Serial).with_schedule(&eager),
+                    BlockSort::ForElementBytes(4),
+                )
+                .unwrap();
             assert_eq!(sorted.is_sorted(), perm.is_none());
             assert_copying_gives(&format!("{path}, sorted"), &want, &|d, par| {
-                sorted.apply_copying_scheduled(d, data, &updates, reduction, par, &eager)
+                sorted.apply(
+                    CopyOf { data, out: d },
+                    &updates,
+                    reduction,
+                    Execution::on(par).with_schedule(&eager),
+                )
             });
         }
     }
@@ -725,11 +864,19 @@ fn two_hundred_tuples_into_64x8() -> (NdPlan, Vec<i64>) {
 fn a_sort_on_a_host_that_skips_tasks_is_still_the_serial_one() {
     let (plan, indices) = two_hundred_tuples_into_64x8();
     let serial = plan
-        .check_indices_sorted(&indices, 4, &Schedule::EAGER)
+        .check_indices(
+            &indices,
+            Execution::on(&Serial).with_schedule(&Schedule::EAGER),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert!(serial.is_sorted());
     let skipping = plan
-        .check_indices_sorted_par(&indices, 4, &Schedule::EAGER, &SkipsOddTasks(3))
+        .check_indices(
+            &indices,
+            Execution::on(&SkipsOddTasks(3)).with_schedule(&Schedule::EAGER),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert_eq!(format!("{skipping:?}"), format!("{serial:?}"));
 }
@@ -756,7 +903,11 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     let updates: Vec<f32> = (0..200).map(|i| i as f32 * 0.75).collect();
     let data: Vec<f32> = (0..512).map(|i| i as f32).collect();
     let sorted = plan
-        .check_indices_sorted(&indices, 4, &Schedule::EAGER)
+        .check_indices(
+            &indices,
+            Execution::on(&Serial).with_schedule(&Schedule::EAGER),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     let sort = sorted.kept_check();
     assert!(sort.is_sorted());
@@ -765,8 +916,16 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
     assert_writes_as(
         &data,
         [Reduction::None, Reduction::Add, Reduction::Max],
-        |d, r| sorted.apply_par(d, &updates, r, &Serial),
-        |d, r| again.apply_par(d, &updates, r, &Threads(3)),
+        |d, r| {
+            sorted
+                .apply(d, &updates, r, Execution::on(&Serial))
+                .map(drop)
+        },
+        |d, r| {
+            again
+                .apply(d, &updates, r, Execution::on(&Threads(3)))
+                .map(drop)
+        },
     );
     // A plan of another tuple count or data size: refused.
     let fewer = NdPlan::new(&[64, 8], &[100, 2], &[100]).unwrap();
@@ -781,16 +940,23 @@ fn a_kept_sort_applies_as_the_token_it_came_from_and_fits_no_other_plan() {
 fn indices_that_come_back_are_sorted_for_a_split_only_on_threads_and_for_short_slices() {
     let (plan, indices) = two_hundred_tuples_into_64x8();
     let unsorted = plan
-        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .check_indices(
+            &indices,
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert!(!unsorted.is_sorted());
     assert!(
         unsorted
-            .sorted_for_split(4, &Schedule::EAGER, &Serial)
+            .sorted_for_split(4, Execution::on(&Serial).with_schedule(&Schedule::EAGER))
             .is_none()
     );
     let split = unsorted
-        .sorted_for_split(4, &Schedule::EAGER, &Threads(3))
+        .sorted_for_split(
+            4,
+            Execution::on(&Threads(3)).with_schedule(&Schedule::EAGER),
+        )
         .expect("element slices on 3 threads");
     assert!(split.is_sorted());
     // One block per task: 512 one-element slices in blocks of 171.
@@ -798,12 +964,15 @@ fn indices_that_come_back_are_sorted_for_a_split_only_on_threads_and_for_short_s
     // Already sorted: nothing to do.
     assert!(
         split
-            .sorted_for_split(4, &Schedule::EAGER, &Threads(3))
+            .sorted_for_split(
+                4,
+                Execution::on(&Threads(3)).with_schedule(&Schedule::EAGER)
+            )
             .is_none()
     );
     let splits_on_three = |schedule: Schedule| {
         unsorted
-            .sorted_for_split(4, &schedule, &Threads(3))
+            .sorted_for_split(4, Execution::on(&Threads(3)).with_schedule(&schedule))
             .is_some()
     };
     // Slices longer than the blocked application sorts: left to the
@@ -830,7 +999,11 @@ fn a_kept_check_of_unsorted_indices_applies_as_its_token_and_fits_no_other_lengt
     let data: Vec<f32> = (0..512).map(|i| i as f32).collect();
     // The default thresholds do not sort 2 KiB of output.
     let checked = plan
-        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .check_indices(
+            &indices,
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert!(!checked.is_sorted());
     let kept = checked.kept_check();
@@ -838,12 +1011,18 @@ fn a_kept_check_of_unsorted_indices_applies_as_its_token_and_fits_no_other_lengt
     // SAFETY: the very indices `kept` was made from, by this plan.
     let again = unsafe { plan.reuse_check(&indices, &kept) }.unwrap();
     assert!(!again.is_sorted());
-    let serial = plan.check_indices(&indices).unwrap();
+    let serial = plan
+        .check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+        .unwrap();
     assert_writes_as(
         &data,
         [Reduction::None, Reduction::Add, Reduction::Mul],
-        |d, r| serial.apply(d, &updates, r),
-        |d, r| again.apply_par(d, &updates, r, &Threads(3)),
+        |d, r| serial.apply(d, &updates, r, Execution::SERIAL).map(drop),
+        |d, r| {
+            again
+                .apply(d, &updates, r, Execution::on(&Threads(3)))
+                .map(drop)
+        },
     );
     // Indices of another length, or checked against larger dimensions:
     // refused before any is read.
@@ -861,15 +1040,19 @@ fn a_kept_element_check_applies_as_its_token_and_fits_no_other_axis_or_dimension
     let indices: Vec<i64> = (0..72i64).map(|i| (i * 7) % 32 - 16).collect();
     let updates: Vec<f32> = (0..72).map(|i| i as f32 * 0.5).collect();
     let data: Vec<f32> = (0..192).map(|i| i as f32).collect();
-    let checked = plan.check_indices(&indices).unwrap();
+    let checked = plan.check_indices(&indices, Execution::SERIAL).unwrap();
     let kept = checked.kept_check();
     // SAFETY: the very indices `kept` was made from, by this plan.
     let again = unsafe { plan.reuse_check(&indices, &kept) }.unwrap();
     assert_writes_as(
         &data,
         [Reduction::None, Reduction::Add, Reduction::Min],
-        |d, r| checked.apply(d, &updates, r),
-        |d, r| again.apply_par(d, &updates, r, &Threads(3)),
+        |d, r| checked.apply(d, &updates, r, Execution::SERIAL).map(drop),
+        |d, r| {
+            again
+                .apply(d, &updates, r, Execution::on(&Threads(3)))
+                .map(drop)
+        },
     );
     // Another axis, a shorter dimension along it, other indices' length:
     // refused before any index is read.
@@ -895,16 +1078,26 @@ fn a_bad_index_gives_the_sorted_check_the_plain_checks_first_error() {
         vec![0, 5, 0, 0, 0, 0, 0, 0, 0, 0, -5, 0],
         vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, i64::MIN, i64::MAX],
     ] {
-        let plain = plan.check_indices(&indices).unwrap_err();
+        let plain = plan
+            .check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+            .unwrap_err();
         for schedule in schedules() {
             let sorted = plan
-                .check_indices_sorted(&indices, 4, &schedule)
+                .check_indices(
+                    &indices,
+                    Execution::on(&Serial).with_schedule(&schedule),
+                    BlockSort::ForElementBytes(4),
+                )
                 .unwrap_err();
             assert_eq!(sorted, plain);
             assert_eq!(sorted.to_string(), plain.to_string());
             for (name, par) in hosts() {
                 let split = plan
-                    .check_indices_sorted_par(&indices, 4, &schedule, &*par)
+                    .check_indices(
+                        &indices,
+                        Execution::on(&*par).with_schedule(&schedule),
+                        BlockSort::ForElementBytes(4),
+                    )
                     .unwrap_err();
                 assert_eq!(split, plain, "{name}");
             }
@@ -939,11 +1132,11 @@ fn a_bad_index_gives_the_split_element_check_the_serial_checks_first_error() {
         }
     }
     for indices in cases {
-        let serial = plan.check_indices(&indices).map(drop);
+        let serial = plan.check_indices(&indices, Execution::SERIAL).map(drop);
         for schedule in schedules() {
             for (name, par) in &hosts {
                 let split = plan
-                    .check_indices_scheduled(&indices, &**par, &schedule)
+                    .check_indices(&indices, Execution::on(&**par).with_schedule(&schedule))
                     .map(drop);
                 assert_eq!(split, serial, "{name}, {indices:?}");
             }
@@ -952,67 +1145,73 @@ fn a_bad_index_gives_the_split_element_check_the_serial_checks_first_error() {
     // A length the plan does not have: the serial check's error.
     let short = [0i64; 20];
     assert_eq!(
-        plan.check_indices_par(&short, &Threads(2)).map(drop),
-        plan.check_indices(&short).map(drop)
+        plan.check_indices(&short, Execution::on(&Threads(2)))
+            .map(drop),
+        plan.check_indices(&short, Execution::SERIAL).map(drop)
     );
 }
 
 #[test]
 fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
     let plan = ElementsPlan::new(&[4, 3], &[4, 3], &[4, 3], 0).unwrap();
-    let token = plan.check_indices(&[1i64; 12]).unwrap();
+    let token = plan.check_indices(&[1i64; 12], Execution::SERIAL).unwrap();
     for (name, par) in hosts() {
         // A short update buffer.
         let mut data = [7f32; 12];
         let err = token
-            .apply_scheduled(
+            .apply(
                 &mut data,
                 &[1.0; 11],
                 Reduction::Add,
-                &*par,
-                &Schedule::EAGER,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert_eq!(
             err,
             token
-                .apply(&mut [7f32; 12], &[1.0; 11], Reduction::Add)
+                .apply(
+                    &mut [7f32; 12],
+                    &[1.0; 11],
+                    Reduction::Add,
+                    Execution::SERIAL
+                )
                 .unwrap_err()
         );
         assert_eq!(data, [7.0; 12], "{name}");
-        // Mean is not an ONNX reduction.
+        // Strings cannot multiply.
+        let mut words: [String; 12] = std::array::from_fn(|i| i.to_string());
         let err = token
-            .apply_scheduled(
-                &mut data,
-                &[1.0; 12],
-                Reduction::Mean,
-                &*par,
-                &Schedule::EAGER,
+            .apply(
+                &mut words,
+                &std::array::from_fn::<String, 12, _>(|_| "x".into()),
+                Reduction::Mul,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
-        assert_eq!(data, [7.0; 12], "{name}");
+        assert_eq!(words, std::array::from_fn(|i| i.to_string()), "{name}");
         // A short source for the copy.
         let err = token
-            .apply_copying_scheduled(
-                &mut [MaybeUninit::uninit(); 12],
-                &[1.0; 5],
+            .apply(
+                CopyOf {
+                    data: &[1.0; 5],
+                    out: &mut [MaybeUninit::uninit(); 12],
+                },
                 &[1.0; 12],
                 Reduction::None,
-                &*par,
-                &Schedule::EAGER,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(err.to_string().contains("data"), "{err}");
-        // Bool cannot average.
+        // Bool cannot average (OpenVINO's mean).
         let mut flags = [true; 12];
         let err = token
-            .apply_scheduled(
+            .apply_update(
                 &mut flags,
                 &[false; 12],
-                Reduction::Mean,
-                &*par,
-                &Schedule::EAGER,
+                UpdateReduction::Mean,
+                true,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
@@ -1020,32 +1219,36 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
     }
     let nd = NdPlan::new(&[4, 3], &[2, 1], &[2, 3]).unwrap();
     let sorted = nd
-        .check_indices_sorted(&[1i64, -1], 4, &Schedule::EAGER)
+        .check_indices(
+            &[1i64, -1],
+            Execution::on(&Serial).with_schedule(&Schedule::EAGER),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert!(sorted.is_sorted());
     for (name, par) in hosts() {
         let mut data = [7f32; 12];
         let err = sorted
-            .apply_scheduled(
+            .apply(
                 &mut data,
                 &[1.0; 5],
                 Reduction::Add,
-                &*par,
-                &Schedule::EAGER,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Length { .. }), "{err}");
+        assert_eq!(data, [7.0; 12], "{name}");
+        let mut words: [String; 12] = std::array::from_fn(|i| i.to_string());
         let err = sorted
-            .apply_scheduled(
-                &mut data,
-                &[1.0; 6],
-                Reduction::Mean,
-                &*par,
-                &Schedule::EAGER,
+            .apply(
+                &mut words,
+                &std::array::from_fn::<String, 6, _>(|_| "x".into()),
+                Reduction::Mul,
+                Execution::on(&*par).with_schedule(&Schedule::EAGER),
             )
             .unwrap_err();
         assert!(matches!(err, ScatterError::Reduction { .. }), "{err}");
-        assert_eq!(data, [7.0; 12], "{name}");
+        assert_eq!(words, std::array::from_fn(|i| i.to_string()), "{name}");
     }
 }
 
@@ -1053,7 +1256,11 @@ fn parallel_entry_points_refuse_what_serial_refuses_before_any_write() {
 fn the_default_schedule_leaves_small_work_serial_and_large_random_scatters_sorted() {
     let nd = NdPlan::new(&[4, 3], &[2, 1], &[2, 3]).unwrap();
     let small = nd
-        .check_indices_sorted(&[1i64, -1], 4, &Schedule::DEFAULT)
+        .check_indices(
+            &[1i64, -1],
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap();
     assert!(!small.is_sorted());
     // 4M f32 (16 MiB) receiving 1M random single elements.
@@ -1063,8 +1270,12 @@ fn the_default_schedule_leaves_small_work_serial_and_large_random_scatters_sorte
         .flat_map(|i| [(i * 7919) % rows as i64, (i * 104_729) % cols as i64])
         .collect();
     assert!(
-        big.check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
-            .unwrap()
-            .is_sorted()
+        big.check_indices(
+            &indices,
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(4)
+        )
+        .unwrap()
+        .is_sorted()
     );
 }

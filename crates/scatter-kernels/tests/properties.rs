@@ -11,8 +11,8 @@ use oracle::{RefElem, Refusal, all_same, refusal_of};
 use proptest::prelude::*;
 use proptest::sample::select;
 use scatter_kernels::{
-    Element, ElementsPlan, IndexValue, Reduction, ScatterError, TensorScatterMode,
-    TensorScatterPlan,
+    Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError, TensorScatterMode,
+    TensorScatterPlan, UpdateReduction,
 };
 
 // ---------------------------------------------------------------------------
@@ -145,27 +145,28 @@ fn bad_index(dim: usize) -> BoxedStrategy<i64> {
 fn onnx_reductions<T: RefElem>() -> Vec<Reduction> {
     Reduction::ALL
         .into_iter()
-        .filter(|r| *r != Reduction::Mean && T::supports(*r))
+        .filter(|r| T::supports((*r).into()))
         .collect()
 }
 
-/// The reductions the ONNX ops refuse for `T` (always includes `Mean`).
+/// The reductions the ONNX ops refuse for `T` (`mean` is not one of
+/// theirs: their reduction type has no such value).
 fn onnx_refused<T: RefElem>() -> Vec<Reduction> {
     Reduction::ALL
         .into_iter()
-        .filter(|r| *r == Reduction::Mean || !T::supports(*r))
+        .filter(|r| !T::supports((*r).into()))
         .collect()
 }
 
-fn update_reductions<T: RefElem>() -> Vec<Reduction> {
-    Reduction::ALL
+fn update_reductions<T: RefElem>() -> Vec<UpdateReduction> {
+    UpdateReduction::ALL
         .into_iter()
         .filter(|r| T::supports(*r))
         .collect()
 }
 
-fn update_refused<T: RefElem>() -> Vec<Reduction> {
-    Reduction::ALL
+fn update_refused<T: RefElem>() -> Vec<UpdateReduction> {
+    UpdateReduction::ALL
         .into_iter()
         .filter(|r| !T::supports(*r))
         .collect()
@@ -269,13 +270,17 @@ struct ElementsCase<T> {
     updates_shape: Vec<usize>,
     updates: Vec<T>,
     axis: i64,
-    reduction: Reduction,
+    /// An ONNX reduction for the ONNX op's cases.
+    reduction: UpdateReduction,
     use_init_val: bool,
 }
 
 /// A valid case: rank 1-5, dims 0-4, indices along the axis 0-6 long,
 /// values in `[-s, s-1]` (so duplicates are common).
-fn elements_case<T: Sample>(reductions: Vec<Reduction>) -> BoxedStrategy<ElementsCase<T>> {
+fn elements_case<T: Sample, R: Into<UpdateReduction>>(
+    reductions: Vec<R>,
+) -> BoxedStrategy<ElementsCase<T>> {
+    let reductions: Vec<UpdateReduction> = reductions.into_iter().map(Into::into).collect();
     (1..=5usize, any::<prop::sample::Index>(), any::<bool>())
         .prop_flat_map(|(rank, axis, negative)| {
             let axis = axis.index(rank);
@@ -332,13 +337,14 @@ fn elements_case<T: Sample>(reductions: Vec<Reduction>) -> BoxedStrategy<Element
 /// A case with exactly one defect.
 /// `updates_shape_may_differ`: whether the entry point under test can be
 /// given an updates shape other than the indices shape.
-fn elements_invalid_case<T: Sample>(
-    reductions: Vec<Reduction>,
-    refused: Vec<Reduction>,
+fn elements_invalid_case<T: Sample, R: Into<UpdateReduction>>(
+    reductions: Vec<R>,
+    refused: Vec<R>,
     updates_shape_may_differ: bool,
 ) -> BoxedStrategy<ElementsCase<T>> {
+    let refused: Vec<UpdateReduction> = refused.into_iter().map(Into::into).collect();
     (
-        elements_case::<T>(reductions),
+        elements_case::<T, R>(reductions),
         0..10u8,
         any::<prop::sample::Index>(),
     )
@@ -441,6 +447,7 @@ fn check_scatter_elements<T: Sample>(
     c: &ElementsCase<T>,
     valid: bool,
 ) -> Result<(), TestCaseError> {
+    let reduction = c.reduction.onnx().expect("a case of ONNX reductions");
     let oracle = oracle::scatter_elements(
         &c.data,
         &c.data_shape,
@@ -449,11 +456,12 @@ fn check_scatter_elements<T: Sample>(
         &c.updates,
         &c.updates_shape,
         c.axis,
-        c.reduction,
+        reduction,
     );
     expect(&oracle, valid)?;
     fn run<T: Element, I: IndexValue>(
         c: &ElementsCase<T>,
+        reduction: Reduction,
         data: &mut [T],
         indices: &[I],
     ) -> Result<(), ScatterError> {
@@ -465,24 +473,25 @@ fn check_scatter_elements<T: Sample>(
                 &c.indices_shape,
                 &c.updates,
                 c.axis,
-                c.reduction,
+                reduction,
             )
         } else {
             // The convenience function cannot express a differing updates
             // shape: go through the plan.
             let plan =
                 ElementsPlan::new(&c.data_shape, &c.indices_shape, &c.updates_shape, c.axis)?;
-            T::check_reduction(c.reduction)?;
-            plan.check_indices(indices)?
-                .apply(data, &c.updates, c.reduction)
+            T::check_reduction(reduction)?;
+            plan.check_indices(indices, Execution::SERIAL)?
+                .apply(data, &c.updates, reduction, Execution::SERIAL)
+                .map(drop)
         }
     }
     each_index_type(
         &c.data,
         &c.indices,
         &oracle,
-        |d, i| run(c, d, i),
-        |d, i| run(c, d, i),
+        |d, i| run(c, reduction, d, i),
+        |d, i| run(c, reduction, d, i),
     )
 }
 
@@ -606,10 +615,11 @@ fn nd_invalid_case<T: Sample>(
             let refused = refused.clone();
             let rank = c.data_shape.len();
             let k = *c.indices_shape.last().unwrap();
-            let defect = if defect == 0 && c.indices.is_empty() {
-                3
-            } else {
-                defect
+            let defect = match defect {
+                0 if c.indices.is_empty() => 3,
+                // No reduction to refuse: the data rank instead.
+                8 if refused.is_empty() => 4,
+                d => d,
             };
             let extra = any::<u8>();
             match defect {
@@ -948,8 +958,11 @@ fn check_tensor_scatter<T: Sample>(c: &TsCase<T>, valid: bool) -> Result<(), Tes
     let run = |cache: &mut [T]| -> Result<(), ScatterError> {
         let plan =
             TensorScatterPlan::new(&c.cache_shape, &c.update_shape, wi.map(|w| w.1), c.axis)?;
-        plan.check_write_indices(wi.map(|w| w.0), c.mode)?
-            .apply(cache, &c.update)
+        plan.check_write_indices(wi.map(|w| w.0), c.mode)?.apply(
+            cache,
+            &c.update,
+            Execution::SERIAL,
+        )
     };
     let mut first = c.cache.clone();
     agree(run(&mut first), &first, &c.cache, &oracle)?;
@@ -972,14 +985,14 @@ macro_rules! properties_for {
 
                 #[test]
                 fn scatter_elements_matches_the_oracle(
-                    c in elements_case::<$t>(onnx_reductions::<$t>())
+                    c in elements_case::<$t, _>(onnx_reductions::<$t>())
                 ) {
                     check_scatter_elements(&c, true)?;
                 }
 
                 #[test]
                 fn scatter_elements_refuses_invalid_input_without_writing(
-                    c in elements_invalid_case::<$t>(
+                    c in elements_invalid_case::<$t, _>(
                         onnx_reductions::<$t>(),
                         onnx_refused::<$t>(),
                         true,
@@ -990,14 +1003,14 @@ macro_rules! properties_for {
 
                 #[test]
                 fn scatter_elements_update_matches_the_oracle(
-                    c in elements_case::<$t>(update_reductions::<$t>())
+                    c in elements_case::<$t, _>(update_reductions::<$t>())
                 ) {
                     check_scatter_elements_update(&c, true)?;
                 }
 
                 #[test]
                 fn scatter_elements_update_refuses_invalid_input_without_writing(
-                    c in elements_invalid_case::<$t>(
+                    c in elements_invalid_case::<$t, _>(
                         update_reductions::<$t>(),
                         update_refused::<$t>(),
                         false,
@@ -1079,16 +1092,18 @@ proptest! {
         data_shape in huge_shape(4),
         indices_shape in huge_shape(4),
         axis in -5i64..5,
-        reduction in select(Reduction::ALL.to_vec()),
+        reduction in select(UpdateReduction::ALL.to_vec()),
         use_init_val in any::<bool>(),
     ) {
         let before = vec![1.5f32; 4];
-        let mut data = before.clone();
-        let r = scatter_kernels::scatter_elements(
-            &mut data, &data_shape, &[0i64, -1], &indices_shape, &[2.0, 3.0], axis, reduction,
-        );
-        if r.is_err() {
-            prop_assert_eq!(&data, &before);
+        if let Some(onnx) = reduction.onnx() {
+            let mut data = before.clone();
+            let r = scatter_kernels::scatter_elements(
+                &mut data, &data_shape, &[0i64, -1], &indices_shape, &[2.0, 3.0], axis, onnx,
+            );
+            if r.is_err() {
+                prop_assert_eq!(&data, &before);
+            }
         }
         let mut data = before.clone();
         let r = scatter_kernels::scatter_elements_update(
@@ -1143,7 +1158,7 @@ proptest! {
         let r = TensorScatterPlan::new(&cache_shape, &update_shape, ws.as_deref(), axis)
             .and_then(|plan| {
                 plan.check_write_indices(starts.as_deref(), mode)?
-                    .apply(&mut cache, &[String::from("y")])
+                    .apply(&mut cache, &[String::from("y")], Execution::SERIAL)
             });
         if r.is_err() {
             prop_assert_eq!(&cache, &before);
@@ -1176,7 +1191,7 @@ fn generators_cover_ranks_axes_duplicates_and_every_refusal() {
             .to_string()
     };
 
-    let valid = sample(elements_case::<i32>(update_reductions::<i32>()), 400);
+    let valid = sample(elements_case::<i32, _>(update_reductions::<i32>()), 400);
     let ranks: BTreeSet<usize> = valid.iter().map(|c| c.data_shape.len()).collect();
     assert_eq!(ranks, (1..=5).collect());
     assert!(valid.iter().any(|c| c.axis < 0) && valid.iter().any(|c| c.axis > 0));
@@ -1232,7 +1247,7 @@ fn generators_cover_ranks_axes_duplicates_and_every_refusal() {
 
     let mut refusals = BTreeSet::new();
     for c in sample(
-        elements_invalid_case::<String>(
+        elements_invalid_case::<String, _>(
             onnx_reductions::<String>(),
             onnx_refused::<String>(),
             true,
@@ -1247,12 +1262,12 @@ fn generators_cover_ranks_axes_duplicates_and_every_refusal() {
             &c.updates,
             &c.updates_shape,
             c.axis,
-            c.reduction,
+            c.reduction.onnx().expect("a case of ONNX reductions"),
         );
         refusals.insert(kind(&r.unwrap_err()));
     }
     for c in sample(
-        nd_invalid_case::<bool>(onnx_reductions::<bool>(), onnx_refused::<bool>()),
+        nd_invalid_case::<String>(onnx_reductions::<String>(), onnx_refused::<String>()),
         400,
     ) {
         let r = oracle::scatter_nd(
@@ -1340,7 +1355,7 @@ fn tensor_scatter_rows_after_a_zero_dimension_may_overflow_without_panicking() {
     let r = plan
         .check_write_indices(None, TensorScatterMode::Linear)
         .unwrap()
-        .apply(&mut cache, &[]);
+        .apply(&mut cache, &[], Execution::SERIAL);
     assert_eq!(r, Ok(()));
 }
 

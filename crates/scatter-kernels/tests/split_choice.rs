@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use scatter_kernels::{CopyingScatter, NdPlan, Parallel, Reduction, Schedule};
+use scatter_kernels::{BlockSort, CopyOf, Execution, NdPlan, Parallel, Reduction, Serial};
 
 /// Two threads claimed; counts the tasks it was handed and runs them in
 /// order on the caller's thread.
@@ -34,17 +34,27 @@ fn tasks_of(data_rows: usize, row_len: usize, rows: usize) -> (usize, usize) {
     let indices: Vec<i64> = (0..rows as i64)
         .map(|r| (r * 7) % data_rows as i64)
         .collect();
-    let token = plan.check_indices(&indices).unwrap();
+    let token = plan
+        .check_indices(&indices, Execution::SERIAL, BlockSort::Off)
+        .unwrap();
     let updates = vec![1f32; rows * row_len];
     let par = CountingTwoThreads::default();
     let mut data = vec![0f32; data_rows * row_len];
     token
-        .apply_par(&mut data, &updates, Reduction::Add, &par)
+        .apply(&mut data, &updates, Reduction::Add, Execution::on(&par))
         .unwrap();
     let in_place = par.0.swap(0, Ordering::Relaxed);
     let mut dst = vec![std::mem::MaybeUninit::new(0f32); data.len()];
     token
-        .apply_copying_par(&mut dst, &data, &updates, Reduction::None, &par)
+        .apply(
+            CopyOf {
+                data: &data,
+                out: &mut dst,
+            },
+            &updates,
+            Reduction::None,
+            Execution::on(&par),
+        )
         .unwrap();
     (in_place, par.0.load(Ordering::Relaxed))
 }
@@ -80,19 +90,31 @@ fn element_scatters_sorted_once_for_a_split_run_on_both_threads_in_place_and_cop
     let indices: Vec<i64> = (0..1i64 << 17).map(|i| (i * 7919) % 4096).collect();
     let par = CountingTwoThreads::default();
     let split = plan
-        .check_indices_sorted(&indices, 4, &Schedule::DEFAULT)
+        .check_indices(
+            &indices,
+            Execution::on(&Serial),
+            BlockSort::ForElementBytes(4),
+        )
         .unwrap()
-        .sorted_for_split(4, &Schedule::DEFAULT, &par)
+        .sorted_for_split(4, Execution::on(&par))
         .expect("sorted for two threads");
     let updates = vec![1f32; 1 << 17];
     let mut data = vec![0f32; 4096];
     split
-        .apply_par(&mut data, &updates, Reduction::Add, &par)
+        .apply(&mut data, &updates, Reduction::Add, Execution::on(&par))
         .unwrap();
     assert_eq!(par.0.swap(0, Ordering::Relaxed), 2, "in place");
     let mut dst = vec![std::mem::MaybeUninit::new(0f32); data.len()];
     split
-        .apply_copying_par(&mut dst, &data, &updates, Reduction::Add, &par)
+        .apply(
+            CopyOf {
+                data: &data,
+                out: &mut dst,
+            },
+            &updates,
+            Reduction::Add,
+            Execution::on(&par),
+        )
         .unwrap();
     // The tasks' work is the updates they apply as well as the copy.
     assert_eq!(par.0.load(Ordering::Relaxed), 2, "copying");

@@ -18,7 +18,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
-use scatter_kernels::Reduction;
+use scatter_kernels::{Reduction, UpdateReduction};
 use tract_nnef::internal::*;
 
 use crate::opset::ScatterOp;
@@ -95,14 +95,28 @@ pub(crate) fn inputs3(ast: &IntoAst, node: &TypedNode) -> TractResult<[Arc<RValu
     ])
 }
 
-pub(crate) fn reduction(site: &NodeSite, name: &str) -> TractResult<Reduction> {
-    Reduction::from_onnx(name).ok_or_else(|| {
-        let all: Vec<&str> = Reduction::ALL.iter().map(|r| r.as_str()).collect();
-        site.error(format!(
-            "reduction '{name}' is unknown; expected one of: {}",
-            all.join(", ")
-        ))
-    })
+/// The reduction `name` of a ScatterElements family primitive: ONNX's, or
+/// OpenVINO's `mean`.
+pub(crate) fn reduction(site: &NodeSite, name: &str) -> TractResult<UpdateReduction> {
+    UpdateReduction::from_name(name)
+        .ok_or_else(|| unknown_reduction(site, name, &UpdateReduction::ALL))
+}
+
+/// The reduction `name` of a ScatterND primitive: ONNX's.
+pub(crate) fn onnx_reduction(site: &NodeSite, name: &str) -> TractResult<Reduction> {
+    Reduction::from_onnx(name).ok_or_else(|| unknown_reduction(site, name, &Reduction::ALL))
+}
+
+fn unknown_reduction<R: std::fmt::Display>(
+    site: &NodeSite,
+    name: &str,
+    all: &[R],
+) -> anyhow::Error {
+    let all: Vec<String> = all.iter().map(|r| r.to_string()).collect();
+    site.error(format!(
+        "reduction '{name}' is unknown; expected one of: {}",
+        all.join(", ")
+    ))
 }
 
 /// The op a ScatterElements primitive was built from: its messages name

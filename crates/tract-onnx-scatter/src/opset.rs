@@ -2,7 +2,7 @@
 //! validation table of the contract ("Validation by opset" in
 //! docs/contract.md), as data.
 
-use scatter_kernels::Reduction;
+use scatter_kernels::{Reduction, UpdateReduction};
 
 /// The scatter ops this crate builds from ONNX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,19 +60,23 @@ pub struct OpVersion {
     /// The attributes the version defines, by ONNX name; any other is an
     /// error at load.
     pub attributes: &'static [&'static str],
-    /// ONNX reductions allowed; empty when the op has no `reduction`, or
-    /// one of its own spelling (ScatterElementsUpdate's, checked by its
-    /// builder).
-    pub reductions: &'static [Reduction],
+    /// Reductions allowed (ONNX's, and `mean` for the ScatterElements
+    /// gradient); empty when the op has no `reduction`, or one of its own
+    /// spelling (ScatterElementsUpdate's, checked by its builder).
+    pub reductions: &'static [UpdateReduction],
 }
 
-const NONE_ADD_MUL: &[Reduction] = &[Reduction::None, Reduction::Add, Reduction::Mul];
-const ALL_ONNX: &[Reduction] = &[
-    Reduction::None,
-    Reduction::Add,
-    Reduction::Mul,
-    Reduction::Max,
-    Reduction::Min,
+const NONE_ADD_MUL: &[UpdateReduction] = &[
+    UpdateReduction::Onnx(Reduction::None),
+    UpdateReduction::Onnx(Reduction::Add),
+    UpdateReduction::Onnx(Reduction::Mul),
+];
+const ALL_ONNX: &[UpdateReduction] = &[
+    UpdateReduction::Onnx(Reduction::None),
+    UpdateReduction::Onnx(Reduction::Add),
+    UpdateReduction::Onnx(Reduction::Mul),
+    UpdateReduction::Onnx(Reduction::Max),
+    UpdateReduction::Onnx(Reduction::Min),
 ];
 
 /// The version of `op` in force at default-domain `opset`, or why there is
@@ -108,7 +112,7 @@ pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
         (ScatterElementsGrad, _) => v(
             1,
             &["axis", "reduction", "include_self", "lda_coeff"],
-            &Reduction::ALL,
+            &UpdateReduction::ALL,
         ),
         (ScatterNdGrad, _) => v(1, &["reduction", "include_self", "lda_coeff"], ALL_ONNX),
         _ => {
@@ -216,7 +220,7 @@ mod tests {
             op_version(ScatterElementsGrad, 18)
                 .unwrap()
                 .reductions
-                .contains(&Reduction::Mean)
+                .contains(&UpdateReduction::Mean)
         );
     }
 

@@ -27,7 +27,6 @@
 //! it ([`IndexPositions::BroadcastRows`] in its site); every shape
 //! is tied by the rule's guards, so no shape error can differ at run time.
 
-use scatter_kernels::Reduction;
 use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
@@ -43,7 +42,8 @@ pub fn rewrite(
     node: &TypedNode,
 ) -> TractResult<Option<TypedModelPatch>> {
     // OpenVINO's `use_init_val = 0` and `mean` have no ScatterND form.
-    rule_if!(op.axis == 0 && op.use_init_val && op.reduction != Reduction::Mean);
+    rule_if!(op.axis == 0 && op.use_init_val);
+    rule_if_some!(reduction = op.reduction.onnx());
     rule_if!(node.inputs.len() == 3);
     let data = model.outlet_fact(node.inputs[0])?;
     let indices = model.outlet_fact(node.inputs[1])?;
@@ -77,7 +77,7 @@ pub fn rewrite(
         positions: IndexPositions::BroadcastRows { data_rank: rank },
         ..op.site.clone()
     };
-    let rows = ScatterNd::onnx(site, op.reduction);
+    let rows = ScatterNd::onnx(site, reduction);
     let out = patch.wire_node(&node.name, rows, &[data, wire, updates])?;
     patch.shunt_outside(model, node.id.into(), out[0])?;
     Ok(Some(patch))

@@ -3,7 +3,8 @@
 //!
 //! A scatter reads all its indices to check them before it writes; a
 //! large random-index ScatterND also counting-sorts the update slices by
-//! destination block in that pass ([`NdPlan::check_indices_sorted_par`]).
+//! destination block in that pass ([`NdPlan::check_indices`] with
+//! [`scatter_kernels::BlockSort::ForElementBytes`]).
 //! Either can be half of the run of a scatter of many small slices (the
 //! benchmark's 1e6-element ScatterND with its sort; its 1M-update
 //! histogram with the check alone). When the very same indices tensor
@@ -30,8 +31,8 @@
 use std::sync::{Arc, Mutex};
 
 use scatter_kernels::{
-    CheckedElementsIndices, ElementsKeptCheck, ElementsPlan, IndexValue, NdKeptCheck, NdPlan,
-    ScatterError, SortedNdIndices,
+    CheckedElementsIndices, CheckedNdIndices, ElementsKeptCheck, ElementsPlan, IndexValue,
+    NdKeptCheck, NdPlan, ScatterError,
 };
 use tract_core::internal::*;
 
@@ -120,13 +121,13 @@ pub trait KeepsChecks {
 
 impl KeepsChecks for NdPlan {
     type Kept = NdKeptCheck;
-    type Token<'a, I: IndexValue> = SortedNdIndices<'a, I>;
+    type Token<'a, I: IndexValue> = CheckedNdIndices<'a, I>;
 
     fn data_shape(&self) -> &[usize] {
         NdPlan::data_shape(self)
     }
 
-    fn keep<I: IndexValue>(token: &SortedNdIndices<'_, I>) -> NdKeptCheck {
+    fn keep<I: IndexValue>(token: &CheckedNdIndices<'_, I>) -> NdKeptCheck {
         token.kept_check()
     }
 
@@ -134,7 +135,7 @@ impl KeepsChecks for NdPlan {
         &'a self,
         indices: &'a [I],
         kept: &NdKeptCheck,
-    ) -> Result<SortedNdIndices<'a, I>, ScatterError> {
+    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
         // SAFETY: the caller's promise, passed on.
         unsafe { self.reuse_check(indices, kept) }
     }

@@ -6,12 +6,15 @@
 //! caller holds ([`crate::ops::output_pool`]) or a fresh buffer
 //! ([`crate::ops::fresh_buffer`]), either held as an [`Unwritten`] until
 //! it is written whole. For large data the copy and the scatter go in one pass
-//! where that pays ([`CopyPolicy`]): the kernels' `CopyingScatter` takes
-//! the target as `&mut [MaybeUninit<T>]` and hands it back written.
+//! where that pays ([`CopyPolicy`]): the kernels' `apply` into a
+//! [`CopyOf`] takes the target as `&mut [MaybeUninit<T>]` and hands it
+//! back written.
+
+use std::mem::MaybeUninit;
 
 use scatter_kernels::{
-    CopyingScatter, Element, Parallel, Reduction, Schedule, write_copy, write_copy_in_pieces,
-    write_copy_par,
+    CheckedElementsIndices, CheckedNdIndices, CopyOf, Element, Execution, IndexValue, Parallel,
+    Reduction, ScatterError, Schedule, write_copy, write_copy_in_pieces, write_copy_par,
 };
 use tract_core::internal::*;
 
@@ -124,22 +127,69 @@ pub enum Taken {
     ScatterInto(Tensor),
 }
 
+/// A checked token of either op whose scatter can be fused with the copy
+/// of its data: the kernels' `apply` into a [`CopyOf`], for callers
+/// generic over the op.
+pub trait CopyingScatter {
+    /// `token.apply(CopyOf { data, out }, updates, reduction, exec)`: `out`
+    /// written whole, as values.
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        out: &'d mut [MaybeUninit<T>],
+        data: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError>;
+}
+
+impl<I: IndexValue> CopyingScatter for CheckedElementsIndices<'_, I> {
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        out: &'d mut [MaybeUninit<T>],
+        data: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        self.apply(CopyOf { data, out }, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        out: &'d mut [MaybeUninit<T>],
+        data: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        self.apply(CopyOf { data, out }, updates, reduction, exec)
+    }
+}
+
 /// Takes `data` for a scatter whose indices `token` checked: a copy and the
 /// scatter fused in one pass ([`scatter_copying`]) when the data must be
-/// copied and `fuse(&data)` says it pays, else [`take_output`]'s tensor.
+/// copied and `fuse(&data)` says it pays, giving the ONNX reduction to
+/// fuse with, else [`take_output`]'s tensor.
 pub fn take_or_fuse<K: CopyingScatter>(
     site: &NodeSite,
     data: TValue,
     pool: Option<&OutputPool>,
     token: &K,
     updates: &Tensor,
-    reduction: Reduction,
-    fuse: impl FnOnce(&Tensor) -> bool,
+    fuse: impl FnOnce(&Tensor) -> Option<Reduction>,
 ) -> TractResult<Taken> {
     match take_target(data, pool)? {
-        Target::Copy { out, data, .. } if fuse(&data) => Ok(Taken::Done(scatter_copying(
-            site, token, out, &data, updates, reduction,
-        )?)),
+        Target::Copy { out, data, fresh } => match fuse(&data) {
+            Some(reduction) => Ok(Taken::Done(scatter_copying(
+                site, token, out, &data, updates, reduction,
+            )?)),
+            None => Ok(Taken::ScatterInto(
+                Target::Copy { out, data, fresh }.into_filled(site, "data")?,
+            )),
+        },
         target => Ok(Taken::ScatterInto(target.into_filled(site, "data")?)),
     }
 }
@@ -202,7 +252,13 @@ pub fn scatter_copying<K: CopyingScatter>(
         let updates = crate::ops::types::slice::<T>(updates)?;
         out.fill::<T>(|dst| {
             token
-                .apply_copying_par(dst, src, updates, reduction, &TractThreads::current())
+                .apply_copying(
+                    dst,
+                    src,
+                    updates,
+                    reduction,
+                    Execution::on(&TractThreads::current()),
+                )
                 .map_err(|e| site.scatter_error(e))
         })
     }

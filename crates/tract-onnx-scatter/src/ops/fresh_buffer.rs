@@ -80,7 +80,7 @@ impl Unwritten {
 
     /// The tensor, once `write` has written every element: it gets them as
     /// `T`s (the tensor's type, checked) that may be uninitialized, and
-    /// returns them written, as the kernels' `CopyingScatter` and
+    /// returns them written, as the kernels' copying `apply` and
     /// `scatter_kernels::write_copy` hand them back. `Err` from `write` drops the tensor
     /// unread.
     pub fn fill<T: Datum>(

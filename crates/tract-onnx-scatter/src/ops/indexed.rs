@@ -8,7 +8,7 @@
 //! (symbolic dims through the kernels' `check_shapes`), so a mistake the
 //! facts already show reads as the run would report it.
 
-use scatter_kernels::{IndexValue, Reduction, ScatterError};
+use scatter_kernels::{IndexValue, ScatterError, UpdateReduction};
 use tract_core::internal::*;
 
 use crate::ops::output_pool::{self, PooledOp};
@@ -27,7 +27,7 @@ pub trait IndexedScatter: PooledOp {
 
     /// The op's reduction, checked against the data type before the
     /// shapes.
-    fn reduction(&self) -> Reduction;
+    fn reduction(&self) -> UpdateReduction;
 
     /// A type rule of this op beyond the reduction's (none by default).
     fn check_op_type(&self, dt: DatumType) -> TractResult<()> {

@@ -3,7 +3,10 @@
 //! serves OpenVINO `ScatterElementsUpdate` with a constant axis, through
 //! `use_init_val`/`mean`), its NNEF form, and its output pool.
 
-use scatter_kernels::{CheckedElementsIndices, ElementsPlan, IndexValue, Reduction, ScatterError};
+use scatter_kernels::{
+    CheckedElementsIndices, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
+    UpdateReduction,
+};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -60,9 +63,9 @@ pub struct ScatterElements {
     pub site: NodeSite,
     /// Normalized: `0 <= axis < rank`.
     pub axis: usize,
-    /// How an update combines with the value at its destination (`Mean`
-    /// only for a ScatterElementsUpdate).
-    pub reduction: Reduction,
+    /// How an update combines with the value at its destination (an ONNX
+    /// reduction; `Mean` only for a ScatterElementsUpdate).
+    pub reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
     pub use_init_val: bool,
     /// Set at codegen when the output is a model output and nothing else:
@@ -83,7 +86,7 @@ impl ScatterElements {
         ScatterElements {
             site,
             axis,
-            reduction,
+            reduction: reduction.into(),
             use_init_val: true,
             output_pool: None,
             check_cache: ElementsCheckCache::default(),
@@ -114,23 +117,33 @@ impl ScatterElements {
 }
 
 impl ScatterElements {
-    /// Whether the copy of shared `data` and the scatter go slab by slab
-    /// ([`CheckedElementsIndices::apply_copying`]): ONNX semantics, a type
-    /// it covers, data beyond the cache and slabs (`data_shape[axis..]`)
-    /// within it, so never for axis 0.
+    /// The ONNX reduction this op's semantics are, when they are ONNX's:
+    /// no reduction (the last update wins whatever `use_init_val`), or
+    /// one other than `mean` with `use_init_val`; `None` for OpenVINO's
+    /// own cases.
+    fn onnx_semantics(&self) -> Option<Reduction> {
+        match self.reduction {
+            UpdateReduction::Onnx(r) if self.use_init_val || r == Reduction::None => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The reduction with which the copy of shared `data` and the scatter
+    /// go slab by slab ([`scatter_kernels::CopyOf`]), when they do: ONNX
+    /// semantics, a type it covers, data beyond the cache and slabs
+    /// (`data_shape[axis..]`) within it, so never for axis 0.
     fn copies_as_it_scatters<I: IndexValue>(
         &self,
         checked: &CheckedElementsIndices<I>,
         data: &Tensor,
-    ) -> bool {
+    ) -> Option<Reduction> {
         let size = data.datum_type().size_of();
         let slab = checked.copying_slab_len().saturating_mul(size);
-        self.reduction != Reduction::Mean
-            && (self.use_init_val || self.reduction == Reduction::None)
-            && copy_target::COPYING_TYPES.contains(&data.datum_type())
+        let pays = copy_target::COPYING_TYPES.contains(&data.datum_type())
             && data.len().saturating_mul(size) >= CopyPolicy::ELEMENTS_FROM
             && slab > 0
-            && slab <= CopyPolicy::ELEMENTS_SLAB
+            && slab <= CopyPolicy::ELEMENTS_SLAB;
+        self.onnx_semantics().filter(|_| pays)
     }
 }
 
@@ -165,7 +178,7 @@ impl IndexedScatter for ScatterElements {
         &self.site
     }
 
-    fn reduction(&self) -> Reduction {
+    fn reduction(&self) -> UpdateReduction {
         self.reduction
     }
 
@@ -196,7 +209,7 @@ impl IndexedScatter for ScatterElements {
         plan: &ElementsPlan,
         indices: &[I],
     ) -> Result<(), ScatterError> {
-        plan.check_indices(indices).map(drop)
+        plan.check_indices(indices, Execution::SERIAL).map(drop)
     }
 
     fn scatter<I: IndexValue>(
@@ -218,7 +231,7 @@ impl IndexedScatter for ScatterElements {
                 indices,
                 kept,
                 element_bytes,
-                || plan.check_indices_par(indices, &threads),
+                || plan.check_indices(indices, Execution::on(&threads)),
                 // Nothing to refine: a kept check is all there is.
                 |_| None,
             )
@@ -226,15 +239,7 @@ impl IndexedScatter for ScatterElements {
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
         let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
-        let mut data = match copy_target::take_or_fuse(
-            site,
-            data,
-            pool,
-            &checked,
-            updates,
-            self.reduction,
-            fuse,
-        )? {
+        let mut data = match copy_target::take_or_fuse(site, data, pool, &checked, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,
         };
@@ -243,11 +248,12 @@ impl IndexedScatter for ScatterElements {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
             checked
-                .apply_update_par(d, u, self.reduction, self.use_init_val, &threads)
+                .apply_update(d, u, self.reduction, self.use_init_val, Execution::on(&threads))
                 .map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
+            let combine = types::tdim_combiner(types::symbolic_reduction(site, self.reduction)?);
+            checked.apply_with(d, types::slice::<TDim>(updates)?, combine).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(data)
@@ -567,9 +573,11 @@ mod tests {
                     ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), axis as i64)
                         .unwrap();
                 let idx = indices.try_as_plain_ram().unwrap();
-                let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
+                let checked = plan
+                    .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
+                    .unwrap();
                 assert!(
-                    op.copies_as_it_scatters(&checked, &data),
+                    op.copies_as_it_scatters(&checked, &data).is_some(),
                     "{axis} {reduction:?}"
                 );
                 let shared = data.clone().into_tvalue();
@@ -594,11 +602,23 @@ mod tests {
         let (data, indices, _) = case([3, 8192]);
         let plan = ElementsPlan::new(data.shape(), indices.shape(), indices.shape(), 0).unwrap();
         let idx = indices.try_as_plain_ram().unwrap();
-        let checked = plan.check_indices(idx.as_slice::<i64>().unwrap()).unwrap();
-        assert!(!op(0, Reduction::Add).copies_as_it_scatters(&checked, &data));
+        let checked = plan
+            .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
+            .unwrap();
+        assert!(
+            op(0, Reduction::Add)
+                .copies_as_it_scatters(&checked, &data)
+                .is_none()
+        );
         let small = Tensor::zero::<f32>(&[4, 4]).unwrap();
         let plan = ElementsPlan::new(&[4, 4], &[4, 1], &[4, 1], 1).unwrap();
-        let checked = plan.check_indices(&[0i64, 1, 2, 3]).unwrap();
-        assert!(!op(1, Reduction::Add).copies_as_it_scatters(&checked, &small));
+        let checked = plan
+            .check_indices(&[0i64, 1, 2, 3], Execution::SERIAL)
+            .unwrap();
+        assert!(
+            op(1, Reduction::Add)
+                .copies_as_it_scatters(&checked, &small)
+                .is_none()
+        );
     }
 }

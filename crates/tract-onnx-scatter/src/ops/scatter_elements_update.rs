@@ -5,7 +5,7 @@
 //! turns the typed op into one as soon as the axis becomes constant; it
 //! never pools its output.
 
-use scatter_kernels::{ElementsPlan, Reduction};
+use scatter_kernels::{ElementsPlan, Reduction, UpdateReduction};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -45,7 +45,7 @@ pub struct ScatterElementsUpdate {
     pub site: NodeSite,
     /// OpenVINO's `reduction`, as the kernels name it (`sum` is `Add`,
     /// `prod` is `Mul`).
-    pub reduction: Reduction,
+    pub reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`: whether the data value at a written
     /// position is the reduction's first operand.
     pub use_init_val: bool,
@@ -211,13 +211,13 @@ impl TypedOp for ScatterElementsUpdate {
 // The ONNX builder and the inference-level op.
 
 /// OpenVINO's reduction names, in the order messages list them.
-const REDUCTIONS: [(&str, Reduction); 6] = [
-    ("none", Reduction::None),
-    ("sum", Reduction::Add),
-    ("prod", Reduction::Mul),
-    ("min", Reduction::Min),
-    ("max", Reduction::Max),
-    ("mean", Reduction::Mean),
+const REDUCTIONS: [(&str, UpdateReduction); 6] = [
+    ("none", UpdateReduction::Onnx(Reduction::None)),
+    ("sum", UpdateReduction::Onnx(Reduction::Add)),
+    ("prod", UpdateReduction::Onnx(Reduction::Mul)),
+    ("min", UpdateReduction::Onnx(Reduction::Min)),
+    ("max", UpdateReduction::Onnx(Reduction::Max)),
+    ("mean", UpdateReduction::Mean),
 ];
 
 /// The builder of `ScatterElementsUpdate` (any domain): inputs `data`,
@@ -236,7 +236,7 @@ pub fn scatter_elements_update(
     )?;
     node.expect_inputs(&["data", "indices", "updates", "axis"], &[])?;
     let reduction = match node.string("reduction")? {
-        None => Reduction::None,
+        None => UpdateReduction::NONE,
         Some(value) => REDUCTIONS
             .iter()
             .find(|(name, _)| *name == value)
@@ -274,7 +274,7 @@ pub struct InferScatterElementsUpdate {
     /// The node it was built from, named by every error.
     pub site: NodeSite,
     /// OpenVINO's `reduction`, as the kernels name it.
-    pub reduction: Reduction,
+    pub reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`.
     pub use_init_val: bool,
 }
@@ -398,10 +398,10 @@ mod tests {
     use super::*;
     use crate::opset::ScatterOp;
 
-    fn op(reduction: Reduction, use_init_val: bool) -> ScatterElementsUpdate {
+    fn op(reduction: impl Into<UpdateReduction>, use_init_val: bool) -> ScatterElementsUpdate {
         ScatterElementsUpdate {
             site: NodeSite::new(ScatterOp::ScatterElementsUpdate, "seu", None),
-            reduction,
+            reduction: reduction.into(),
             use_init_val,
         }
     }
@@ -459,7 +459,7 @@ mod tests {
         let out = model
             .wire_node(
                 "seu",
-                op(Reduction::Mean, false),
+                op(UpdateReduction::Mean, false),
                 &[data, indices, updates, axis],
             )
             .unwrap();
@@ -472,7 +472,7 @@ mod tests {
             .expect("a ScatterElements");
         assert_eq!(
             (se.axis, se.reduction, se.use_init_val),
-            (1, Reduction::Mean, false)
+            (1, UpdateReduction::Mean, false)
         );
         assert!(
             model
@@ -487,7 +487,7 @@ mod tests {
         let data = bool::fact([2]);
         let indices = i64::fact([1]);
         let axis = i64::fact([1]);
-        let err = op(Reduction::Mean, true)
+        let err = op(UpdateReduction::Mean, true)
             .output_facts(&[&data, &indices, &data, &axis])
             .unwrap_err();
         assert!(err.to_string().contains("reduction"), "{err}");
@@ -564,7 +564,10 @@ mod builder_tests {
             Reduction::Mul
         );
         let op = build(vec![string("reduction", "mean"), int("use_init_val", 0)]).unwrap();
-        assert_eq!((op.reduction, op.use_init_val), (Reduction::Mean, false));
+        assert_eq!(
+            (op.reduction, op.use_init_val),
+            (UpdateReduction::Mean, false)
+        );
     }
 
     #[test]

@@ -11,7 +11,8 @@
 
 use half::f16;
 use scatter_kernels::{
-    ElementsPlan, GradCalc, GradElement, GradSpec, GradToken, NdPlan, ScatterError, grad,
+    BlockSort, ElementsPlan, Execution, GradCalc, GradElement, GradSpec, GradToken, NdPlan,
+    Reduction, ScatterError, grad,
 };
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -157,11 +158,18 @@ impl ScatterGrad {
     ) -> TractResult<()> {
         match self.kind {
             GradKind::Elements { axis } => {
-                ScatterElements::onnx(self.site.clone(), axis, self.spec.reduction)
-                    .output_facts(&[data, indices, updates])?;
+                let forward = ScatterElements {
+                    reduction: self.spec.reduction,
+                    ..ScatterElements::onnx(self.site.clone(), axis, Reduction::None)
+                };
+                forward.output_facts(&[data, indices, updates])?;
             }
             GradKind::Nd => {
-                ScatterNd::onnx(self.site.clone(), self.spec.reduction)
+                // ScatterND has no `mean`: the kernel refuses it at run
+                // time (`GradToken::grad`). Its other rules do not depend
+                // on the reduction for float data, which can do them all.
+                let reduction = self.spec.reduction.onnx().unwrap_or(Reduction::None);
+                ScatterNd::onnx(self.site.clone(), reduction)
                     .output_facts(&[data, indices, updates])?;
             }
         }
@@ -218,9 +226,7 @@ impl ScatterGrad {
     /// `grad_output` itself: returned as the same value, no copy (tensors
     /// are immutable, so sharing is safe), only `grad_updates` computed.
     fn passes_grad_output_through(&self) -> bool {
-        self.spec.reduction == scatter_kernels::Reduction::Add
-            && self.spec.include_self
-            && self.lda_coeff.0 == 1.0
+        self.spec.reduction == Reduction::Add && self.spec.include_self && self.lda_coeff.0 == 1.0
     }
 
     /// Indices are checked (`token`): allocate the outputs and fill them.
@@ -306,7 +312,7 @@ impl ScatterGrad {
                         .map_err(map)?;
                 self.check_grad_output_shape(&data, &grad_output)?;
                 with_index_slice!(indices, |idx| {
-                    let token = plan.check_indices(idx).map_err(map)?;
+                    let token = plan.check_indices(idx, Execution::SERIAL).map_err(map)?;
                     self.run(&token, &data, &updates, &grad_output)
                 })
             }
@@ -315,7 +321,9 @@ impl ScatterGrad {
                     NdPlan::new(data.shape(), indices.shape(), updates.shape()).map_err(map)?;
                 self.check_grad_output_shape(&data, &grad_output)?;
                 with_index_slice!(indices, |idx| {
-                    let token = plan.check_indices(idx).map_err(map)?;
+                    let token = plan
+                        .check_indices(idx, Execution::SERIAL, BlockSort::Off)
+                        .map_err(map)?;
                     self.run(&token, &data, &updates, &grad_output)
                 })
             }
@@ -402,7 +410,7 @@ fn build(
     let site = checked.site.clone();
     check_domain_version(&site, ctx, node)?;
     checked.expect_inputs(&["data", "indices", "updates", "grad_output"], &[])?;
-    let reduction = checked.onnx_reduction()?;
+    let reduction = checked.update_reduction()?;
     let include_self = match checked.int("include_self")? {
         None | Some(1) => true,
         Some(0) => false,
@@ -531,9 +539,13 @@ impl Expansion for InferScatterGrad {
 mod tests {
     use super::*;
     use crate::opset::ScatterOp;
-    use scatter_kernels::Reduction;
+    use scatter_kernels::UpdateReduction;
 
-    fn op(kind: GradKind, reduction: Reduction, include_self: bool) -> ScatterGrad {
+    fn op(
+        kind: GradKind,
+        reduction: impl Into<UpdateReduction>,
+        include_self: bool,
+    ) -> ScatterGrad {
         let op = match kind {
             GradKind::Elements { .. } => ScatterOp::ScatterElementsGrad,
             GradKind::Nd => ScatterOp::ScatterNdGrad,
@@ -542,7 +554,7 @@ mod tests {
             site: NodeSite::new(op, "g", None),
             kind,
             spec: GradSpec {
-                reduction,
+                reduction: reduction.into(),
                 include_self,
             },
             lda_coeff: LdaCoeff(0.5),
@@ -665,7 +677,7 @@ mod tests {
 
     #[test]
     fn two_output_facts_shaped_like_data_and_updates() {
-        let op = op(GradKind::Elements { axis: 1 }, Reduction::Mean, false);
+        let op = op(GradKind::Elements { axis: 1 }, UpdateReduction::Mean, false);
         let data = f32::fact([2, 4]);
         let indices = i64::fact([2, 3]);
         let updates = f32::fact([2, 3]);

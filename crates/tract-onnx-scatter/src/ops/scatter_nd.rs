@@ -2,7 +2,8 @@
 //! inference-level op, the typed op, its NNEF form, and its output pool.
 
 use scatter_kernels::{
-    IndexValue, NdPlan, Parallel, Reduction, ScatterError, Schedule, SortedNdIndices,
+    BlockSort, CheckedNdIndices, Execution, IndexValue, NdPlan, Parallel, Reduction, ScatterError,
+    Schedule, UpdateReduction,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -10,7 +11,7 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::nnef::{data_indices_updates, inputs3, reduction};
+use crate::nnef::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::{self, NdCheckCache};
@@ -96,7 +97,7 @@ impl ScatterNd {
     }
 
     /// Whether shared `data` is copied as the scatter writes
-    /// ([`SortedNdIndices::apply_copying_par`]) rather than first: for a
+    /// ([`scatter_kernels::CopyOf`]) rather than first: for a
     /// type it covers, when the updates were sorted by destination block
     /// (each block is copied just before its updates land), or, with no
     /// reduction, around large row-major slices the updates overwrite
@@ -104,14 +105,14 @@ impl ScatterNd {
     fn fuses_the_copy<I: IndexValue>(
         &self,
         plan: &NdPlan,
-        sorted: &SortedNdIndices<I>,
+        sorted: &CheckedNdIndices<I>,
         data: &Tensor,
     ) -> bool {
         let size = data.datum_type().size_of();
         let around_slices = self.reduction == Reduction::None
             && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
             && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
-            && sorted.checked().copies_around_slices();
+            && sorted.copies_around_slices();
         copy_target::COPYING_TYPES.contains(&data.datum_type())
             && (sorted.is_sorted() || around_slices)
     }
@@ -148,8 +149,8 @@ impl IndexedScatter for ScatterNd {
         &self.site
     }
 
-    fn reduction(&self) -> Reduction {
-        self.reduction
+    fn reduction(&self) -> UpdateReduction {
+        self.reduction.into()
     }
 
     fn check_fact_shapes(
@@ -176,7 +177,8 @@ impl IndexedScatter for ScatterNd {
     }
 
     fn check_index_values<I: IndexValue>(plan: &NdPlan, indices: &[I]) -> Result<(), ScatterError> {
-        plan.check_indices(indices).map(drop)
+        plan.check_indices(indices, Execution::SERIAL, BlockSort::Off)
+            .map(drop)
     }
 
     fn scatter<I: IndexValue>(
@@ -217,32 +219,30 @@ impl IndexedScatter for ScatterNd {
                 indices,
                 kept,
                 element_bytes,
-                || plan.check_indices_sorted_par(indices, element_bytes, schedule, &threads),
-                |token| token.sorted_for_split(element_bytes, &Schedule::DEFAULT, &threads),
+                || {
+                    let exec = Execution::on(&threads).with_schedule(schedule);
+                    plan.check_indices(indices, exec, BlockSort::ForElementBytes(element_bytes))
+                },
+                |token| token.sorted_for_split(element_bytes, Execution::on(&threads)),
             )
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| self.fuses_the_copy(plan, &sorted, data);
-        let mut data = match copy_target::take_or_fuse(
-            site,
-            data,
-            pool,
-            &sorted,
-            updates,
-            self.reduction,
-            fuse,
-        )? {
+        let fuse = |data: &Tensor| {
+            self.fuses_the_copy(plan, &sorted, data)
+                .then_some(self.reduction)
+        };
+        let mut data = match copy_target::take_or_fuse(site, data, pool, &sorted, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,
         };
         let mut view = data.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
-            sorted.apply_par(d, types::slice::<T>(updates)?, self.reduction, &threads).map_err(|e| site.scatter_error(e))
+            sorted.apply(d, types::slice::<T>(updates)?, self.reduction, Execution::on(&threads)).map(drop).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            sorted.checked().apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
+            sorted.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(data)
@@ -440,7 +440,7 @@ fn load_scatter_nd(
     let [data, indices, updates] = data_indices_updates(builder, invocation)?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let site = NodeSite::new(ScatterOp::ScatterNd, builder.generate_node_name(), None);
-    let reduction = reduction(&site, &reduction_name)?;
+    let reduction = onnx_reduction(&site, &reduction_name)?;
     // Absent, `layout` is its declared default `false`: a plain ScatterND.
     let layout = match invocation.get_named_arg_as::<Value>(builder, "layout")? {
         None | Some(Value::Bool(false)) => None,
@@ -500,7 +500,11 @@ mod tests {
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
         let idx = indices.try_as_plain_ram().unwrap();
         let sorted = plan
-            .check_indices_sorted(idx.as_slice::<i64>().unwrap(), 4, &Schedule::DEFAULT)
+            .check_indices(
+                idx.as_slice::<i64>().unwrap(),
+                Execution::on(&scatter_kernels::Serial),
+                BlockSort::ForElementBytes(4),
+            )
             .unwrap();
         for reduction in [Reduction::None, Reduction::Add] {
             let op = op(reduction);
@@ -523,7 +527,11 @@ mod tests {
         let updates = Tensor::zero::<f32>(&[1, 64]).unwrap();
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
         let sorted = plan
-            .check_indices_sorted(&[3i64, 1], 4, &Schedule::DEFAULT)
+            .check_indices(
+                &[3i64, 1],
+                Execution::on(&scatter_kernels::Serial),
+                BlockSort::ForElementBytes(4),
+            )
             .unwrap();
         assert!(!sorted.is_sorted());
         assert!(!op(Reduction::None).fuses_the_copy(&plan, &sorted, &data));

@@ -2,7 +2,7 @@
 //! builder and the inference-level op, the typed op, its NNEF form, and its
 //! output pool.
 
-use scatter_kernels::{TensorScatterMode, TensorScatterPlan};
+use scatter_kernels::{Execution, TensorScatterMode, TensorScatterPlan};
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -212,10 +212,10 @@ impl TensorScatter {
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
-            checked.apply_par(cache, types::slice::<T>(&update)?, &TractThreads::current()).map_err(|e| site.scatter_error(e))
+            checked.apply(cache, types::slice::<T>(&update)?, Execution::on(&TractThreads::current())).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let cache = view.as_slice_mut::<TDim>()?;
-            checked.apply(cache, types::slice::<TDim>(&update)?).map_err(|e| site.scatter_error(e))
+            checked.apply(cache, types::slice::<TDim>(&update)?, Execution::SERIAL).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(present.into_tvalue())

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use scatter_kernels::{Element, Reduction};
+use scatter_kernels::{Element, Reduction, UpdateReduction};
 use tract_core::internal::*;
 use tract_core::tract_data::TooEarly;
 
@@ -158,21 +158,30 @@ pub fn check_indices_type(site: &NodeSite, name: &str, dt: DatumType) -> TractRe
     Ok(())
 }
 
-/// The data type is one the ops hold and it can do `reduction`.
+/// The data type is one the ops hold and it can do `reduction` (an ONNX
+/// one, or OpenVINO's `mean`).
 pub fn check_reduction_for(
     site: &NodeSite,
     dt: DatumType,
-    reduction: Reduction,
+    reduction: UpdateReduction,
 ) -> TractResult<()> {
-    fn check<T: Element>(site: &NodeSite, r: Reduction) -> TractResult<()> {
+    fn check<T: Element>(site: &NodeSite, r: UpdateReduction) -> TractResult<()> {
         T::check_reduction(r).map_err(|e| site.scatter_error(e))
     }
     dispatch_element!(dt, site, "data", |T| { check::<T>(site, reduction) }, tdim => {
-        if reduction == Reduction::Mean {
-            bail!(site.error("reduction 'mean' is not supported for symbolic (TDim) data"));
-        }
-        Ok(())
+        symbolic_reduction(site, reduction).map(drop)
     })
+}
+
+/// `reduction` as symbolic (TDim) data can do it: an ONNX one; `mean`
+/// is refused.
+pub fn symbolic_reduction(site: &NodeSite, reduction: UpdateReduction) -> TractResult<Reduction> {
+    match reduction {
+        UpdateReduction::Onnx(r) => Ok(r),
+        UpdateReduction::Mean => {
+            bail!(site.error("reduction 'mean' is not supported for symbolic (TDim) data"))
+        }
+    }
 }
 
 /// `t` as int32 or int64 indices: borrowed when it already is one, a
@@ -227,7 +236,7 @@ pub fn known_indices<'a>(
 /// How a TDim destination combines with an update.
 pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
     match reduction {
-        Reduction::None | Reduction::Mean => |acc, u| acc.clone_from(u),
+        Reduction::None => |acc, u| acc.clone_from(u),
         Reduction::Add => |acc, u| *acc += u,
         Reduction::Mul => |acc, u| *acc *= u,
         Reduction::Max => |acc, u| *acc = TDim::Max(vec![acc.clone(), u.clone()]).simplify(),

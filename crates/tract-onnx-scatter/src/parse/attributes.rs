@@ -1,6 +1,7 @@
 //! Attribute validation shared by the ONNX builders: every attribute must
 //! be one the op version defines, with the right type and an allowed value.
 
+use scatter_kernels::{Reduction, UpdateReduction};
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::attribute_proto::AttributeType;
@@ -170,13 +171,31 @@ impl<'a> CheckedNode<'a> {
         }
     }
 
-    /// The `reduction` attribute, checked against the version's list.
-    pub fn onnx_reduction(&self) -> TractResult<scatter_kernels::Reduction> {
+    /// The `reduction` attribute of an ONNX op (ScatterElements,
+    /// ScatterND, the ScatterND gradient), checked against the version's
+    /// list.
+    pub fn onnx_reduction(&self) -> TractResult<Reduction> {
+        self.reduction(Reduction::None, Reduction::from_onnx)
+    }
+
+    /// The `reduction` attribute of the ScatterElements gradient, which
+    /// also has `mean`, checked against the version's list.
+    pub fn update_reduction(&self) -> TractResult<UpdateReduction> {
+        self.reduction(UpdateReduction::NONE, UpdateReduction::from_name)
+    }
+
+    /// The `reduction` attribute parsed by `parse` (`absent` when not
+    /// given), `Err` unless the version's list allows it.
+    fn reduction<R: Copy + Into<UpdateReduction>>(
+        &self,
+        absent: R,
+        parse: fn(&str) -> Option<R>,
+    ) -> TractResult<R> {
         let Some(value) = self.string("reduction")? else {
-            return Ok(scatter_kernels::Reduction::None);
+            return Ok(absent);
         };
-        match scatter_kernels::Reduction::from_onnx(&value) {
-            Some(r) if self.version.reductions.contains(&r) => Ok(r),
+        match parse(&value) {
+            Some(r) if self.version.reductions.contains(&r.into()) => Ok(r),
             _ => bail!(self.site.error(format!(
                 "reduction '{value}' is not allowed by {}; allowed: {}",
                 self.version.label(),
@@ -213,7 +232,7 @@ fn check_against(version: &OpVersion, node: &NodeProto) -> Result<(), String> {
         && attr_type(attr) == Some(AttributeType::String)
         && let Ok(value) = std::str::from_utf8(&attr.s)
     {
-        match scatter_kernels::Reduction::from_onnx(value) {
+        match UpdateReduction::from_name(value) {
             Some(r) if version.reductions.contains(&r) => (),
             _ => {
                 return Err(format!(
