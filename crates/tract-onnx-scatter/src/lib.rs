@@ -96,7 +96,7 @@ impl Options {
     /// tract operators (those of [`Options::tract_overrides`]).
     pub fn register(self, reg: &mut tract_onnx::model::OnnxOpRegister) {
         tract_overrides::retyped::fence_stock_builders(reg);
-        parse::register(reg, self.deviations);
+        ops::register(reg, self.deviations);
         self.tract_overrides.register(reg);
         reg.insert(
             load::loop_lists::CONCAT_FROM_STACK,

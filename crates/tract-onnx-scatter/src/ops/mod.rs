@@ -4,7 +4,7 @@
 //! `scatter_elements_update.rs`, `scatter_grad.rs`) holds everything of one
 //! op family: its ONNX builders and inference-level op, its typed op, its
 //! NNEF form, and whether it pools its output. It declares itself in
-//! [`HOMES`]; the ONNX registration ([`crate::parse::register`]), the NNEF
+//! [`HOMES`]; the ONNX registration ([`register`]), the NNEF
 //! registry ([`crate::nnef::registry`]) and the output pool
 //! ([`output_pool::as_pooled`]) find the ops there and name none of them.
 //!
@@ -22,6 +22,15 @@ use tract_nnef::internal::Registry;
 use tract_onnx::model::OnnxOpRegister;
 
 use crate::parse::Deviations;
+
+/// Overrides tract's builders with those of every op home ([`HOMES`]).
+/// `deviations` decides what the builders do with known exporter
+/// deviations ([`crate::parse::deviation`]).
+pub fn register(reg: &mut OnnxOpRegister, deviations: Deviations) {
+    for home in HOMES {
+        (home.register_onnx)(reg, deviations);
+    }
+}
 
 /// `PartialEq`, `Eq` and `Hash` for what an op keeps across runs (its
 /// output pool, its kept check): a cache, not part of what the op

@@ -76,27 +76,7 @@ macro_rules! dispatch_element {
 }
 pub(crate) use dispatch_element;
 
-/// The ONNX name of a tract element type, for messages (TDim is tract's
-/// symbolic int64).
-pub fn onnx_type(dt: DatumType) -> String {
-    match dt {
-        DatumType::Bool => "bool".into(),
-        DatumType::I8 => "int8".into(),
-        DatumType::I16 => "int16".into(),
-        DatumType::I32 => "int32".into(),
-        DatumType::I64 => "int64".into(),
-        DatumType::U8 => "uint8".into(),
-        DatumType::U16 => "uint16".into(),
-        DatumType::U32 => "uint32".into(),
-        DatumType::U64 => "uint64".into(),
-        DatumType::F16 => "float16".into(),
-        DatumType::F32 => "float".into(),
-        DatumType::F64 => "double".into(),
-        DatumType::String => "string".into(),
-        DatumType::TDim => "int64 (symbolic)".into(),
-        other => format!("{other:?}"),
-    }
-}
+pub use crate::parse::typing::onnx_type;
 
 /// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
 /// int64 slice (the tensor has been through [`plain_indices`]), so the

@@ -17,7 +17,7 @@ pub fn unified_type(
         (a, b) if a == b => Ok(a),
         (DatumType::TDim, DatumType::I64) | (DatumType::I64, DatumType::TDim) => Ok(DatumType::TDim),
         _ => bail!(site.error(format!(
-            "type: updates has element type {} but data has {}; they must be the same (no promotion)", crate::ops::types::onnx_type(updates), crate::ops::types::onnx_type(data)
+            "type: updates has element type {} but data has {}; they must be the same (no promotion)", onnx_type(updates), onnx_type(data)
         ))),
     }
 }
@@ -118,5 +118,27 @@ impl<S: DataLikeScatter> Expansion for DataLike<S> {
         wires[0] = data;
         wires[2] = updates;
         self.0.wire_typed(prefix, model, &wires)
+    }
+}
+
+/// The ONNX name of a tract element type, for messages (TDim is tract's
+/// symbolic int64).
+pub fn onnx_type(dt: DatumType) -> String {
+    match dt {
+        DatumType::Bool => "bool".into(),
+        DatumType::I8 => "int8".into(),
+        DatumType::I16 => "int16".into(),
+        DatumType::I32 => "int32".into(),
+        DatumType::I64 => "int64".into(),
+        DatumType::U8 => "uint8".into(),
+        DatumType::U16 => "uint16".into(),
+        DatumType::U32 => "uint32".into(),
+        DatumType::U64 => "uint64".into(),
+        DatumType::F16 => "float16".into(),
+        DatumType::F32 => "float".into(),
+        DatumType::F64 => "double".into(),
+        DatumType::String => "string".into(),
+        DatumType::TDim => "int64 (symbolic)".into(),
+        other => format!("{other:?}"),
     }
 }

@@ -142,7 +142,7 @@ pub const MAX_RANK: usize = 64;
 /// divided by the values it holds per dim: (op type, input, values per dim).
 /// tract's analysis builds a fact of that many dims from the input's
 /// declared length alone, before any value is known.
-const RANK_INPUTS: &[(&str, usize, usize)] = &[
+pub const RANK_INPUTS: &[(&str, usize, usize)] = &[
     ("ConstantOfShape", 0, 1),
     ("Expand", 1, 1),
     ("Reshape", 1, 1),
