@@ -362,7 +362,8 @@ fn attr_mut<'a>(node: &'a mut NodeProto, name: &str) -> Option<&'a mut Attribute
 /// pair axis; `default` is the attribute's value when absent.
 fn shift_axis_attr(node: &mut NodeProto, name: &str, default: i64) {
     match attr_mut(node, name) {
-        Some(a) if a.i < 0 => a.i -= 1,
+        // i64::MIN stays: no rank makes it valid, and the op refuses it.
+        Some(a) if a.i < 0 => a.i = a.i.saturating_sub(1),
         Some(_) => (),
         None if default < 0 => node.attribute.push(int_attr(name, default - 1)),
         None => (),
@@ -371,7 +372,10 @@ fn shift_axis_attr(node: &mut NodeProto, name: &str, default: i64) {
 
 fn shift_axes_attr(node: &mut NodeProto, name: &str) {
     if let Some(a) = attr_mut(node, name) {
-        a.ints.iter_mut().filter(|v| **v < 0).for_each(|v| *v -= 1);
+        a.ints
+            .iter_mut()
+            .filter(|v| **v < 0)
+            .for_each(|v| *v = v.saturating_sub(1));
     }
 }
 
@@ -522,6 +526,21 @@ mod tests {
             err.to_string(),
             "initializer 'w': complex dims [2] take 4 real and imaginary parts, the data holds 24 bytes"
         );
+    }
+
+    #[test]
+    fn an_axis_of_i64_min_stays_for_the_op_to_refuse() {
+        let mut node = NodeProto {
+            attribute: vec![
+                int_attr("axis", i64::MIN),
+                ints_attr("axes", &[i64::MIN, -1]),
+            ],
+            ..NodeProto::default()
+        };
+        shift_axis_attr(&mut node, "axis", 0);
+        shift_axes_attr(&mut node, "axes");
+        assert_eq!(node.attribute[0].i, i64::MIN);
+        assert_eq!(node.attribute[1].ints, [i64::MIN, -2]);
     }
 
     #[test]
