@@ -217,7 +217,9 @@ impl CheckedWriteIndices<'_> {
         let p = self.plan;
         check_len(Input::PastCache, &p.cache_shape, p.cache_len, cache.len())?;
         check_len(Input::Update, &p.update_shape, p.update_len, update.len())?;
-        if p.update_len == 0 {
+        // Nothing to write; the dims of an empty tensor may multiply past
+        // usize, so no product of them is taken.
+        if p.cache_len == 0 || p.update_len == 0 {
             return Ok(());
         }
         let window = p.seq * p.inner;
@@ -238,10 +240,14 @@ impl CheckedWriteIndices<'_> {
         let p = self.plan;
         check_len(Input::PastCache, &p.cache_shape, p.cache_len, cache.len())?;
         check_len(Input::Update, &p.update_shape, p.update_len, update.len())?;
+        if p.cache_len == 0 || p.update_len == 0 {
+            return self.apply_serial(cache, update);
+        }
+        // Both tensors hold elements: every product of their dims fits.
         let prefixes = p.batch * p.heads;
         let bytes = update.len().saturating_mul(std::mem::size_of::<T>());
         let tasks = schedule.tasks(par, bytes, prefixes);
-        if p.update_len == 0 || tasks == 1 {
+        if tasks == 1 {
             return self.apply_serial(cache, update);
         }
         let window = p.seq * p.inner;
