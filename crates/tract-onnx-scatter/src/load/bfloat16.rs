@@ -204,11 +204,7 @@ fn widen_graph(graph: &mut GraphProto, outer: &HashSet<String>, which: &str) -> 
     let mut rounding_nodes = 0;
     let mut nodes = Vec::with_capacity(graph.node.len());
     for mut node in std::mem::take(&mut graph.node) {
-        let name = if node.name.is_empty() {
-            node.output.first().cloned().unwrap_or_default()
-        } else {
-            node.name.clone()
-        };
+        let name = super::node_label(&node);
         let mut bf16_attribute = false;
         for attr in &mut node.attribute {
             let what = format!(
@@ -325,12 +321,7 @@ fn refuse_rounding_scatter(
     if !scatter || !data_bf16 {
         return Ok(());
     }
-    let reduction = node
-        .attribute
-        .iter()
-        .find(|a| a.name == "reduction")
-        .map(|a| String::from_utf8_lossy(&a.s).into_owned())
-        .unwrap_or_else(|| "none".into());
+    let reduction = super::reduction_attribute(node);
     ensure!(
         !matches!(reduction.as_str(), "add" | "mul" | "sum" | "prod" | "mean"),
         "{which}: node '{name}' ({}): reduction '{reduction}' on bfloat16 data rounds after every update, which this version does not do; reductions none, max and min are supported",

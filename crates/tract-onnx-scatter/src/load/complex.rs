@@ -167,11 +167,7 @@ fn widen_graph(
     let mut nodes = Vec::with_capacity(graph.node.len());
     let mut constants = vec![];
     for mut node in std::mem::take(&mut graph.node) {
-        let name = if node.name.is_empty() {
-            node.output.first().cloned().unwrap_or_default()
-        } else {
-            node.name.clone()
-        };
+        let name = super::node_label(&node);
         let mut complex_attribute = false;
         for attr in &mut node.attribute {
             let what = format!(
@@ -329,12 +325,7 @@ fn rewrite_node(
 
 /// The scatter reductions that act on both parts alike: `none`, `add`.
 fn check_reduction(node: &NodeProto, site: &str) -> TractResult<()> {
-    let reduction = node
-        .attribute
-        .iter()
-        .find(|a| a.name == "reduction")
-        .map(|a| String::from_utf8_lossy(&a.s).into_owned())
-        .unwrap_or_else(|| "none".into());
+    let reduction = super::reduction_attribute(node);
     match reduction.as_str() {
         "none" | "add" => Ok(()),
         "max" | "min" => {

@@ -170,6 +170,25 @@ impl Framework<ModelProto, InferenceModel> for Onnx {
     }
 }
 
+/// How the loader's errors name `node`: its name, else its first output
+/// (exporters leave names empty).
+fn node_label(node: &tract_onnx::pb::NodeProto) -> String {
+    if node.name.is_empty() {
+        node.output.first().cloned().unwrap_or_default()
+    } else {
+        node.name.clone()
+    }
+}
+
+/// A scatter node's `reduction` attribute, `"none"` when absent.
+fn reduction_attribute(node: &tract_onnx::pb::NodeProto) -> String {
+    node.attribute
+        .iter()
+        .find(|a| a.name == "reduction")
+        .map(|a| String::from_utf8_lossy(&a.s).into_owned())
+        .unwrap_or_else(|| "none".into())
+}
+
 /// The model as tract should read it: an error for what tract's parser
 /// would panic on ([`validate`]), else `model` itself when no rewrite
 /// applies, else a rewritten copy (or `model`, rewritten, when owned).

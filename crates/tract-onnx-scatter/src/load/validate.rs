@@ -54,11 +54,7 @@ fn validate_graph(graph: &GraphProto, which: &str) -> TractResult<()> {
         check_declared_input(input, which)?;
     }
     for node in &graph.node {
-        let name = if node.name.is_empty() {
-            node.output.first().cloned().unwrap_or_default()
-        } else {
-            node.name.clone()
-        };
+        let name = super::node_label(node);
         if node.op_type == "If" {
             check_if_branches(node, &name, which)?;
         }
