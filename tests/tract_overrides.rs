@@ -661,3 +661,45 @@ fn a_shape_taken_from_a_slice_with_run_time_bounds_is_bound_when_the_slice_runs(
     let stock = run_with(&expand_to_a_run_time_slice(), &no_overrides(), inputs()).unwrap_err();
     assert!(chain(&stock).contains("Undetermined symbol"), "{stock:#}");
 }
+
+/// `Slice(x, starts, ends, [axis], [1])` with its starts and ends fed,
+/// on a data input declared `[rows, cols]`.
+fn slice_of_fed_bounds(axis: i64) -> Graph {
+    let i64s = DatumType::I64;
+    Graph::new(13)
+        .input(
+            "x",
+            DatumType::F32,
+            &[graph::D::S("rows"), graph::D::S("cols")],
+        )
+        .input_c("starts", i64s, &[1])
+        .input_c("ends", i64s, &[1])
+        .init("axes", &tensor(i64s, &[1], &[axis]))
+        .init("steps", &tensor(i64s, &[1], &[1]))
+        .node(
+            "Slice",
+            &["x", "starts", "ends", "axes", "steps"],
+            &["out"],
+            vec![],
+        )
+        .output("out", DatumType::F32)
+}
+
+fn run_slice_of_fed_bounds(axis: i64, x: Tensor) -> TractResult<Tensor> {
+    let i64s = |v: i64| tensor(DatumType::I64, &[1], &[v]).into();
+    let g = slice_of_fed_bounds(axis);
+    let model = g.load_with(&tract_onnx_scatter::onnx())?.into_typed()?;
+    let out = model
+        .into_runnable()?
+        .run(tvec![x.into(), i64s(0), i64s(2)])?;
+    Ok(out[0].clone().into_tensor())
+}
+
+#[test]
+fn a_slice_of_fed_bounds_runs_on_a_valid_axis() {
+    let x = tensor(DatumType::F32, &[2, 3], &(0..6).collect::<Vec<_>>());
+    assert_eq!(
+        run_slice_of_fed_bounds(-1, x).unwrap(),
+        tensor(DatumType::F32, &[2, 2], &[0, 1, 3, 4])
+    );
+}

@@ -438,6 +438,78 @@ fn plain_bounds(ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TVa
         .collect()
 }
 
+/// A slice's run-time bounds (after [`plain_bounds`]), checked before
+/// tract's `StridedSlice` runs on them: tract indexes the data's shape with
+/// each axis unchecked and divides by each step, so a fed axis outside the
+/// rank or a fed step of 0 panicked there.
+fn checked_run_bounds(slice: &StridedSlice, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+    let rank = inputs.first().context("Slice: no data input")?.rank();
+    let values = |ix: Option<usize>, name: &str| -> TractResult<Option<Vec<i64>>> {
+        let Some(input) = ix.and_then(|ix| inputs.get(ix)) else {
+            return Ok(None);
+        };
+        let values = input
+            .cast_to::<i64>()
+            .with_context(|| format!("Slice: {name} of type {:?}", input.datum_type()))?;
+        Ok(Some(values.try_as_plain_ram()?.as_slice::<i64>()?.to_vec()))
+    };
+    let starts = values(Some(1), "starts")?.context("Slice: no starts input")?;
+    let ends = values(Some(2), "ends")?.context("Slice: no ends input")?;
+    ensure!(
+        starts.len() == ends.len(),
+        "Slice: starts holds {} values and ends {}; they must hold as many",
+        starts.len(),
+        ends.len()
+    );
+    if let Some(axes) = values(slice.optional_axes_input, "axes")? {
+        ensure!(
+            axes.len() == starts.len(),
+            "Slice: axes holds {} values and starts {}; they must hold as many",
+            axes.len(),
+            starts.len()
+        );
+        let rank = i64::try_from(rank)?;
+        for (ix, &axis) in axes.iter().enumerate() {
+            ensure!(
+                (-rank..rank).contains(&axis),
+                "Slice: axes[{ix}] is {axis}, outside [-{rank}, {rank}) for data of rank {rank}"
+            );
+        }
+    } else {
+        ensure!(
+            starts.len() <= rank,
+            "Slice: starts holds {} values, more than the data's rank {rank}",
+            starts.len()
+        );
+    }
+    if let Some(steps) = values(slice.optional_steps_input, "steps")? {
+        ensure!(
+            steps.len() == starts.len(),
+            "Slice: steps holds {} values and starts {}; they must hold as many",
+            steps.len(),
+            starts.len()
+        );
+        if let Some(ix) = steps.iter().position(|&s| s == 0) {
+            bail!("Slice: steps[{ix}] is 0; a step must not be 0");
+        }
+        // tract casts steps to i32: as at load time, a larger step takes
+        // the same elements as i32::MAX.
+        if let Some(ix) = slice.optional_steps_input
+            && steps
+                .iter()
+                .any(|s| s.unsigned_abs() > MAX_STEP.unsigned_abs())
+        {
+            let clamped: Vec<i64> = steps
+                .iter()
+                .map(|s| s.clamp(&-MAX_STEP, &MAX_STEP))
+                .copied()
+                .collect();
+            inputs[ix] = tensor1(&clamped).into_tvalue();
+        }
+    }
+    Ok(inputs)
+}
+
 /// tract's `StridedSlice`, its symbolic bounds evaluated with the run's
 /// symbols.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
@@ -467,7 +539,10 @@ impl EvalOp for RunTimeBoundSlice {
 
     fn eval(&self, ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         inputs.truncate(self.slice_inputs());
-        self.0.eval(ctx, plain_bounds(ctx, inputs)?)
+        self.0.eval(
+            ctx,
+            checked_run_bounds(&self.0, plain_bounds(ctx, inputs)?)?,
+        )
     }
 }
 
@@ -701,7 +776,8 @@ impl EvalOp for RunTimeValueSlice {
     op_out_of_plan!();
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let outputs = self.slice.eval(ctx, plain_bounds(ctx, inputs)?)?;
+        let inputs = checked_run_bounds(&self.slice, plain_bounds(ctx, inputs)?)?;
+        let outputs = self.slice.eval(ctx, inputs)?;
         for (axis, known) in self.known.iter().enumerate() {
             let (Some(known), Some(&got)) = (known, outputs[0].shape().get(axis)) else {
                 continue;
