@@ -118,18 +118,85 @@ fn a_bfloat16_scatter_without_reduction_moves_the_values() {
     same_bits(&got, &[-8.0, 2.0, 3.0, 0.5]);
 }
 
+/// 1 + four updates of 2^-8 at one place: each sum 1 + 2^-8 rounds back to 1
+/// in bfloat16 (8 significant bits), so ONNX's per-update rounding gives 1
+/// where one rounding of the float32 sum would give 1.015625.
 #[test]
-fn a_bfloat16_scatter_that_adds_is_an_error_naming_the_node() {
+fn a_bfloat16_scatter_that_adds_rounds_after_every_update() {
+    let tiny = 1.0f32 / 256.0;
+    for (op, indices, shape) in [
+        (
+            "ScatterElements",
+            init_i64("indices", &[4], &[0, 0, 0, 0]),
+            vec![4],
+        ),
+        (
+            "ScatterND",
+            init_i64("indices", &[4, 1], &[0, 0, 0, 0]),
+            vec![4],
+        ),
+    ] {
+        let m = OneNode::new(op, 18)
+            .attr(attr_string("reduction", "add"))
+            .value(input("data", DataType::Bfloat16, &[4]))
+            .value(indices)
+            .value(input("updates", DataType::Bfloat16, &shape))
+            .output_elem(DataType::Bfloat16);
+        let got = run(
+            &m,
+            tvec![
+                tensor1(&[1.0f32, 2.0, 3.0, 4.0]).into_tvalue(),
+                tensor1(&[tiny; 4]).into_tvalue()
+            ],
+        );
+        same_bits(&got, &[1.0, 2.0, 3.0, 4.0]);
+    }
+}
+
+/// 1.296875 (a bfloat16 value) times itself three times, rounded to
+/// bfloat16 after each product, is 2.8125; the float32 product rounded once
+/// is 2.828125.
+#[test]
+fn a_bfloat16_scatter_that_multiplies_rounds_after_every_update() {
+    let step = 1.296875f32;
     let m = OneNode::new("ScatterElements", 18)
-        .attr(attr_string("reduction", "add"))
+        .attr(attr_string("reduction", "mul"))
+        .value(input("data", DataType::Bfloat16, &[2]))
+        .value(init_i64("indices", &[3], &[1, 1, 1]))
+        .value(input("updates", DataType::Bfloat16, &[3]))
+        .output_elem(DataType::Bfloat16);
+    let got = run(
+        &m,
+        tvec![
+            tensor1(&[5.0f32, step]).into_tvalue(),
+            tensor1(&[step; 3]).into_tvalue()
+        ],
+    );
+    let mut want = step;
+    for _ in 0..3 {
+        want = round_bf16(want * step);
+    }
+    assert_ne!(
+        want,
+        round_bf16(step.powi(4)),
+        "the case tells the roundings apart"
+    );
+    same_bits(&got, &[5.0, want]);
+}
+
+#[test]
+fn a_bfloat16_scatter_elements_update_that_sums_is_an_error_naming_the_node() {
+    let m = OneNode::new("ScatterElementsUpdate", 18)
+        .attr(attr_string("reduction", "sum"))
         .value(input("data", DataType::Bfloat16, &[4]))
         .value(init_i64("indices", &[2], &[3, 3]))
         .value(input("updates", DataType::Bfloat16, &[2]))
+        .value(init_i64("axis", &[], &[0]))
         .output_elem(DataType::Bfloat16);
     let err = m.load().unwrap_err();
     assert_eq!(
         err.root_cause().to_string(),
-        "the main graph: node 'scatter_node' (ScatterElements): reduction 'add' on bfloat16 data rounds after every update, which this version does not do; reductions none, max and min are supported"
+        "the main graph: node 'scatter_node' (ScatterElementsUpdate): reduction 'sum' on bfloat16 data is not supported; reductions none, max and min are"
     );
 }
 

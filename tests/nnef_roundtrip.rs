@@ -239,6 +239,7 @@ fn elements_update_semantics_round_trip() {
                     axis: 1,
                     reduction,
                     use_init_val,
+                    computes_in_bfloat16: false,
                     output_pool: None,
                     check_cache: Default::default(),
                 };
@@ -581,4 +582,42 @@ fn a_scatter_nd_folded_into_scatter_elements_round_trips_still_naming_the_scatte
     let back = round_trip(&model, &inputs, "folded index_copy");
     let (_, op) = only_node::<ScatterElements>(&back);
     assert_eq!((op.axis, op.site.op), (2, ScatterOp::ScatterNd));
+}
+
+/// A scatter computing in bfloat16 (a bfloat16 model's add) keeps that
+/// arithmetic through NNEF: 1 + four updates of 2^-8 stays 1.
+#[test]
+fn a_scatter_computing_in_bfloat16_round_trips_with_its_rounding() {
+    let tiny = 1.0f32 / 256.0;
+    let site = |op| NodeSite::new(op, "bf16", Some(18));
+    let ops: Vec<(Box<dyn TypedOp>, Tensor)> = vec![
+        (
+            Box::new(ScatterElements {
+                computes_in_bfloat16: true,
+                ..ScatterElements::onnx(site(ScatterOp::ScatterElements), 0, Reduction::Add)
+            }),
+            tensor1(&[0i64; 4]),
+        ),
+        (
+            Box::new(ScatterNd {
+                computes_in_bfloat16: true,
+                ..ScatterNd::onnx(site(ScatterOp::ScatterNd), Reduction::Add)
+            }),
+            Tensor::from_shape(&[4, 1], &[0i64; 4]).unwrap(),
+        ),
+    ];
+    for (op, indices) in ops {
+        let mut model = TypedModel::default();
+        let data = model.add_source("data", f32::fact([2])).unwrap();
+        let indices = model.add_const("indices", indices).unwrap();
+        let updates = model.add_source("updates", f32::fact([4])).unwrap();
+        let out = model
+            .wire_node("scatter", op, &[data, indices, updates])
+            .unwrap();
+        model.select_output_outlets(&out).unwrap();
+        let inputs = [tensor1(&[1.0f32, 2.0]), tensor1(&[tiny; 4])];
+        let back = round_trip(&model, &inputs, "bfloat16 scatter");
+        let got = graph::run(&back, &inputs).unwrap();
+        assert_eq!(got[0].clone().into_tensor(), tensor1(&[1.0f32, 2.0]));
+    }
 }

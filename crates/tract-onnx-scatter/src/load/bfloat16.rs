@@ -26,9 +26,11 @@
 //! twice bfloat16's 8 bits plus 2), so element-wise ops give onnx's
 //! reference results bit for bit.
 //!
-//! A scatter with reduction `add` or `mul` on bfloat16 data rounds after
-//! every update in ONNX; the kernels do not yet, so such a node is a load
-//! error naming it.
+//! A `ScatterElements` or `ScatterND` with reduction `add` or `mul` on
+//! bfloat16 data rounds after every update in ONNX: the loader marks it
+//! [`COMPUTES_IN_BFLOAT16`], and the op computes in bfloat16. OpenVINO's
+//! `ScatterElementsUpdate` reducing bfloat16 data (`sum`, `prod`, `mean`)
+//! is a load error naming the node.
 //!
 //! **Architecture invariant:** a model with no bfloat16 anywhere is not
 //! touched.
@@ -36,6 +38,8 @@
 use std::collections::{HashMap, HashSet};
 
 use tract_hir::internal::*;
+
+use crate::parse::attributes::COMPUTES_IN_BFLOAT16;
 use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::type_proto::Value as TypeValue;
 use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto};
@@ -232,7 +236,7 @@ fn widen_graph(graph: &mut GraphProto, outer: &HashSet<String>, which: &str) -> 
             }
         };
         if reads_bf16 {
-            refuse_rounding_scatter(&node, &name, which, &bf16)?;
+            mark_rounding_scatter(&mut node, &name, which, &bf16)?;
         }
         let mut rounding = vec![];
         if outputs_bf16 {
@@ -306,28 +310,36 @@ fn gives_other_type(op: &str, slot: usize) -> bool {
 }
 
 /// A scatter that reduces bfloat16 data with `add` or `mul` rounds after
-/// every update in ONNX: refused until the kernels do.
-fn refuse_rounding_scatter(
-    node: &NodeProto,
+/// every update in ONNX: marked [`COMPUTES_IN_BFLOAT16`] for its op.
+/// OpenVINO's `ScatterElementsUpdate` is refused: nothing here states how
+/// its `sum`, `prod` and `mean` round on bfloat16.
+fn mark_rounding_scatter(
+    node: &mut NodeProto,
     name: &str,
     which: &str,
     bf16: &HashSet<String>,
 ) -> TractResult<()> {
-    let scatter = matches!(
-        node.op_type.as_str(),
-        "ScatterElements" | "ScatterND" | "ScatterElementsUpdate"
-    );
     let data_bf16 = node.input.first().is_some_and(|d| bf16.contains(d));
-    if !scatter || !data_bf16 {
+    let reduction = super::reduction_attribute(node);
+    let rounds = matches!(reduction.as_str(), "add" | "mul" | "sum" | "prod" | "mean");
+    if !data_bf16 || !rounds {
         return Ok(());
     }
-    let reduction = super::reduction_attribute(node);
-    ensure!(
-        !matches!(reduction.as_str(), "add" | "mul" | "sum" | "prod" | "mean"),
-        "{which}: node '{name}' ({}): reduction '{reduction}' on bfloat16 data rounds after every update, which this version does not do; reductions none, max and min are supported",
-        node.op_type
-    );
-    Ok(())
+    match node.op_type.as_str() {
+        "ScatterElements" | "ScatterND" => {
+            node.attribute.push(AttributeProto {
+                name: COMPUTES_IN_BFLOAT16.into(),
+                r#type: tract_onnx::pb::attribute_proto::AttributeType::Int as i32,
+                i: 1,
+                ..AttributeProto::default()
+            });
+            Ok(())
+        }
+        "ScatterElementsUpdate" => bail!(
+            "{which}: node '{name}' (ScatterElementsUpdate): reduction '{reduction}' on bfloat16 data is not supported; reductions none, max and min are"
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn round_node(input: &str, output: &str, name: &str) -> NodeProto {

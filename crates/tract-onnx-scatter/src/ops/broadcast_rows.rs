@@ -77,7 +77,10 @@ pub fn rewrite(
         positions: IndexPositions::BroadcastRows { data_rank: rank },
         ..op.site.clone()
     };
-    let rows = ScatterNd::onnx(site, reduction);
+    let rows = ScatterNd {
+        computes_in_bfloat16: op.computes_in_bfloat16,
+        ..ScatterNd::onnx(site, reduction)
+    };
     let out = patch.wire_node(&node.name, rows, &[data, wire, updates])?;
     patch.shunt_outside(model, node.id.into(), out[0])?;
     Ok(Some(patch))

@@ -68,6 +68,10 @@ pub struct ScatterElements {
     pub reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
     pub use_init_val: bool,
+    /// The float32 data and updates hold bfloat16 values (a bfloat16
+    /// model, [`crate::load::bfloat16`]) and the reduction computes in
+    /// bfloat16: the value rounds after every update, as ONNX's does.
+    pub computes_in_bfloat16: bool,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
@@ -88,6 +92,7 @@ impl ScatterElements {
             axis,
             reduction: reduction.into(),
             use_init_val: true,
+            computes_in_bfloat16: false,
             output_pool: None,
             check_cache: ElementsCheckCache::default(),
         }
@@ -238,12 +243,29 @@ impl IndexedScatter for ScatterElements {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
+        // A copy fused with the scatter computes in the data's own type.
+        let fuse = |data: &Tensor| {
+            (!self.computes_in_bfloat16)
+                .then(|| self.copies_as_it_scatters(&checked, data))
+                .flatten()
+        };
         let mut data = match copy_target::take_or_fuse(site, data, pool, &checked, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,
         };
         let mut view = data.try_as_plain_ram_mut()?;
+        if self.computes_in_bfloat16 {
+            types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
+                checked.apply_update(
+                    d,
+                    u,
+                    self.reduction,
+                    self.use_init_val,
+                    Execution::on(&threads),
+                )
+            })?;
+            return Ok(data);
+        }
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
             let u = types::slice::<T>(updates)?;
@@ -387,11 +409,13 @@ fn build(
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let axis = node.int("axis")?.unwrap_or(0);
     let reduction = node.onnx_reduction()?;
+    let computes_in_bfloat16 = node.computes_in_bfloat16();
     Ok((
         expand(typing::DataLike(InferScatterElements {
             site: node.site,
             axis,
             reduction,
+            computes_in_bfloat16,
         })),
         vec![],
     ))
@@ -407,6 +431,8 @@ pub struct InferScatterElements {
     pub axis: i64,
     /// The `reduction` attribute, already checked against the opset.
     pub reduction: Reduction,
+    /// As [`ScatterElements::computes_in_bfloat16`].
+    pub computes_in_bfloat16: bool,
 }
 
 impl typing::DataLikeScatter for InferScatterElements {
@@ -428,7 +454,10 @@ impl typing::DataLikeScatter for InferScatterElements {
     ) -> TractResult<TVec<OutletId>> {
         let rank = model.outlet_fact(inputs[0])?.rank();
         let axis = axis_position(&self.site, self.axis, rank)?;
-        let op = ScatterElements::onnx(self.site.clone(), axis, self.reduction);
+        let op = ScatterElements {
+            computes_in_bfloat16: self.computes_in_bfloat16,
+            ..ScatterElements::onnx(self.site.clone(), axis, self.reduction)
+        };
         model.wire_node(prefix, op, inputs)
     }
 }
@@ -452,6 +481,7 @@ fn register_nnef(registry: &mut Registry) {
                 TypeName::String.named("reduction").default("none"),
                 TypeName::Logical.named("use_init_val").default(true),
                 TypeName::String.named("onnx_op").default("ScatterElements"),
+                TypeName::Logical.named("computes_in_bfloat16").default(false),
             ],
             &[("output", TypeName::Scalar.tensor())],
             load_scatter_elements,
@@ -475,6 +505,9 @@ fn dump_scatter_elements(
     if op.site.op != ScatterOp::ScatterElements {
         attributes.push(("onnx_op", string(op.site.op.onnx_name())));
     }
+    if op.computes_in_bfloat16 {
+        attributes.push(("computes_in_bfloat16", logical(true)));
+    }
     Ok(Some(invocation(
         SCATTER_ELEMENTS,
         &[data, indices, updates],
@@ -490,6 +523,7 @@ fn load_scatter_elements(
     let axis: i64 = invocation.named_arg_as(builder, "axis")?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let use_init_val: bool = invocation.named_arg_as(builder, "use_init_val")?;
+    let computes_in_bfloat16: bool = invocation.named_arg_as(builder, "computes_in_bfloat16")?;
     let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
     let rank = builder.model.outlet_fact(data)?.rank();
     let axis = crate::ops::scatter_elements::axis_position(&site, axis, rank)?;
@@ -500,6 +534,7 @@ fn load_scatter_elements(
             axis,
             reduction,
             use_init_val,
+            computes_in_bfloat16,
             output_pool: None,
             check_cache: ElementsCheckCache::default(),
         },

@@ -88,6 +88,7 @@ impl ScatterElementsUpdate {
             axis,
             reduction: self.reduction,
             use_init_val: self.use_init_val,
+            computes_in_bfloat16: false,
             output_pool: None,
             check_cache: Default::default(),
         })

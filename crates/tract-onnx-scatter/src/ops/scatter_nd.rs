@@ -63,6 +63,10 @@ pub struct ScatterNd {
     /// op is `Transpose(perm) → ScatterND → inverse Transpose` without the
     /// transposes ([`crate::ops::transpose_fold`]). `None`: plain ScatterND.
     pub layout: Option<TVec<usize>>,
+    /// The float32 data and updates hold bfloat16 values (a bfloat16
+    /// model, [`crate::load::bfloat16`]) and the reduction computes in
+    /// bfloat16: the value rounds after every update, as ONNX's does.
+    pub computes_in_bfloat16: bool,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
@@ -81,6 +85,7 @@ impl ScatterNd {
             site,
             reduction,
             layout: None,
+            computes_in_bfloat16: false,
             output_pool: None,
             check_cache: NdCheckCache::default(),
         }
@@ -228,8 +233,9 @@ impl IndexedScatter for ScatterNd {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
+        // A copy fused with the scatter computes in the data's own type.
         let fuse = |data: &Tensor| {
-            self.fuses_the_copy(plan, &sorted, data)
+            (!self.computes_in_bfloat16 && self.fuses_the_copy(plan, &sorted, data))
                 .then_some(self.reduction)
         };
         let mut data = match copy_target::take_or_fuse(site, data, pool, &sorted, updates, fuse)? {
@@ -237,6 +243,14 @@ impl IndexedScatter for ScatterNd {
             Taken::ScatterInto(data) => data,
         };
         let mut view = data.try_as_plain_ram_mut()?;
+        if self.computes_in_bfloat16 {
+            types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
+                sorted
+                    .apply(d, u, self.reduction, Execution::on(&threads))
+                    .map(drop)
+            })?;
+            return Ok(data);
+        }
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
             sorted.apply(d, types::slice::<T>(updates)?, self.reduction, Execution::on(&threads)).map(drop).map_err(|e| site.scatter_error(e))
@@ -351,10 +365,12 @@ pub fn scatter_nd<const STRICT: bool>(
     )?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let reduction = node.onnx_reduction()?;
+    let computes_in_bfloat16 = node.computes_in_bfloat16();
     Ok((
         expand(typing::DataLike(InferScatterNd {
             site: node.site,
             reduction,
+            computes_in_bfloat16,
         })),
         vec![],
     ))
@@ -367,6 +383,8 @@ pub struct InferScatterNd {
     pub site: NodeSite,
     /// The `reduction` attribute, already checked against the opset.
     pub reduction: Reduction,
+    /// As [`ScatterNd::computes_in_bfloat16`].
+    pub computes_in_bfloat16: bool,
 }
 
 impl typing::DataLikeScatter for InferScatterNd {
@@ -386,7 +404,10 @@ impl typing::DataLikeScatter for InferScatterNd {
         model: &mut TypedModel,
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
-        let op = ScatterNd::onnx(self.site.clone(), self.reduction);
+        let op = ScatterNd {
+            computes_in_bfloat16: self.computes_in_bfloat16,
+            ..ScatterNd::onnx(self.site.clone(), self.reduction)
+        };
         model.wire_node(prefix, op, inputs)
     }
 }
@@ -408,6 +429,9 @@ fn register_nnef(registry: &mut Registry) {
                 TypeName::Scalar.tensor().named("updates"),
                 TypeName::String.named("reduction").default("none"),
                 TypeName::Integer.array().named("layout").default(false),
+                TypeName::Logical
+                    .named("computes_in_bfloat16")
+                    .default(false),
             ],
             &[("output", TypeName::Scalar.tensor())],
             load_scatter_nd,
@@ -425,6 +449,9 @@ fn dump_scatter_nd(
     let mut attributes = vec![("reduction", string(op.reduction.as_str()))];
     if let Some(perm) = &op.layout {
         attributes.push(("layout", tract_nnef::ser::ints(perm)));
+    }
+    if op.computes_in_bfloat16 {
+        attributes.push(("computes_in_bfloat16", logical(true)));
     }
     Ok(Some(invocation(
         SCATTER_ND,
@@ -446,9 +473,11 @@ fn load_scatter_nd(
         None | Some(Value::Bool(false)) => None,
         Some(v) => Some(v.to::<TVec<usize>>(builder)?),
     };
+    let computes_in_bfloat16: bool = invocation.named_arg_as(builder, "computes_in_bfloat16")?;
     builder.wire(
         ScatterNd {
             layout,
+            computes_in_bfloat16,
             ..ScatterNd::onnx(site, reduction)
         },
         &[data, indices, updates],

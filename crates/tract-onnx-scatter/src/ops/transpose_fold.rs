@@ -248,7 +248,10 @@ fn wire_along_axis(
     )?[0];
     // Errors keep naming the user's ScatterND node.
     let site = NodeSite::new(ScatterOp::ScatterNd, op.site.node.clone(), op.site.opset);
-    let elements = ScatterElements::onnx(site, axis, op.reduction);
+    let elements = ScatterElements {
+        computes_in_bfloat16: op.computes_in_bfloat16,
+        ..ScatterElements::onnx(site, axis, op.reduction)
+    };
     Ok(patch.wire_node(&node.name, elements, &[data, indices, updates_wire])?[0])
 }
 

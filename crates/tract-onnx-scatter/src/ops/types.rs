@@ -229,3 +229,34 @@ pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
 pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
     t.try_as_plain_ram()?.as_slice::<T>()
 }
+
+/// Runs `apply` on bfloat16 copies of `data` and `updates`, float32 tensors
+/// holding bfloat16 values (so the copies are exact), then writes the
+/// result back into `data`: the kernels' bfloat16 arithmetic rounds after
+/// every update, as ONNX does on bfloat16 data.
+pub fn apply_in_bfloat16(
+    site: &NodeSite,
+    data: &mut [f32],
+    updates: &Tensor,
+    apply: impl FnOnce(&mut [half::bf16], &[half::bf16]) -> Result<(), scatter_kernels::ScatterError>,
+) -> TractResult<()> {
+    let updates = slice::<f32>(updates)?;
+    let bfloat16s = |values: &[f32]| -> TractResult<Vec<half::bf16>> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(values.len()).map_err(|_| {
+            site.error(format!(
+                "cannot allocate {} bfloat16 values to compute in bfloat16",
+                values.len()
+            ))
+        })?;
+        out.extend(values.iter().map(|&v| half::bf16::from_f32(v)));
+        Ok(out)
+    };
+    let mut data16 = bfloat16s(data)?;
+    let updates16 = bfloat16s(updates)?;
+    apply(&mut data16, &updates16).map_err(|e| site.scatter_error(e))?;
+    for (out, value) in data.iter_mut().zip(data16) {
+        *out = value.to_f32();
+    }
+    Ok(())
+}

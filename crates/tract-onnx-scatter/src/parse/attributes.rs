@@ -117,6 +117,11 @@ impl<'a> CheckedNode<'a> {
         Ok(given)
     }
 
+    /// Whether the loader marked the node [`COMPUTES_IN_BFLOAT16`].
+    pub fn computes_in_bfloat16(&self) -> bool {
+        self.attr(COMPUTES_IN_BFLOAT16).is_some_and(|a| a.i == 1)
+    }
+
     fn attr(&self, name: &str) -> Option<&'a AttributeProto> {
         self.node.attribute.iter().find(|a| a.name == name)
     }
@@ -205,6 +210,12 @@ impl<'a> CheckedNode<'a> {
     }
 }
 
+/// The attribute the bfloat16 loader ([`crate::load::bfloat16`]) gives a
+/// scatter whose float32 data hold bfloat16 values and whose reduction
+/// computes in bfloat16 (an int, 1). Not an ONNX attribute: no op version
+/// lists it, and [`CheckedNode`] reads it apart from the op's own.
+pub const COMPUTES_IN_BFLOAT16: &str = "tract_onnx_scatter.computes_in_bfloat16";
+
 /// Why `version` refuses `node` as written (an attribute it does not define,
 /// a reduction value it does not allow), in the words of the error.
 fn check_against(version: &OpVersion, node: &NodeProto) -> Result<(), String> {
@@ -213,7 +224,7 @@ fn check_against(version: &OpVersion, node: &NodeProto) -> Result<(), String> {
     if let Some(attr) = node
         .attribute
         .iter()
-        .find(|a| !version.attributes.contains(&a.name.as_str()))
+        .find(|a| a.name != COMPUTES_IN_BFLOAT16 && !version.attributes.contains(&a.name.as_str()))
     {
         return Err(format!(
             "attribute '{}' (value {}) is not defined by {}; it allows: {}",
