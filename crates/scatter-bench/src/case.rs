@@ -140,7 +140,8 @@ impl Case {
             // repeat other rows, the GNN rows have their own table.
             summarized: !w.extras.gnn
                 && !w.extras.fresh_each_call
-                && !w.extras.new_indices_each_call,
+                && !w.extras.new_indices_each_call
+                && !w.extras.bfloat16,
             gradient: None,
             extras: w.extras,
         })

@@ -551,7 +551,10 @@ fn main() -> Result<()> {
             let case = scatter_bench::case(name).with_context(|| format!("loading {name}"))?;
             // onnxruntime cannot load the plugin's training domain: gradient
             // rows go to PyTorch instead (a directory bench_ort.py never reads).
-            let ort_dir = if case.gradient.is_some() {
+            let ort_dir = if case.extras.bfloat16 {
+                // onnxruntime's CPU scatter has no bfloat16 reduction.
+                None
+            } else if case.gradient.is_some() {
                 if torch_python.is_some() {
                     ort::write_case(&torch_dir, &case)?;
                 }

@@ -160,6 +160,73 @@ macro_rules! half_float {
 
 half_float!(f16 => "float16", bf16 => "bfloat16");
 
+/// A float32 that holds a bfloat16 value: an element of a bfloat16 tensor
+/// widened to float32, for a host with no bfloat16 type (tract). Its
+/// arithmetic is bfloat16's: `add` and `mul` compute in float32 and round
+/// to the nearest bfloat16 (ties to even) after every update, as
+/// [`bf16`]'s do; `max` and `min` move values, so they keep bfloat16
+/// values. The kernels run on the float32 data in place, through
+/// [`Bfloat16InFloat32::slice_mut`].
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Bfloat16InFloat32(pub f32);
+
+impl Bfloat16InFloat32 {
+    /// `value` rounded to the nearest bfloat16 value, ties to even, as
+    /// float32: `bf16::from_f32(value).to_f32()` bit for bit (NaN stays a
+    /// quiet NaN of the same sign and top payload bits), without branches,
+    /// so a loop over a slice vectorizes.
+    #[inline(always)]
+    pub fn round(value: f32) -> f32 {
+        let bits = value.to_bits();
+        let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) & 0xffff_0000;
+        let quiet_nan = (bits | 0x0040_0000) & 0xffff_0000;
+        let nan = (bits & 0x7fff_ffff) > 0x7f80_0000;
+        f32::from_bits(if nan { quiet_nan } else { rounded })
+    }
+
+    #[inline(always)]
+    fn rounded(value: f32) -> Self {
+        Bfloat16InFloat32(Self::round(value))
+    }
+
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.0.is_nan()
+    }
+
+    /// `values` seen as elements holding bfloat16 values.
+    pub fn slice(values: &[f32]) -> &[Bfloat16InFloat32] {
+        // SAFETY: `Bfloat16InFloat32` is `repr(transparent)` over `f32`:
+        // same size, alignment and validity, so the slice is the same
+        // memory read as the wrapper, for the same lifetime.
+        unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
+    }
+
+    /// `values` seen as elements holding bfloat16 values, for the kernels
+    /// to write in place.
+    pub fn slice_mut(values: &mut [f32]) -> &mut [Bfloat16InFloat32] {
+        // SAFETY: as in `slice`; the exclusive borrow moves to the result.
+        unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), values.len()) }
+    }
+}
+
+impl Element for Bfloat16InFloat32 {
+    const NAME: &'static str = "bfloat16";
+    #[inline(always)]
+    fn add(acc: &mut Self, update: &Self) {
+        *acc = Self::rounded(acc.0 + update.0)
+    }
+    #[inline(always)]
+    fn mul(acc: &mut Self, update: &Self) {
+        *acc = Self::rounded(acc.0 * update.0)
+    }
+    float_minmax!();
+    fn mean(sum: &Self, count: usize) -> Self {
+        Bfloat16InFloat32(bf16::from_f64(f64::from(sum.0) / count as f64).to_f32())
+    }
+}
+
 impl Element for bool {
     const NAME: &'static str = "bool";
     fn supports(reduction: UpdateReduction) -> bool {
@@ -245,6 +312,62 @@ mod tests {
         assert_eq!(folded(Reduction::Add, 127i8, &[1]), -128);
         assert_eq!(folded(Reduction::Mul, u8::MAX, &[2]), 254);
         assert_eq!(folded(Reduction::Add, i64::MAX, &[i64::MAX]), -2);
+    }
+
+    #[test]
+    fn bfloat16_rounding_of_float32_is_half_s_bit_for_bit() {
+        let edges = [
+            0u32,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7f7f_ffff,
+            0x7f7f_8000,
+            0x7f7f_7fff,
+            0x3f80_8000,
+            0x3f81_8000,
+            0x0000_8000,
+            0x0001_8000,
+            0x7fc0_0000,
+            0x7f80_0001,
+            0xffff_ffff,
+            0x7fbf_ffff,
+        ];
+        let sampled = (0..=u32::MAX).step_by(65_521);
+        for bits in edges.into_iter().chain(sampled) {
+            let x = f32::from_bits(bits);
+            assert_eq!(
+                Bfloat16InFloat32::round(x).to_bits(),
+                bf16::from_f32(x).to_f32().to_bits(),
+                "{bits:#010x}"
+            );
+        }
+    }
+
+    #[test]
+    fn bfloat16_in_float32_rounds_after_every_update_as_bf16_does() {
+        let tiny = 1.0f32 / 256.0;
+        let wide = folded(
+            Reduction::Add,
+            Bfloat16InFloat32(1.0),
+            &[Bfloat16InFloat32(tiny); 4],
+        );
+        let narrow = folded(Reduction::Add, bf16::ONE, &[bf16::from_f32(tiny); 4]);
+        assert_eq!(wide.0, 1.0);
+        assert_eq!(wide.0, narrow.to_f32());
+        let step = 1.296875f32;
+        let wide = folded(
+            Reduction::Mul,
+            Bfloat16InFloat32(step),
+            &[Bfloat16InFloat32(step); 3],
+        );
+        let narrow = folded(
+            Reduction::Mul,
+            bf16::from_f32(step),
+            &[bf16::from_f32(step); 3],
+        );
+        assert_eq!(wide.0, narrow.to_f32());
+        assert_eq!(wide.0, 2.8125);
     }
 
     #[test]

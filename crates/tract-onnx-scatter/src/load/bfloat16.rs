@@ -434,14 +434,16 @@ fn widen_tensor(t: &mut TensorProto, what: &str) -> TractResult<()> {
 }
 
 /// The [`ROUND_TO_BFLOAT16`] op: each float32 value rounded to the nearest
-/// bfloat16 value, ties to even (`half::bf16::from_f32`).
+/// bfloat16 value, ties to even (`half::bf16::from_f32`'s rounding,
+/// [`scatter_kernels::Bfloat16InFloat32::round`]).
 mod rounding {
     #![allow(missing_docs)]
+    use scatter_kernels::Bfloat16InFloat32;
     use tract_core::internal::*;
 
     tract_core::element_wise!(round_to_bfloat16, RoundToBfloat16,
         [f32] => |_, xs| {
-            xs.iter_mut().for_each(|x| *x = half::bf16::from_f32(*x).to_f32());
+            xs.iter_mut().for_each(|x| *x = Bfloat16InFloat32::round(*x));
             Ok(())
         };
         prefix: "tract_onnx_scatter."

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use scatter_kernels::{Element, Reduction, UpdateReduction};
+use scatter_kernels::{Bfloat16InFloat32, Element, Reduction, UpdateReduction};
 use tract_core::internal::*;
 use tract_core::tract_data::TooEarly;
 
@@ -230,33 +230,19 @@ pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
     t.try_as_plain_ram()?.as_slice::<T>()
 }
 
-/// Runs `apply` on bfloat16 copies of `data` and `updates`, float32 tensors
-/// holding bfloat16 values (so the copies are exact), then writes the
-/// result back into `data`: the kernels' bfloat16 arithmetic rounds after
-/// every update, as ONNX does on bfloat16 data.
+/// Runs `apply` on `data` and `updates`, float32 tensors holding bfloat16
+/// values, seen as [`Bfloat16InFloat32`] elements: the kernels' bfloat16
+/// arithmetic rounds after every update, as ONNX does on bfloat16 data,
+/// in place.
 pub fn apply_in_bfloat16(
     site: &NodeSite,
     data: &mut [f32],
     updates: &Tensor,
-    apply: impl FnOnce(&mut [half::bf16], &[half::bf16]) -> Result<(), scatter_kernels::ScatterError>,
+    apply: impl FnOnce(
+        &mut [Bfloat16InFloat32],
+        &[Bfloat16InFloat32],
+    ) -> Result<(), scatter_kernels::ScatterError>,
 ) -> TractResult<()> {
-    let updates = slice::<f32>(updates)?;
-    let bfloat16s = |values: &[f32]| -> TractResult<Vec<half::bf16>> {
-        let mut out = Vec::new();
-        out.try_reserve_exact(values.len()).map_err(|_| {
-            site.error(format!(
-                "cannot allocate {} bfloat16 values to compute in bfloat16",
-                values.len()
-            ))
-        })?;
-        out.extend(values.iter().map(|&v| half::bf16::from_f32(v)));
-        Ok(out)
-    };
-    let mut data16 = bfloat16s(data)?;
-    let updates16 = bfloat16s(updates)?;
-    apply(&mut data16, &updates16).map_err(|e| site.scatter_error(e))?;
-    for (out, value) in data.iter_mut().zip(data16) {
-        *out = value.to_f32();
-    }
-    Ok(())
+    let updates = Bfloat16InFloat32::slice(slice::<f32>(updates)?);
+    apply(Bfloat16InFloat32::slice_mut(data), updates).map_err(|e| site.scatter_error(e))
 }
