@@ -23,6 +23,9 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
         suites.extend(suites_of(dir)?);
     }
     let expected = expected_failures(args.expected_failures.as_deref())?;
+    for suite in &mut suites {
+        name_as_listed(suite, &expected);
+    }
     check_output(args.output.as_deref())?;
     let (mut total, mut in_shard) = (0, 0);
     for suite in &suites {
@@ -254,6 +257,28 @@ fn suites_of(dir: &Path) -> Result<Vec<Suite>> {
         suites.push(suite(dir)?);
     }
     Ok(suites)
+}
+
+/// Names `suite` as the expected-failures file does when the file names its
+/// directory by a longer path: a `release` of several components
+/// (`types/bfloat16`, `recurrent/tf2onnx`, as `cargo xtask conformance`
+/// names those suites) that the directory's path ends with.
+fn name_as_listed(suite: &mut Suite, expected: &ExpectedFailures) {
+    let path = suite
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| suite.root.clone());
+    let listed = expected
+        .entries
+        .iter()
+        .map(|e| e.release.as_str())
+        .filter(|release| {
+            release.contains('/') && Path::new(release).file_name() == path.file_name()
+        })
+        .find(|release| path.ends_with(release));
+    if let Some(release) = listed {
+        suite.name = release.to_string();
+    }
 }
 
 /// The suite of one directory, named after it: after the link, when it

@@ -103,6 +103,34 @@ fn test_gates_on_expected_failures() {
     assert!(run.stderr.contains("index_add__ts11"), "{}", run.stderr);
 }
 
+/// The element-type corpus (`onnx-testdata/types`: bfloat16, complex64 and
+/// complex128 node tests) passes the gate with the committed list, whose
+/// entries name its suites by a longer path (`types/bfloat16`).
+#[test]
+fn test_of_the_bfloat16_and_complex_corpus_passes_with_the_committed_list() {
+    let run = tract_scatter(&[
+        "test",
+        "onnx-testdata/types",
+        "--expected-failures",
+        EXPECTED,
+        "--format",
+        "json",
+        "--quiet",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    let suites: std::collections::BTreeSet<&str> =
+        cases.iter().filter_map(|c| c["suite"].as_str()).collect();
+    assert_eq!(
+        suites.into_iter().collect::<Vec<_>>(),
+        ["types/bfloat16", "types/complex"]
+    );
+    // Without the list, the listed exporter bugs and refusals fail the gate.
+    let run = tract_scatter(&["test", "onnx-testdata/types", "--quiet"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+}
+
 /// A directory of suites (`onnx-testdata/exporters`) is one suite per
 /// subdirectory, named as `cargo xtask conformance` names them, so the
 /// expected failures of every exporter apply.
