@@ -12,7 +12,10 @@
 //! - string data given as raw bytes, and element types it has no Rust type
 //!   for (bfloat16, complex, float8, 4-bit types): `unimplemented!()`;
 //! - an `If` whose two branches have different output counts (its analysis
-//!   unwraps the op's output count, which errs on them).
+//!   unwraps the op's output count, which errs on them);
+//! - a `Transpose` whose `perm` is not a permutation (`[1, 0, 0]`): tract
+//!   turns it into axis moves in a loop that never ends, allocating until
+//!   the process aborts.
 //!
 //! [`validate`] walks every graph of the model, nested ones included, and
 //! returns an error naming the graph, the element and the value for each
@@ -58,6 +61,9 @@ fn validate_graph(graph: &GraphProto, which: &str) -> TractResult<()> {
         if node.op_type == "If" {
             check_if_branches(node, &name, which)?;
         }
+        if node.op_type == "Transpose" {
+            check_transpose_perm(node, &name, which)?;
+        }
         for attr in &node.attribute {
             let what = format!(
                 "{which}: node '{name}' ({}), attribute '{}'",
@@ -87,6 +93,33 @@ fn check_if_branches(node: &tract_onnx::pb::NodeProto, name: &str, which: &str) 
         ensure!(
             then == otherwise,
             "{which}: node '{name}' (If): then_branch has {then} outputs, else_branch {otherwise}: both branches must give the node's outputs"
+        );
+    }
+    Ok(())
+}
+
+/// A `Transpose`'s `perm`, when given, holds each of `0..len` once.
+fn check_transpose_perm(
+    node: &tract_onnx::pb::NodeProto,
+    name: &str,
+    which: &str,
+) -> TractResult<()> {
+    let Some(perm) = node.attribute.iter().find(|a| a.name == "perm") else {
+        return Ok(());
+    };
+    let len = perm.ints.len();
+    let mut seen = vec![false; len];
+    for (ix, &axis) in perm.ints.iter().enumerate() {
+        let slot = usize::try_from(axis).ok().filter(|&a| a < len);
+        ensure!(
+            slot.is_some_and(|a| !std::mem::replace(&mut seen[a], true)),
+            "{which}: node '{name}' (Transpose): perm {:?} is not a permutation: perm[{ix}] = {axis} is {}; each of 0..{len} must appear once",
+            perm.ints,
+            if slot.is_some() {
+                "repeated".to_string()
+            } else {
+                format!("outside 0..{len}")
+            }
         );
     }
     Ok(())
@@ -217,6 +250,33 @@ mod tests {
             validate(&model(g)).unwrap_err().to_string(),
             "the main graph: initializer 'i': dims [1099511627776, 1073741824, 0] of Int64 overflow: more than isize::MAX bytes"
         );
+    }
+
+    #[test]
+    fn a_transpose_perm_that_repeats_an_axis_is_named() {
+        let transpose = |perm: &[i64]| NodeProto {
+            name: "t".into(),
+            op_type: "Transpose".into(),
+            attribute: vec![tract_onnx::pb::AttributeProto {
+                name: "perm".into(),
+                ints: perm.to_vec(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let g = |perm: &[i64]| GraphProto {
+            node: vec![transpose(perm)],
+            ..Default::default()
+        };
+        assert_eq!(
+            validate(&model(g(&[1, 0, 0]))).unwrap_err().to_string(),
+            "the main graph: node 't' (Transpose): perm [1, 0, 0] is not a permutation: perm[2] = 0 is repeated; each of 0..3 must appear once"
+        );
+        assert_eq!(
+            validate(&model(g(&[0, 3, 1]))).unwrap_err().to_string(),
+            "the main graph: node 't' (Transpose): perm [0, 3, 1] is not a permutation: perm[1] = 3 is outside 0..3; each of 0..3 must appear once"
+        );
+        assert!(validate(&model(g(&[2, 0, 1]))).is_ok());
     }
 
     #[test]
