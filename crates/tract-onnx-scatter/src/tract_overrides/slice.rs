@@ -438,6 +438,27 @@ fn plain_bounds(ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TVa
         .collect()
 }
 
+/// A slice's steps as tract's `StridedSlice` can take them: `Err(position)`
+/// of a step of 0, which ONNX forbids and tract divides by; `Some(steps)`
+/// clamped to ±i32::MAX when one passes i32's range (tract carries steps
+/// through i32, so it would wrap; the clamped step takes the same elements
+/// on any axis shorter than 2^31); `None` when they are fine as given.
+fn clamped_steps(steps: &[i64]) -> Result<Option<Vec<i64>>, usize> {
+    if let Some(pos) = steps.iter().position(|&s| s == 0) {
+        return Err(pos);
+    }
+    Ok(steps
+        .iter()
+        .any(|s| s.unsigned_abs() > MAX_STEP.unsigned_abs())
+        .then(|| {
+            steps
+                .iter()
+                .map(|s| s.clamp(&-MAX_STEP, &MAX_STEP))
+                .copied()
+                .collect()
+        }))
+}
+
 /// A slice's run-time bounds (after [`plain_bounds`]), checked before
 /// tract's `StridedSlice` runs on them: tract indexes the data's shape with
 /// each axis unchecked and divides by each step, so a fed axis outside the
@@ -489,21 +510,9 @@ fn checked_run_bounds(slice: &StridedSlice, mut inputs: TVec<TValue>) -> TractRe
             steps.len(),
             starts.len()
         );
-        if let Some(ix) = steps.iter().position(|&s| s == 0) {
-            bail!("Slice: steps[{ix}] is 0; a step must not be 0");
-        }
-        // tract casts steps to i32: as at load time, a larger step takes
-        // the same elements as i32::MAX.
-        if let Some(ix) = slice.optional_steps_input
-            && steps
-                .iter()
-                .any(|s| s.unsigned_abs() > MAX_STEP.unsigned_abs())
-        {
-            let clamped: Vec<i64> = steps
-                .iter()
-                .map(|s| s.clamp(&-MAX_STEP, &MAX_STEP))
-                .copied()
-                .collect();
+        let clamped = clamped_steps(&steps)
+            .map_err(|pos| format_err!("Slice: steps[{pos}] is 0; a step must not be 0"))?;
+        if let (Some(ix), Some(clamped)) = (slice.optional_steps_input, clamped) {
             inputs[ix] = tensor1(&clamped).into_tvalue();
         }
     }
@@ -622,20 +631,13 @@ impl RunTimeBoundSlice {
         {
             let fact = target.outlet_fact(outlet)?.clone();
             if let Some(steps) = konst_i64s(&[&fact], Some(0))? {
-                if let Some(pos) = steps.iter().position(|s| *s == 0) {
-                    bail!(
+                let clamped = clamped_steps(&steps).map_err(|pos| {
+                    format_err!(
                         "Slice node '{}': steps[{pos}] is 0; a step must not be 0",
                         node.name
-                    );
-                }
-                if steps
-                    .iter()
-                    .any(|s| s.unsigned_abs() > MAX_STEP.unsigned_abs())
-                {
-                    let steps: Vec<i64> = steps
-                        .iter()
-                        .map(|s| (*s).clamp(-MAX_STEP, MAX_STEP))
-                        .collect();
+                    )
+                })?;
+                if let Some(steps) = clamped {
                     inputs[ix] =
                         target.add_const(format!("{}.steps", node.name), tensor1(&steps))?;
                 }
