@@ -136,7 +136,8 @@ impl ScatterElements {
     /// The reduction with which the copy of shared `data` and the scatter
     /// go slab by slab ([`scatter_kernels::CopyOf`]), when they do: ONNX
     /// semantics, a type it covers, data beyond the cache and slabs
-    /// (`data_shape[axis..]`) within it, so never for axis 0.
+    /// (`data_shape[axis..]`) within it, so never for axis 0; never when it
+    /// computes in bfloat16 (the fused copy computes in the data's type).
     fn copies_as_it_scatters<I: IndexValue>(
         &self,
         checked: &CheckedElementsIndices<I>,
@@ -144,7 +145,8 @@ impl ScatterElements {
     ) -> Option<Reduction> {
         let size = data.datum_type().size_of();
         let slab = checked.copying_slab_len().saturating_mul(size);
-        let pays = copy_target::COPYING_TYPES.contains(&data.datum_type())
+        let pays = !self.computes_in_bfloat16
+            && copy_target::COPYING_TYPES.contains(&data.datum_type())
             && data.len().saturating_mul(size) >= CopyPolicy::ELEMENTS_FROM
             && slab > 0
             && slab <= CopyPolicy::ELEMENTS_SLAB;
@@ -243,12 +245,7 @@ impl IndexedScatter for ScatterElements {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        // A copy fused with the scatter computes in the data's own type.
-        let fuse = |data: &Tensor| {
-            (!self.computes_in_bfloat16)
-                .then(|| self.copies_as_it_scatters(&checked, data))
-                .flatten()
-        };
+        let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
         let mut data = match copy_target::take_or_fuse(site, data, pool, &checked, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,

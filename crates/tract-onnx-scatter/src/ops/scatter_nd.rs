@@ -106,7 +106,8 @@ impl ScatterNd {
     /// type it covers, when the updates were sorted by destination block
     /// (each block is copied just before its updates land), or, with no
     /// reduction, around large row-major slices the updates overwrite
-    /// whole.
+    /// whole. Never when it computes in bfloat16: the fused copy computes in
+    /// the data's type.
     fn fuses_the_copy<I: IndexValue>(
         &self,
         plan: &NdPlan,
@@ -118,7 +119,8 @@ impl ScatterNd {
             && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
             && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
             && sorted.copies_around_slices();
-        copy_target::COPYING_TYPES.contains(&data.datum_type())
+        !self.computes_in_bfloat16
+            && copy_target::COPYING_TYPES.contains(&data.datum_type())
             && (sorted.is_sorted() || around_slices)
     }
 }
@@ -233,9 +235,8 @@ impl IndexedScatter for ScatterNd {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        // A copy fused with the scatter computes in the data's own type.
         let fuse = |data: &Tensor| {
-            (!self.computes_in_bfloat16 && self.fuses_the_copy(plan, &sorted, data))
+            self.fuses_the_copy(plan, &sorted, data)
                 .then_some(self.reduction)
         };
         let mut data = match copy_target::take_or_fuse(site, data, pool, &sorted, updates, fuse)? {
