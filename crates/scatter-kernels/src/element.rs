@@ -227,6 +227,110 @@ impl Element for Bfloat16InFloat32 {
     }
 }
 
+/// A complex number held as its real and imaginary parts, in ONNX's
+/// interleaved layout: an element of a complex64 (`T = f32`) or complex128
+/// (`T = f64`) tensor, for a host with no complex type (tract). `add` adds
+/// the parts; `mul` is complex multiplication, `(a + bi)(c + di) = (ac - bd)
+/// + (ad + bc)i`, rounded to `T` as computed; complex numbers have no
+/// order, so `max` and `min` are refused. The kernels run on the float
+/// data in place, through [`ComplexParts::slice_mut`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ComplexParts<T> {
+    /// The real part.
+    pub re: T,
+    /// The imaginary part.
+    pub im: T,
+}
+
+/// The float types that hold complex parts.
+pub trait ComplexPart:
+    Copy
+    + Send
+    + Sync
+    + 'static
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// The ONNX name of the complex type with parts of this type.
+    const COMPLEX_NAME: &'static str;
+    /// `count` as this type.
+    fn from_count(count: usize) -> Self;
+}
+
+impl ComplexPart for f32 {
+    const COMPLEX_NAME: &'static str = "complex64";
+    fn from_count(count: usize) -> Self {
+        count as f32
+    }
+}
+
+impl ComplexPart for f64 {
+    const COMPLEX_NAME: &'static str = "complex128";
+    fn from_count(count: usize) -> Self {
+        count as f64
+    }
+}
+
+impl<T: ComplexPart> ComplexParts<T> {
+    /// `parts` (real, imaginary, real, ...) seen as complex elements;
+    /// `None` when their count is odd.
+    pub fn slice(parts: &[T]) -> Option<&[ComplexParts<T>]> {
+        if !parts.len().is_multiple_of(2) {
+            return None;
+        }
+        // SAFETY: `ComplexParts<T>` is `repr(C)` with two `T` fields: the
+        // size of two `T`s, the alignment of `T`, no padding, and every
+        // pair of `T`s is a valid value. The length is even, so the
+        // elements cover exactly the same memory, for the same lifetime.
+        Some(unsafe { std::slice::from_raw_parts(parts.as_ptr().cast(), parts.len() / 2) })
+    }
+
+    /// `parts` seen as complex elements, for the kernels to write in
+    /// place; `None` when their count is odd.
+    pub fn slice_mut(parts: &mut [T]) -> Option<&mut [ComplexParts<T>]> {
+        if !parts.len().is_multiple_of(2) {
+            return None;
+        }
+        // SAFETY: as in `slice`; the exclusive borrow moves to the result.
+        Some(unsafe { std::slice::from_raw_parts_mut(parts.as_mut_ptr().cast(), parts.len() / 2) })
+    }
+}
+
+impl<T: ComplexPart> Element for ComplexParts<T> {
+    const NAME: &'static str = T::COMPLEX_NAME;
+    fn supports(reduction: UpdateReduction) -> bool {
+        !matches!(
+            reduction,
+            UpdateReduction::Onnx(Reduction::Max) | UpdateReduction::Onnx(Reduction::Min)
+        )
+    }
+    #[inline(always)]
+    fn add(acc: &mut Self, update: &Self) {
+        acc.re = acc.re + update.re;
+        acc.im = acc.im + update.im;
+    }
+    #[inline(always)]
+    fn mul(acc: &mut Self, update: &Self) {
+        let (a, b, c, d) = (acc.re, acc.im, update.re, update.im);
+        acc.re = a * c - b * d;
+        acc.im = a * d + b * c;
+    }
+    /// Never called: `supports(Max)` is false.
+    fn max(_acc: &mut Self, _update: &Self) {}
+    /// Never called: `supports(Min)` is false.
+    fn min(_acc: &mut Self, _update: &Self) {}
+    fn mean(sum: &Self, count: usize) -> Self {
+        let count = T::from_count(count);
+        ComplexParts {
+            re: sum.re / count,
+            im: sum.im / count,
+        }
+    }
+}
+
 impl Element for bool {
     const NAME: &'static str = "bool";
     fn supports(reduction: UpdateReduction) -> bool {
@@ -305,6 +409,40 @@ mod tests {
             combine(reduction, &mut acc, u);
         }
         acc
+    }
+
+    #[test]
+    fn complex_mul_is_complex_multiplication_and_add_adds_the_parts() {
+        let c = |re: f32, im: f32| ComplexParts { re, im };
+        assert_eq!(
+            folded(Reduction::Mul, c(1.0, 2.0), &[c(3.0, 4.0)]),
+            c(-5.0, 10.0)
+        );
+        assert_eq!(
+            folded(Reduction::Mul, c(0.0, 1.0), &[c(0.0, 1.0)]),
+            c(-1.0, 0.0)
+        );
+        assert_eq!(
+            folded(Reduction::Add, c(1.0, 2.0), &[c(3.0, 4.0)]),
+            c(4.0, 6.0)
+        );
+    }
+
+    #[test]
+    fn complex_max_is_refused_naming_the_type_and_what_it_supports() {
+        let err = ComplexParts::<f64>::check_reduction(Reduction::Max).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "reduction 'max' is not supported for complex128 data (supported: none, add, mul, mean)"
+        );
+    }
+
+    #[test]
+    fn an_odd_count_of_parts_is_no_complex_slice() {
+        assert!(ComplexParts::slice(&[1.0f32, 2.0, 3.0]).is_none());
+        let parts = [1.0f64, 2.0, 3.0, 4.0];
+        let elements = ComplexParts::slice(&parts).unwrap();
+        assert_eq!(elements[1], ComplexParts { re: 3.0, im: 4.0 });
     }
 
     #[test]

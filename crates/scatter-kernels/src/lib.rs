@@ -57,7 +57,7 @@ mod uninit;
 mod update;
 
 pub use axis::{elements_axis, tensor_scatter_axis};
-pub use element::{Bfloat16InFloat32, Element};
+pub use element::{Bfloat16InFloat32, ComplexPart, ComplexParts, Element};
 pub use elements::{CheckedElementsIndices, ElementsKeptCheck, ElementsPlan};
 pub use error::{Input, ScatterError};
 pub use exec::{CopyOf, Destination, Execution};
