@@ -6,7 +6,9 @@
 mod graph;
 
 use graph::{Graph, attr_int, attr_string, tensor};
-use tract_onnx_scatter::ops::{ScatterElements, ScatterElementsUpdate, ScatterNd, TensorScatter};
+use tract_onnx_scatter::ops::{
+    OnnxElement, ScatterElements, ScatterElementsUpdate, ScatterNd, TensorScatter,
+};
 use tract_onnx_scatter::opset::ScatterOp;
 use tract_onnx_scatter::scatter_kernels::{Reduction, TensorScatterMode, UpdateReduction};
 use tract_onnx_scatter::site::NodeSite;
@@ -43,7 +45,13 @@ const ONNX_REDUCTIONS: &[Reduction] = &[
 
 fn legal(dt: DatumType, reduction: impl Into<UpdateReduction>) -> bool {
     let site = NodeSite::new(ScatterOp::ScatterElements, "probe", None);
-    tract_onnx_scatter::ops::types::check_reduction_for(&site, dt, reduction.into()).is_ok()
+    tract_onnx_scatter::ops::types::check_reduction_for(
+        &site,
+        dt,
+        OnnxElement::Native,
+        reduction.into(),
+    )
+    .is_ok()
 }
 
 fn tar(model: &TypedModel) -> Vec<u8> {
@@ -239,7 +247,7 @@ fn elements_update_semantics_round_trip() {
                     axis: 1,
                     reduction,
                     use_init_val,
-                    computes_in_bfloat16: false,
+                    onnx_element: OnnxElement::Native,
                     output_pool: None,
                     check_cache: Default::default(),
                 };
@@ -593,14 +601,14 @@ fn a_scatter_computing_in_bfloat16_round_trips_with_its_rounding() {
     let ops: Vec<(Box<dyn TypedOp>, Tensor)> = vec![
         (
             Box::new(ScatterElements {
-                computes_in_bfloat16: true,
+                onnx_element: OnnxElement::Bfloat16,
                 ..ScatterElements::onnx(site(ScatterOp::ScatterElements), 0, Reduction::Add)
             }),
             tensor1(&[0i64; 4]),
         ),
         (
             Box::new(ScatterNd {
-                computes_in_bfloat16: true,
+                onnx_element: OnnxElement::Bfloat16,
                 ..ScatterNd::onnx(site(ScatterOp::ScatterNd), Reduction::Add)
             }),
             Tensor::from_shape(&[4, 1], &[0i64; 4]).unwrap(),
@@ -619,5 +627,52 @@ fn a_scatter_computing_in_bfloat16_round_trips_with_its_rounding() {
         let back = round_trip(&model, &inputs, "bfloat16 scatter");
         let got = graph::run(&back, &inputs).unwrap();
         assert_eq!(got[0].clone().into_tensor(), tensor1(&[1.0f32, 2.0]));
+    }
+}
+
+/// A scatter of complex data (float pairs on a trailing axis) keeps its
+/// complex arithmetic and its axis in the complex tensor's terms through
+/// NNEF: (1 + 2i)(3 + 4i) = -5 + 10i.
+#[test]
+fn a_scatter_of_complex_data_round_trips_with_complex_multiplication() {
+    let site = |op| NodeSite::new(op, "complex", Some(18));
+    // data: complex [1, 2] as f32 [1, 2, 2]; the axis is the complex
+    // tensor's last (1), not the pair axis.
+    let ops: Vec<(Box<dyn TypedOp>, Tensor, Tensor)> = vec![
+        (
+            Box::new(ScatterElements {
+                onnx_element: OnnxElement::Complex,
+                ..ScatterElements::onnx(site(ScatterOp::ScatterElements), 1, Reduction::Mul)
+            }),
+            Tensor::from_shape(&[1, 1], &[1i64]).unwrap(),
+            Tensor::from_shape(&[1, 1, 2], &[3.0f32, 4.0]).unwrap(),
+        ),
+        (
+            Box::new(ScatterNd {
+                onnx_element: OnnxElement::Complex,
+                ..ScatterNd::onnx(site(ScatterOp::ScatterNd), Reduction::Mul)
+            }),
+            Tensor::from_shape(&[1, 2], &[0i64, 1]).unwrap(),
+            Tensor::from_shape(&[1, 2], &[3.0f32, 4.0]).unwrap(),
+        ),
+    ];
+    for (op, indices, updates) in ops {
+        let mut model = TypedModel::default();
+        let data = model.add_source("data", f32::fact([1, 2, 2])).unwrap();
+        let indices = model.add_const("indices", indices).unwrap();
+        let updates_fact = f32::fact(updates.shape());
+        let updates_wire = model.add_source("updates", updates_fact).unwrap();
+        let out = model
+            .wire_node("scatter", op, &[data, indices, updates_wire])
+            .unwrap();
+        model.select_output_outlets(&out).unwrap();
+        let data = Tensor::from_shape(&[1, 2, 2], &[5.0f32, 6.0, 1.0, 2.0]).unwrap();
+        let inputs = [data, updates];
+        let back = round_trip(&model, &inputs, "complex scatter");
+        let got = graph::run(&back, &inputs).unwrap();
+        assert_eq!(
+            got[0].clone().into_tensor(),
+            Tensor::from_shape(&[1, 2, 2], &[5.0f32, 6.0, -5.0, 10.0]).unwrap()
+        );
     }
 }

@@ -21,6 +21,7 @@
 use scatter_kernels::{Reduction, UpdateReduction};
 use tract_nnef::internal::*;
 
+use crate::ops::types::OnnxElement;
 use crate::opset::ScatterOp;
 use crate::site::NodeSite;
 
@@ -105,6 +106,21 @@ pub(crate) fn reduction(site: &NodeSite, name: &str) -> TractResult<UpdateReduct
 /// The reduction `name` of a ScatterND primitive: ONNX's.
 pub(crate) fn onnx_reduction(site: &NodeSite, name: &str) -> TractResult<Reduction> {
     Reduction::from_onnx(name).ok_or_else(|| unknown_reduction(site, name, &Reduction::ALL))
+}
+
+/// The `onnx_element` argument of a ScatterElements or ScatterND
+/// primitive ([`crate::ops::types::OnnxElement::as_str`]).
+pub(crate) fn onnx_element(
+    builder: &mut ModelBuilder,
+    invocation: &ResolvedInvocation,
+    site: &NodeSite,
+) -> TractResult<OnnxElement> {
+    let name: String = invocation.named_arg_as(builder, "onnx_element")?;
+    OnnxElement::from_name(&name).ok_or_else(|| {
+        site.error(format!(
+            "onnx_element '{name}' is unknown; expected one of: native, bfloat16, complex"
+        ))
+    })
 }
 
 fn unknown_reduction<R: std::fmt::Display>(

@@ -28,7 +28,7 @@
 //!
 //! A `ScatterElements` or `ScatterND` with reduction `add` or `mul` on
 //! bfloat16 data rounds after every update in ONNX: the loader marks it
-//! [`COMPUTES_IN_BFLOAT16`], and the op computes in bfloat16. OpenVINO's
+//! bfloat16 ([`ONNX_ELEM_TYPE`]), and the op computes in bfloat16. OpenVINO's
 //! `ScatterElementsUpdate` reducing bfloat16 data (`sum`, `prod`, `mean`)
 //! is a load error naming the node.
 //!
@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 
 use tract_hir::internal::*;
 
-use crate::parse::attributes::COMPUTES_IN_BFLOAT16;
+use crate::parse::attributes::ONNX_ELEM_TYPE;
 use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::type_proto::Value as TypeValue;
 use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto};
@@ -310,7 +310,7 @@ fn gives_other_type(op: &str, slot: usize) -> bool {
 }
 
 /// A scatter that reduces bfloat16 data with `add` or `mul` rounds after
-/// every update in ONNX: marked [`COMPUTES_IN_BFLOAT16`] for its op.
+/// every update in ONNX: marked bfloat16 ([`ONNX_ELEM_TYPE`]) for its op.
 /// OpenVINO's `ScatterElementsUpdate` is refused: nothing here states how
 /// its `sum`, `prod` and `mean` round on bfloat16.
 fn mark_rounding_scatter(
@@ -328,9 +328,9 @@ fn mark_rounding_scatter(
     match node.op_type.as_str() {
         "ScatterElements" | "ScatterND" => {
             node.attribute.push(AttributeProto {
-                name: COMPUTES_IN_BFLOAT16.into(),
+                name: ONNX_ELEM_TYPE.into(),
                 r#type: tract_onnx::pb::attribute_proto::AttributeType::Int as i32,
-                i: 1,
+                i: DataType::Bfloat16 as i64,
                 ..AttributeProto::default()
             });
             Ok(())

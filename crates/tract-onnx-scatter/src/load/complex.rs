@@ -9,12 +9,14 @@
 //!   trailing 2;
 //! - each node that reads a complex value is rewritten so that it does on
 //!   the pair axis what ONNX does on complex elements ([`SUPPORTED`]): axes
-//!   counted from the end move one place left, shapes gain the trailing 2,
-//!   `ScatterElements` indices are repeated on the pair axis. The scatter
-//!   reductions `none` and `add` act on both parts alike; `mul` would need
-//!   complex multiplication, not implemented; `max` and `min` have no
-//!   order on complex numbers. Those, and any other op reading a complex
-//!   value, are a load error naming the node, its op and the type.
+//!   counted from the end move one place left, shapes gain the trailing 2;
+//! - a `Scatter`, `ScatterElements` or `ScatterND` of complex data keeps
+//!   its axis, indices and shapes as written and is marked complex
+//!   ([`ONNX_ELEM_TYPE`]): the op sees the complex shapes, so its checks
+//!   and messages are in the user's terms, and its reductions are
+//!   complex arithmetic (`mul` multiplies complex numbers). `max` and
+//!   `min` have no order on complex numbers: a load error naming the
+//!   node, as is any other op reading a complex value.
 //!
 //! A caller feeds a complex input as the float tensor of its interleaved
 //! parts (`[.., 2]`) and reads complex outputs alike.
@@ -22,7 +24,7 @@
 //! **Architecture invariant:** a model with no complex value is not
 //! touched.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use tract_hir::internal::*;
 use tract_onnx::pb::tensor_proto::DataType;
@@ -30,6 +32,8 @@ use tract_onnx::pb::tensor_shape_proto::Dimension;
 use tract_onnx::pb::tensor_shape_proto::dimension::Value as Dim;
 use tract_onnx::pb::type_proto::Value as TypeValue;
 use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto};
+
+use crate::parse::attributes::ONNX_ELEM_TYPE;
 
 const COMPLEX64: i32 = DataType::Complex64 as i32;
 const COMPLEX128: i32 = DataType::Complex128 as i32;
@@ -122,7 +126,7 @@ pub fn widen(model: &mut ModelProto) -> TractResult<usize> {
         return Ok(0);
     };
     let mut names = Names::default();
-    widen_graph(graph, &HashSet::new(), "the main graph", opset, &mut names)
+    widen_graph(graph, &HashMap::new(), "the main graph", opset, &mut names)
 }
 
 /// Fresh value names for the nodes and constants the rewrite adds.
@@ -136,23 +140,26 @@ impl Names {
     }
 }
 
+/// The complex values in scope: name → ONNX type (complex64 or complex128).
+type ComplexValues = HashMap<String, i32>;
+
 fn widen_graph(
     graph: &mut GraphProto,
-    outer: &HashSet<String>,
+    outer: &ComplexValues,
     which: &str,
     opset: i64,
     names: &mut Names,
 ) -> TractResult<usize> {
-    let mut complex: HashSet<String> = outer.clone();
+    let mut complex: ComplexValues = outer.clone();
     for init in &mut graph.initializer {
         if part_type(init.data_type).is_some() {
+            complex.insert(init.name.clone(), init.data_type);
             widen_tensor(init, &format!("{which}: initializer '{}'", init.name))?;
-            complex.insert(init.name.clone());
         }
     }
     for input in &graph.input {
-        if complex_elem(input.r#type.as_ref()).is_some() {
-            complex.insert(input.name.clone());
+        if let Some(code) = complex_elem(input.r#type.as_ref()) {
+            complex.insert(input.name.clone(), code);
         }
     }
     for v in graph
@@ -168,7 +175,7 @@ fn widen_graph(
     let mut constants = vec![];
     for mut node in std::mem::take(&mut graph.node) {
         let name = super::node_label(&node);
-        let mut complex_attribute = false;
+        let mut complex_attribute = None;
         for attr in &mut node.attribute {
             let what = format!(
                 "{which}: node '{name}' ({}), attribute '{}'",
@@ -176,8 +183,8 @@ fn widen_graph(
             );
             for t in attr.t.iter_mut().chain(&mut attr.tensors) {
                 if part_type(t.data_type).is_some() {
+                    complex_attribute = Some(t.data_type);
                     widen_tensor(t, &what)?;
-                    complex_attribute = true;
                 }
             }
             for g in attr.g.iter_mut().chain(&mut attr.graphs) {
@@ -185,16 +192,18 @@ fn widen_graph(
                     widen_graph(g, &complex, &format!("the graph of {what}"), opset, names)?;
             }
         }
-        let reads: Vec<bool> = node.input.iter().map(|i| complex.contains(i)).collect();
-        if complex_attribute && node.op_type == "Constant" {
-            complex.extend(node.output.iter().cloned());
+        let reads: Vec<Option<i32>> = node.input.iter().map(|i| complex.get(i).copied()).collect();
+        if let Some(code) = complex_attribute
+            && node.op_type == "Constant"
+        {
+            complex.extend(node.output.iter().map(|o| (o.clone(), code)));
             nodes.push(node);
             continue;
         }
-        if !reads.contains(&true) {
+        let Some(code) = reads.iter().flatten().next().copied() else {
             nodes.push(node);
             continue;
-        }
+        };
         let site = format!("{which}: node '{name}' ({})", node.op_type);
         let mut before = vec![];
         rewrite_node(
@@ -207,7 +216,12 @@ fn widen_graph(
             &mut constants,
         )?;
         rewritten += 1;
-        complex.extend(node.output.iter().filter(|o| !o.is_empty()).cloned());
+        complex.extend(
+            node.output
+                .iter()
+                .filter(|o| !o.is_empty())
+                .map(|o| (o.clone(), code)),
+        );
         nodes.extend(before);
         nodes.push(node);
     }
@@ -216,12 +230,13 @@ fn widen_graph(
     Ok(rewritten)
 }
 
-/// `node`, which reads a complex value (`reads[i]`: input `i` does), made
-/// to act on the pair axis as ONNX acts on complex elements. Nodes it
-/// needs first go to `before`, constants to `constants`.
+/// `node`, which reads a complex value (`reads[i]`: the ONNX type of
+/// input `i`, when complex), made to act on the pair axis as ONNX acts on
+/// complex elements. Nodes it needs first go to `before`, constants to
+/// `constants`.
 fn rewrite_node(
     node: &mut NodeProto,
-    reads: &[bool],
+    reads: &[Option<i32>],
     site: &str,
     opset: i64,
     names: &mut Names,
@@ -270,49 +285,17 @@ fn rewrite_node(
                 bail!("{site}: an Unsqueeze without axes");
             }
         }
-        "Scatter" | "ScatterElements" => {
+        "Scatter" | "ScatterElements" | "ScatterND" => {
             check_reduction(node, site)?;
-            ensure!(
-                reads.first() == Some(&true) && reads.get(2) == Some(&true),
-                "{site}: data and updates must both be complex"
+            let (data, updates) = (
+                reads.first().copied().flatten(),
+                reads.get(2).copied().flatten(),
             );
-            shift_axis_attr(node, "axis", 0);
-            // Each index moves both parts of its element: the indices are
-            // repeated on the pair axis.
-            let indices = input(node, 1, site)?;
-            let unsqueezed = names.fresh(&indices);
-            let paired = names.fresh(&indices);
-            let mut unsqueeze = NodeProto {
-                name: names.fresh(&node.name),
-                op_type: "Unsqueeze".into(),
-                input: vec![indices],
-                output: vec![unsqueezed.clone()],
-                ..NodeProto::default()
+            let Some(code) = data.filter(|d| Some(*d) == updates) else {
+                bail!("{site}: data and updates must both be complex, of one type");
             };
-            if opset < 13 {
-                unsqueeze.attribute.push(ints_attr("axes", &[-1]));
-            } else {
-                let axes = names.fresh("axes");
-                constants.push(int64_tensor(&axes, &[-1]));
-                unsqueeze.input.push(axes);
-            }
-            before.push(unsqueeze);
-            before.push(NodeProto {
-                name: names.fresh(&node.name),
-                op_type: "Concat".into(),
-                input: vec![unsqueezed.clone(), unsqueezed],
-                output: vec![paired.clone()],
-                attribute: vec![int_attr("axis", -1)],
-                ..NodeProto::default()
-            });
-            node.input[1] = paired;
-        }
-        "ScatterND" => {
-            check_reduction(node, site)?;
-            ensure!(
-                reads.first() == Some(&true) && reads.get(2) == Some(&true),
-                "{site}: data and updates must both be complex"
-            );
+            node.attribute
+                .push(int_attr(ONNX_ELEM_TYPE, i64::from(code)));
         }
         "TensorScatter" => shift_axis_attr(node, "axis", -2),
         _ => bail!(
@@ -323,17 +306,15 @@ fn rewrite_node(
     Ok(())
 }
 
-/// The scatter reductions that act on both parts alike: `none`, `add`.
+/// Complex numbers have no order: no `max` or `min` reduction. Other
+/// values are the op's to check.
 fn check_reduction(node: &NodeProto, site: &str) -> TractResult<()> {
     let reduction = super::reduction_attribute(node);
     match reduction.as_str() {
-        "none" | "add" => Ok(()),
-        "max" | "min" => {
-            bail!("{site}: reduction '{reduction}' on complex data: complex numbers have no order")
-        }
-        _ => bail!(
-            "{site}: reduction '{reduction}' on complex data needs complex multiplication, which this version does not do; reductions none and add are supported"
+        "max" | "min" => bail!(
+            "{site}: reduction '{reduction}' on complex data: complex numbers have no order (supported: none, add, mul)"
         ),
+        _ => Ok(()),
     }
 }
 
@@ -417,15 +398,6 @@ fn int_attr(name: &str, i: i64) -> AttributeProto {
     }
 }
 
-fn ints_attr(name: &str, ints: &[i64]) -> AttributeProto {
-    AttributeProto {
-        name: name.into(),
-        r#type: 7, // INTS
-        ints: ints.to_vec(),
-        ..AttributeProto::default()
-    }
-}
-
 /// An int64 constant: `values` of dims `[values.len()]`, or a scalar when
 /// `values` is empty (zero).
 fn int64_tensor(name: &str, values: &[i64]) -> TensorProto {
@@ -489,6 +461,15 @@ fn widen_tensor(t: &mut TensorProto, what: &str) -> TractResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ints_attr(name: &str, ints: &[i64]) -> AttributeProto {
+        AttributeProto {
+            name: name.into(),
+            r#type: 7, // INTS
+            ints: ints.to_vec(),
+            ..AttributeProto::default()
+        }
+    }
 
     #[test]
     fn a_complex64_initializer_becomes_float32_with_a_pair_axis() {

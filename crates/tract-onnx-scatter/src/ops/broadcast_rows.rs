@@ -78,7 +78,7 @@ pub fn rewrite(
         ..op.site.clone()
     };
     let rows = ScatterNd {
-        computes_in_bfloat16: op.computes_in_bfloat16,
+        onnx_element: op.onnx_element,
         ..ScatterNd::onnx(site, reduction)
     };
     let out = patch.wire_node(&node.name, rows, &[data, wire, updates])?;

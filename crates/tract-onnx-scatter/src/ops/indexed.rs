@@ -13,7 +13,7 @@ use tract_core::internal::*;
 
 use crate::ops::output_pool::{self, PooledOp};
 use crate::ops::shapes::{SymDim, all_concrete, sym_dims};
-use crate::ops::types::{self, with_index_slice};
+use crate::ops::types::{self, OnnxElement, with_index_slice};
 use crate::site::NodeSite;
 
 /// A scatter of `(data, indices, updates)` whose checks go through
@@ -28,6 +28,10 @@ pub trait IndexedScatter: PooledOp {
     /// The op's reduction, checked against the data type before the
     /// shapes.
     fn reduction(&self) -> UpdateReduction;
+
+    /// The ONNX element type data and updates hold: for complex values,
+    /// the plan and its checks see the complex shapes.
+    fn onnx_element(&self) -> OnnxElement;
 
     /// A type rule of this op beyond the reduction's (none by default).
     fn check_op_type(&self, dt: DatumType) -> TractResult<()> {
@@ -89,11 +93,20 @@ fn check_facts<S: IndexedScatter>(
     let site = op.site();
     types::check_indices_type(site, "indices", indices.datum_type)?;
     check_types(op, data.datum_type, updates.datum_type)?;
+    let element = op.onnx_element();
     let (d, i, u) = (sym_dims(data), sym_dims(indices), sym_dims(updates));
-    op.check_fact_shapes(&d, &i, &u)
+    let (d, u) = (
+        element.shape(site, "data", &d)?,
+        element.shape(site, "updates", &u)?,
+    );
+    op.check_fact_shapes(d, &i, u)
         .map_err(|e| site.scatter_error(e))?;
     if let Some(shapes) = all_concrete(&[data, indices, updates]) {
-        let plan = op.plan(shapes[0], shapes[1], shapes[2])?;
+        let plan = op.plan(
+            element.shape(site, "data", shapes[0])?,
+            shapes[1],
+            element.shape(site, "updates", shapes[2])?,
+        )?;
         // Constant indices are checked now: the error surfaces at load.
         if let Some(konst) = &indices.konst
             && let Some(konst) = types::known_indices(site, "indices", konst)?
@@ -117,7 +130,12 @@ pub fn eval<S: IndexedScatter>(
         types::expect_three_inputs(site, inputs.len())?;
         let (data, indices, updates) = args_3!(inputs);
         check_types(op, data.datum_type(), updates.datum_type())?;
-        let plan = op.plan(data.shape(), indices.shape(), updates.shape())?;
+        let element = op.onnx_element();
+        let plan = op.plan(
+            element.shape(site, "data", data.shape())?,
+            indices.shape(),
+            element.shape(site, "updates", updates.shape())?,
+        )?;
         let values = types::plain_indices(site, "indices", &indices, ctx.symbols)?;
         let output = with_index_slice!(values, |idx| op
             .scatter(&plan, idx, &indices, data, &updates)?);
@@ -130,6 +148,6 @@ pub fn eval<S: IndexedScatter>(
 fn check_types<S: IndexedScatter>(op: &S, data: DatumType, updates: DatumType) -> TractResult<()> {
     let site = op.site();
     types::check_same_type(site, data, updates)?;
-    types::check_reduction_for(site, data, op.reduction())?;
+    types::check_reduction_for(site, data, op.onnx_element(), op.reduction())?;
     op.check_op_type(data)
 }

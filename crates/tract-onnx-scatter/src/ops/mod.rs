@@ -77,6 +77,7 @@ pub use scatter_elements_update::ScatterElementsUpdate;
 pub use scatter_grad::{GradKind, ScatterGrad};
 pub use scatter_nd::ScatterNd;
 pub use tensor_scatter::TensorScatter;
+pub use types::OnnxElement;
 
 /// One op family as the rest of the crate reaches it.
 pub struct OpHome {

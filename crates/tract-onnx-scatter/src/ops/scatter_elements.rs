@@ -22,7 +22,7 @@ use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, dispatch_element};
+use crate::ops::types::{self, OnnxElement, dispatch_element};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -68,10 +68,9 @@ pub struct ScatterElements {
     pub reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
     pub use_init_val: bool,
-    /// The float32 data and updates hold bfloat16 values (a bfloat16
-    /// model, [`crate::load::bfloat16`]) and the reduction computes in
-    /// bfloat16: the value rounds after every update, as ONNX's does.
-    pub computes_in_bfloat16: bool,
+    /// The ONNX element type data and updates hold, when tract has none
+    /// of its own for it (bfloat16, complex).
+    pub onnx_element: OnnxElement,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
@@ -92,7 +91,7 @@ impl ScatterElements {
             axis,
             reduction: reduction.into(),
             use_init_val: true,
-            computes_in_bfloat16: false,
+            onnx_element: OnnxElement::Native,
             output_pool: None,
             check_cache: ElementsCheckCache::default(),
         }
@@ -136,8 +135,9 @@ impl ScatterElements {
     /// The reduction with which the copy of shared `data` and the scatter
     /// go slab by slab ([`scatter_kernels::CopyOf`]), when they do: ONNX
     /// semantics, a type it covers, data beyond the cache and slabs
-    /// (`data_shape[axis..]`) within it, so never for axis 0; never when it
-    /// computes in bfloat16 (the fused copy computes in the data's type).
+    /// (`data_shape[axis..]`) within it, so never for axis 0; never when
+    /// data hold another ONNX type ([`OnnxElement`]): the fused copy
+    /// computes in the data's own type.
     fn copies_as_it_scatters<I: IndexValue>(
         &self,
         checked: &CheckedElementsIndices<I>,
@@ -145,7 +145,7 @@ impl ScatterElements {
     ) -> Option<Reduction> {
         let size = data.datum_type().size_of();
         let slab = checked.copying_slab_len().saturating_mul(size);
-        let pays = !self.computes_in_bfloat16
+        let pays = self.onnx_element == OnnxElement::Native
             && copy_target::COPYING_TYPES.contains(&data.datum_type())
             && data.len().saturating_mul(size) >= CopyPolicy::ELEMENTS_FROM
             && slab > 0
@@ -189,6 +189,10 @@ impl IndexedScatter for ScatterElements {
         self.reduction
     }
 
+    fn onnx_element(&self) -> OnnxElement {
+        self.onnx_element
+    }
+
     fn check_op_type(&self, dt: DatumType) -> TractResult<()> {
         self.check_symbolic_support(dt)
     }
@@ -230,7 +234,7 @@ impl IndexedScatter for ScatterElements {
         let site = &self.site;
         let threads = TractThreads::current();
         let kept = check_cache::keepable(indices_value, indices);
-        let element_bytes = data.datum_type().size_of();
+        let element_bytes = self.onnx_element.size_of(data.datum_type());
         let checked = self
             .check_cache
             .checked(
@@ -251,17 +255,28 @@ impl IndexedScatter for ScatterElements {
             Taken::ScatterInto(data) => data,
         };
         let mut view = data.try_as_plain_ram_mut()?;
-        if self.computes_in_bfloat16 {
-            types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
-                checked.apply_update(
-                    d,
-                    u,
-                    self.reduction,
-                    self.use_init_val,
-                    Execution::on(&threads),
-                )
-            })?;
-            return Ok(data);
+        let exec = Execution::on(&threads);
+        let (reduction, use_init_val) = (self.reduction, self.use_init_val);
+        match (self.onnx_element, view.datum_type()) {
+            (OnnxElement::Native, _) => (),
+            (OnnxElement::Bfloat16, _) => {
+                types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
+                    checked.apply_update(d, u, reduction, use_init_val, exec)
+                })?;
+                return Ok(data);
+            }
+            (OnnxElement::Complex, DatumType::F64) => {
+                types::apply_in_complex(site, view.as_slice_mut::<f64>()?, updates, |d, u| {
+                    checked.apply_update(d, u, reduction, use_init_val, exec)
+                })?;
+                return Ok(data);
+            }
+            (OnnxElement::Complex, _) => {
+                types::apply_in_complex(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
+                    checked.apply_update(d, u, reduction, use_init_val, exec)
+                })?;
+                return Ok(data);
+            }
         }
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -308,6 +323,9 @@ impl TypedOp for ScatterElements {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
+        // The rewrites below see the pair axis of complex data as an axis
+        // of the scatter's.
+        rule_if!(self.onnx_element != OnnxElement::Complex);
         // A transpose pair around the scatter: drop both.
         if let Some(patch) = crate::ops::transpose_fold::fold_scatter_elements(self, model, node)? {
             return Ok(Some(patch));
@@ -347,8 +365,12 @@ impl TypedOp for ScatterElements {
     fn axes_mapping(
         &self,
         inputs: &[&TypedFact],
-        _outputs: &[&TypedFact],
+        outputs: &[&TypedFact],
     ) -> TractResult<AxesMapping> {
+        // Complex data and updates have a pair axis the indices lack.
+        if self.onnx_element == OnnxElement::Complex {
+            return AxesMapping::disconnected(inputs, outputs);
+        }
         axis_changes::elements_axes_mapping(self.axis, inputs)
     }
 
@@ -362,6 +384,8 @@ impl TypedOp for ScatterElements {
         change: &AxisOp,
     ) -> TractResult<Option<AxisChangeConsequence>> {
         rule_if!(node.inputs.len() == 3);
+        // The pair axis of complex data stays last.
+        rule_if!(self.onnx_element != OnnxElement::Complex);
         let rank = model.outlet_fact(node.inputs[0])?.rank();
         rule_if_some!(moved = axis_changes::elements_change(self.axis, rank, change));
         let substitute_op = (moved.attribute != self.axis)
@@ -406,13 +430,13 @@ fn build(
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let axis = node.int("axis")?.unwrap_or(0);
     let reduction = node.onnx_reduction()?;
-    let computes_in_bfloat16 = node.computes_in_bfloat16();
+    let onnx_element = node.onnx_element()?;
     Ok((
         expand(typing::DataLike(InferScatterElements {
             site: node.site,
             axis,
             reduction,
-            computes_in_bfloat16,
+            onnx_element,
         })),
         vec![],
     ))
@@ -428,8 +452,8 @@ pub struct InferScatterElements {
     pub axis: i64,
     /// The `reduction` attribute, already checked against the opset.
     pub reduction: Reduction,
-    /// As [`ScatterElements::computes_in_bfloat16`].
-    pub computes_in_bfloat16: bool,
+    /// As [`ScatterElements::onnx_element`].
+    pub onnx_element: OnnxElement,
 }
 
 impl typing::DataLikeScatter for InferScatterElements {
@@ -449,10 +473,12 @@ impl typing::DataLikeScatter for InferScatterElements {
         model: &mut TypedModel,
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
-        let rank = model.outlet_fact(inputs[0])?.rank();
+        // Complex data: the axis counts the complex tensor's axes, not
+        // the pair axis.
+        let rank = self.onnx_element.rank(model.outlet_fact(inputs[0])?.rank());
         let axis = axis_position(&self.site, self.axis, rank)?;
         let op = ScatterElements {
-            computes_in_bfloat16: self.computes_in_bfloat16,
+            onnx_element: self.onnx_element,
             ..ScatterElements::onnx(self.site.clone(), axis, self.reduction)
         };
         model.wire_node(prefix, op, inputs)
@@ -478,7 +504,7 @@ fn register_nnef(registry: &mut Registry) {
                 TypeName::String.named("reduction").default("none"),
                 TypeName::Logical.named("use_init_val").default(true),
                 TypeName::String.named("onnx_op").default("ScatterElements"),
-                TypeName::Logical.named("computes_in_bfloat16").default(false),
+                TypeName::String.named("onnx_element").default("native"),
             ],
             &[("output", TypeName::Scalar.tensor())],
             load_scatter_elements,
@@ -502,8 +528,8 @@ fn dump_scatter_elements(
     if op.site.op != ScatterOp::ScatterElements {
         attributes.push(("onnx_op", string(op.site.op.onnx_name())));
     }
-    if op.computes_in_bfloat16 {
-        attributes.push(("computes_in_bfloat16", logical(true)));
+    if op.onnx_element != OnnxElement::Native {
+        attributes.push(("onnx_element", string(op.onnx_element.as_str())));
     }
     Ok(Some(invocation(
         SCATTER_ELEMENTS,
@@ -520,9 +546,9 @@ fn load_scatter_elements(
     let axis: i64 = invocation.named_arg_as(builder, "axis")?;
     let reduction_name: String = invocation.named_arg_as(builder, "reduction")?;
     let use_init_val: bool = invocation.named_arg_as(builder, "use_init_val")?;
-    let computes_in_bfloat16: bool = invocation.named_arg_as(builder, "computes_in_bfloat16")?;
     let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
-    let rank = builder.model.outlet_fact(data)?.rank();
+    let onnx_element = crate::nnef::onnx_element(builder, invocation, &site)?;
+    let rank = onnx_element.rank(builder.model.outlet_fact(data)?.rank());
     let axis = crate::ops::scatter_elements::axis_position(&site, axis, rank)?;
     let reduction = reduction(&site, &reduction_name)?;
     builder.wire(
@@ -531,7 +557,7 @@ fn load_scatter_elements(
             axis,
             reduction,
             use_init_val,
-            computes_in_bfloat16,
+            onnx_element,
             output_pool: None,
             check_cache: ElementsCheckCache::default(),
         },

@@ -16,7 +16,7 @@ use crate::nnef::{data_indices_updates, elements_site, input, inputs3, reduction
 use crate::ops::OpHome;
 use crate::ops::ScatterElements;
 use crate::ops::shapes::sym_dims;
-use crate::ops::types;
+use crate::ops::types::{self, OnnxElement};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -88,7 +88,7 @@ impl ScatterElementsUpdate {
             axis,
             reduction: self.reduction,
             use_init_val: self.use_init_val,
-            computes_in_bfloat16: false,
+            onnx_element: OnnxElement::Native,
             output_pool: None,
             check_cache: Default::default(),
         })
@@ -104,7 +104,7 @@ impl ScatterElementsUpdate {
         let site = &self.site;
         types::check_indices_type(site, "indices", indices.datum_type)?;
         types::check_same_type(site, data.datum_type, updates.datum_type)?;
-        types::check_reduction_for(site, data.datum_type, self.reduction)?;
+        types::check_reduction_for(site, data.datum_type, OnnxElement::Native, self.reduction)?;
         if let Some(konst) = &axis.konst
             && types::known_indices(site, "axis", konst)?.is_some()
         {

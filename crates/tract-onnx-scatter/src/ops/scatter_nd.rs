@@ -20,7 +20,7 @@ use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, dispatch_element};
+use crate::ops::types::{self, OnnxElement, dispatch_element};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -63,10 +63,9 @@ pub struct ScatterNd {
     /// op is `Transpose(perm) → ScatterND → inverse Transpose` without the
     /// transposes ([`crate::ops::transpose_fold`]). `None`: plain ScatterND.
     pub layout: Option<TVec<usize>>,
-    /// The float32 data and updates hold bfloat16 values (a bfloat16
-    /// model, [`crate::load::bfloat16`]) and the reduction computes in
-    /// bfloat16: the value rounds after every update, as ONNX's does.
-    pub computes_in_bfloat16: bool,
+    /// The ONNX element type data and updates hold, when tract has none
+    /// of its own for it (bfloat16, complex).
+    pub onnx_element: OnnxElement,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::output_pool`]). An execution detail: `None` until
@@ -85,7 +84,7 @@ impl ScatterNd {
             site,
             reduction,
             layout: None,
-            computes_in_bfloat16: false,
+            onnx_element: OnnxElement::Native,
             output_pool: None,
             check_cache: NdCheckCache::default(),
         }
@@ -106,8 +105,8 @@ impl ScatterNd {
     /// type it covers, when the updates were sorted by destination block
     /// (each block is copied just before its updates land), or, with no
     /// reduction, around large row-major slices the updates overwrite
-    /// whole. Never when it computes in bfloat16: the fused copy computes in
-    /// the data's type.
+    /// whole. Never when data hold another ONNX type ([`OnnxElement`]):
+    /// the fused copy computes in the data's own type.
     fn fuses_the_copy<I: IndexValue>(
         &self,
         plan: &NdPlan,
@@ -119,7 +118,7 @@ impl ScatterNd {
             && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
             && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
             && sorted.copies_around_slices();
-        !self.computes_in_bfloat16
+        self.onnx_element == OnnxElement::Native
             && copy_target::COPYING_TYPES.contains(&data.datum_type())
             && (sorted.is_sorted() || around_slices)
     }
@@ -160,6 +159,10 @@ impl IndexedScatter for ScatterNd {
         self.reduction.into()
     }
 
+    fn onnx_element(&self) -> OnnxElement {
+        self.onnx_element
+    }
+
     fn check_fact_shapes(
         &self,
         data: &[SymDim],
@@ -197,7 +200,7 @@ impl IndexedScatter for ScatterNd {
         updates: &Tensor,
     ) -> TractResult<Tensor> {
         let site = &self.site;
-        let element_bytes = data.datum_type().size_of();
+        let element_bytes = self.onnx_element.size_of(data.datum_type());
         // Large random-index scatters get their updates sorted by
         // destination block in the pass that checks them, on the caller's
         // executor; the check (and sort) of indices that come back is kept
@@ -244,13 +247,27 @@ impl IndexedScatter for ScatterNd {
             Taken::ScatterInto(data) => data,
         };
         let mut view = data.try_as_plain_ram_mut()?;
-        if self.computes_in_bfloat16 {
-            types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
-                sorted
-                    .apply(d, u, self.reduction, Execution::on(&threads))
-                    .map(drop)
-            })?;
-            return Ok(data);
+        let exec = Execution::on(&threads);
+        match (self.onnx_element, view.datum_type()) {
+            (OnnxElement::Native, _) => (),
+            (OnnxElement::Bfloat16, _) => {
+                types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
+                    sorted.apply(d, u, self.reduction, exec).map(drop)
+                })?;
+                return Ok(data);
+            }
+            (OnnxElement::Complex, DatumType::F64) => {
+                types::apply_in_complex(site, view.as_slice_mut::<f64>()?, updates, |d, u| {
+                    sorted.apply(d, u, self.reduction, exec).map(drop)
+                })?;
+                return Ok(data);
+            }
+            (OnnxElement::Complex, _) => {
+                types::apply_in_complex(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
+                    sorted.apply(d, u, self.reduction, exec).map(drop)
+                })?;
+                return Ok(data);
+            }
         }
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
@@ -286,6 +303,9 @@ impl TypedOp for ScatterNd {
         model: &TypedModel,
         node: &TypedNode,
     ) -> TractResult<Option<TypedModelPatch>> {
+        // The rewrites below see the pair axis of complex data as an axis
+        // of the scatter's.
+        rule_if!(self.onnx_element != OnnxElement::Complex);
         // A transpose pair around the scatter: drop both.
         if let Some(patch) = crate::ops::transpose_fold::fold_scatter_nd(self, model, node)? {
             return Ok(Some(patch));
@@ -337,6 +357,8 @@ impl TypedOp for ScatterNd {
         io: InOut,
         change: &AxisOp,
     ) -> TractResult<Option<AxisChangeConsequence>> {
+        // The pair axis of complex data stays last.
+        rule_if!(self.onnx_element != OnnxElement::Complex);
         let facts = model.node_input_facts(node.id)?;
         rule_if_some!(geometry = axis_changes::NdAxes::of(&facts));
         rule_if_some!(
@@ -366,12 +388,12 @@ pub fn scatter_nd<const STRICT: bool>(
     )?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let reduction = node.onnx_reduction()?;
-    let computes_in_bfloat16 = node.computes_in_bfloat16();
+    let onnx_element = node.onnx_element()?;
     Ok((
         expand(typing::DataLike(InferScatterNd {
             site: node.site,
             reduction,
-            computes_in_bfloat16,
+            onnx_element,
         })),
         vec![],
     ))
@@ -384,8 +406,8 @@ pub struct InferScatterNd {
     pub site: NodeSite,
     /// The `reduction` attribute, already checked against the opset.
     pub reduction: Reduction,
-    /// As [`ScatterNd::computes_in_bfloat16`].
-    pub computes_in_bfloat16: bool,
+    /// As [`ScatterNd::onnx_element`].
+    pub onnx_element: OnnxElement,
 }
 
 impl typing::DataLikeScatter for InferScatterNd {
@@ -406,7 +428,7 @@ impl typing::DataLikeScatter for InferScatterNd {
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let op = ScatterNd {
-            computes_in_bfloat16: self.computes_in_bfloat16,
+            onnx_element: self.onnx_element,
             ..ScatterNd::onnx(self.site.clone(), self.reduction)
         };
         model.wire_node(prefix, op, inputs)
@@ -430,9 +452,7 @@ fn register_nnef(registry: &mut Registry) {
                 TypeName::Scalar.tensor().named("updates"),
                 TypeName::String.named("reduction").default("none"),
                 TypeName::Integer.array().named("layout").default(false),
-                TypeName::Logical
-                    .named("computes_in_bfloat16")
-                    .default(false),
+                TypeName::String.named("onnx_element").default("native"),
             ],
             &[("output", TypeName::Scalar.tensor())],
             load_scatter_nd,
@@ -451,8 +471,8 @@ fn dump_scatter_nd(
     if let Some(perm) = &op.layout {
         attributes.push(("layout", tract_nnef::ser::ints(perm)));
     }
-    if op.computes_in_bfloat16 {
-        attributes.push(("computes_in_bfloat16", logical(true)));
+    if op.onnx_element != OnnxElement::Native {
+        attributes.push(("onnx_element", string(op.onnx_element.as_str())));
     }
     Ok(Some(invocation(
         SCATTER_ND,
@@ -474,11 +494,11 @@ fn load_scatter_nd(
         None | Some(Value::Bool(false)) => None,
         Some(v) => Some(v.to::<TVec<usize>>(builder)?),
     };
-    let computes_in_bfloat16: bool = invocation.named_arg_as(builder, "computes_in_bfloat16")?;
+    let onnx_element = crate::nnef::onnx_element(builder, invocation, &site)?;
     builder.wire(
         ScatterNd {
             layout,
-            computes_in_bfloat16,
+            onnx_element,
             ..ScatterNd::onnx(site, reduction)
         },
         &[data, indices, updates],

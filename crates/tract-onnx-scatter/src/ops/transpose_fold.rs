@@ -249,7 +249,7 @@ fn wire_along_axis(
     // Errors keep naming the user's ScatterND node.
     let site = NodeSite::new(ScatterOp::ScatterNd, op.site.node.clone(), op.site.opset);
     let elements = ScatterElements {
-        computes_in_bfloat16: op.computes_in_bfloat16,
+        onnx_element: op.onnx_element,
         ..ScatterElements::onnx(site, axis, op.reduction)
     };
     Ok(patch.wire_node(&node.name, elements, &[data, indices, updates_wire])?[0])

@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 
-use scatter_kernels::{Bfloat16InFloat32, Element, Reduction, UpdateReduction};
+use scatter_kernels::{
+    Bfloat16InFloat32, ComplexPart, ComplexParts, Element, FactDim, Reduction, UpdateReduction,
+};
 use tract_core::internal::*;
 use tract_core::tract_data::TooEarly;
 
@@ -138,15 +140,112 @@ pub fn check_indices_type(site: &NodeSite, name: &str, dt: DatumType) -> TractRe
     Ok(())
 }
 
+/// The ONNX element type a scatter's data and updates hold, where tract
+/// has no type of its own for it and the loader ([`crate::load`]) gave
+/// the model a float tensor instead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum OnnxElement {
+    /// The tensor's own type.
+    #[default]
+    Native,
+    /// float32 holding bfloat16 values ([`crate::load::bfloat16`]): `add`
+    /// and `mul` round to bfloat16 after every update, as ONNX's do.
+    Bfloat16,
+    /// float32 or float64 holding complex64 or complex128 values as
+    /// (real, imaginary) pairs on a trailing axis of 2
+    /// ([`crate::load::complex`]). Shapes, axes, indices and messages are
+    /// the complex tensor's: the pair axis is not one of them.
+    Complex,
+}
+
+impl OnnxElement {
+    /// The name the NNEF form gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnnxElement::Native => "native",
+            OnnxElement::Bfloat16 => "bfloat16",
+            OnnxElement::Complex => "complex",
+        }
+    }
+
+    /// The value [`OnnxElement::as_str`] names.
+    pub fn from_name(name: &str) -> Option<OnnxElement> {
+        [
+            OnnxElement::Native,
+            OnnxElement::Bfloat16,
+            OnnxElement::Complex,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == name)
+    }
+
+    /// The rank of the tensor a tensor of `rank` holds: one less for
+    /// complex values (the pair axis).
+    pub fn rank(self, rank: usize) -> usize {
+        match self {
+            OnnxElement::Complex => rank.saturating_sub(1),
+            _ => rank,
+        }
+    }
+
+    /// The bytes of one element of this type held in data of type `dt`.
+    pub fn size_of(self, dt: DatumType) -> usize {
+        match self {
+            OnnxElement::Complex => dt.size_of().saturating_mul(2),
+            _ => dt.size_of(),
+        }
+    }
+
+    /// The shape of the tensor `input` of `shape` holds: without the pair
+    /// axis for complex values. A complex input whose last dim is known
+    /// and not 2 is an error naming it.
+    pub fn shape<'s, D: FactDim + std::fmt::Display>(
+        self,
+        site: &NodeSite,
+        input: &str,
+        shape: &'s [D],
+    ) -> TractResult<&'s [D]> {
+        if self != OnnxElement::Complex {
+            return Ok(shape);
+        }
+        match shape.split_last() {
+            Some((pair, complex)) if pair.known().is_none_or(|d| d == 2) => Ok(complex),
+            _ => bail!(site.error(format!(
+                "shape: {input} holds complex values as (real, imaginary) pairs on a last axis of 2, but its shape is [{}]",
+                shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+}
+
 /// The data type is one the ops hold and it can do `reduction` (an ONNX
-/// one, or OpenVINO's `mean`).
+/// one, or OpenVINO's `mean`); for data holding another ONNX type
+/// (`element`), that type can.
 pub fn check_reduction_for(
     site: &NodeSite,
     dt: DatumType,
+    element: OnnxElement,
     reduction: UpdateReduction,
 ) -> TractResult<()> {
     fn check<T: Element>(site: &NodeSite, r: UpdateReduction) -> TractResult<()> {
         T::check_reduction(r).map_err(|e| site.scatter_error(e))
+    }
+    match (element, dt) {
+        (OnnxElement::Native, _) => (),
+        (OnnxElement::Bfloat16, DatumType::F32) => {
+            return check::<Bfloat16InFloat32>(site, reduction);
+        }
+        (OnnxElement::Complex, DatumType::F32) => {
+            return check::<ComplexParts<f32>>(site, reduction);
+        }
+        (OnnxElement::Complex, DatumType::F64) => {
+            return check::<ComplexParts<f64>>(site, reduction);
+        }
+        (element, dt) => bail!(site.error(format!(
+            "type: data of element type {} cannot hold {} values",
+            onnx_type(dt),
+            element.as_str()
+        ))),
     }
     dispatch_element!(dt, site, "data", |T| { check::<T>(site, reduction) }, tdim => {
         symbolic_reduction(site, reduction).map(drop)
@@ -245,4 +344,23 @@ pub fn apply_in_bfloat16(
 ) -> TractResult<()> {
     let updates = Bfloat16InFloat32::slice(slice::<f32>(updates)?);
     apply(Bfloat16InFloat32::slice_mut(data), updates).map_err(|e| site.scatter_error(e))
+}
+
+/// Runs `apply` on `data` and `updates`, float tensors of parts `P`
+/// holding complex values, seen as [`ComplexParts`] elements, in place.
+pub fn apply_in_complex<P: ComplexPart + Datum>(
+    site: &NodeSite,
+    data: &mut [P],
+    updates: &Tensor,
+    apply: impl FnOnce(
+        &mut [ComplexParts<P>],
+        &[ComplexParts<P>],
+    ) -> Result<(), scatter_kernels::ScatterError>,
+) -> TractResult<()> {
+    // Both shapes end in the pair axis (checked with the plan): the part
+    // counts are even.
+    let odd = || site.error("shape: complex data or updates hold an odd count of parts");
+    let updates = ComplexParts::slice(slice::<P>(updates)?).ok_or_else(odd)?;
+    let data = ComplexParts::slice_mut(data).ok_or_else(odd)?;
+    apply(data, updates).map_err(|e| site.scatter_error(e))
 }

@@ -5,8 +5,10 @@ use scatter_kernels::{Reduction, UpdateReduction};
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::attribute_proto::AttributeType;
+use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::{AttributeProto, NodeProto};
 
+use crate::ops::types::OnnxElement;
 use crate::opset::{OpVersion, ScatterOp, later_versions, op_version};
 use crate::parse::deviation::{self, Deviations};
 use crate::site::NodeSite;
@@ -117,9 +119,20 @@ impl<'a> CheckedNode<'a> {
         Ok(given)
     }
 
-    /// Whether the loader marked the node [`COMPUTES_IN_BFLOAT16`].
-    pub fn computes_in_bfloat16(&self) -> bool {
-        self.attr(COMPUTES_IN_BFLOAT16).is_some_and(|a| a.i == 1)
+    /// The ONNX element type the loader marked the node with
+    /// ([`ONNX_ELEM_TYPE`]); [`OnnxElement::Native`] when unmarked.
+    pub fn onnx_element(&self) -> TractResult<OnnxElement> {
+        let Some(attr) = self.attr(ONNX_ELEM_TYPE) else {
+            return Ok(OnnxElement::Native);
+        };
+        match DataType::try_from(attr.i as i32) {
+            Ok(DataType::Bfloat16) => Ok(OnnxElement::Bfloat16),
+            Ok(DataType::Complex64 | DataType::Complex128) => Ok(OnnxElement::Complex),
+            _ => bail!(self.site.error(format!(
+                "attribute '{ONNX_ELEM_TYPE}' is {}; the loader sets it to bfloat16 (16), complex64 (14) or complex128 (15)",
+                attr.i
+            ))),
+        }
     }
 
     fn attr(&self, name: &str) -> Option<&'a AttributeProto> {
@@ -210,11 +223,13 @@ impl<'a> CheckedNode<'a> {
     }
 }
 
-/// The attribute the bfloat16 loader ([`crate::load::bfloat16`]) gives a
-/// scatter whose float32 data hold bfloat16 values and whose reduction
-/// computes in bfloat16 (an int, 1). Not an ONNX attribute: no op version
-/// lists it, and [`CheckedNode`] reads it apart from the op's own.
-pub const COMPUTES_IN_BFLOAT16: &str = "tract_onnx_scatter.computes_in_bfloat16";
+/// The attribute the loader gives a scatter whose float data hold values
+/// of an ONNX type tract lacks: an int, the ONNX `DataType` of those
+/// values (bfloat16 from [`crate::load::bfloat16`], complex64 or
+/// complex128 from [`crate::load::complex`]). Not an ONNX attribute: no
+/// op version lists it, and [`CheckedNode`] reads it apart from the op's
+/// own.
+pub const ONNX_ELEM_TYPE: &str = "tract_onnx_scatter.elem_type";
 
 /// Why `version` refuses `node` as written (an attribute it does not define,
 /// a reduction value it does not allow), in the words of the error.
@@ -224,7 +239,7 @@ fn check_against(version: &OpVersion, node: &NodeProto) -> Result<(), String> {
     if let Some(attr) = node
         .attribute
         .iter()
-        .find(|a| a.name != COMPUTES_IN_BFLOAT16 && !version.attributes.contains(&a.name.as_str()))
+        .find(|a| a.name != ONNX_ELEM_TYPE && !version.attributes.contains(&a.name.as_str()))
     {
         return Err(format!(
             "attribute '{}' (value {}) is not defined by {}; it allows: {}",
