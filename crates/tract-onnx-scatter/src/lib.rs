@@ -40,6 +40,7 @@
 
 pub mod load;
 pub mod nnef;
+pub mod onnx_types;
 pub mod ops;
 pub mod opset;
 pub mod parse;
@@ -53,6 +54,9 @@ pub use tract_onnx;
 pub use tract_onnx_opl;
 
 pub use scatter_kernels;
+
+pub use half;
+pub use num_complex;
 
 pub use load::Onnx;
 pub use nnef::{WithScatter, nnef};
