@@ -49,7 +49,7 @@ pub fn input(ext: &str, file: &[u8]) -> Vec<u8> {
 #[allow(dead_code)] // the replay test writes seeds with it
 pub fn npz_file(named: &[(String, tract_onnx_scatter::tract_onnx::prelude::Tensor)]) -> Vec<u8> {
     let path = scratch_file("npz");
-    tensors::write_npz(&path, named).expect("writing an .npz");
+    tensors::write_npz(&path, named, &Default::default()).expect("writing an .npz");
     let bytes = std::fs::read(&path).expect("reading it back");
     let _ = std::fs::remove_file(&path);
     bytes

@@ -105,6 +105,26 @@ pub fn unsupported_ops(path: &Path, engine: Engine) -> Result<Vec<Unsupported>> 
     Ok(found)
 }
 
+/// The main graph's inputs and outputs whose ONNX type the plugin holds
+/// in another tract type (bfloat16, complex), by name, as the model at
+/// `path` declares them.
+pub fn held_types(path: &Path) -> Result<HashMap<String, tensors::HeldType>> {
+    let proto = tract_onnx_scatter::tract_onnx::onnx()
+        .proto_model_for_path(path)
+        .with_context(|| format!("reading {} as an ONNX model", path.display()))?;
+    use tract_onnx_scatter::tract_onnx::pb::type_proto::Value;
+    let graph = proto.graph.unwrap_or_default();
+    Ok(graph
+        .input
+        .iter()
+        .chain(&graph.output)
+        .filter_map(|v| {
+            let Value::TensorType(t) = v.r#type.as_ref()?.value.as_ref()?;
+            Some((v.name.clone(), tensors::HeldType::of_onnx(t.elem_type)?))
+        })
+        .collect())
+}
+
 fn walk_ops<V>(
     graph: &GraphProto,
     register: &HashMap<String, V>,

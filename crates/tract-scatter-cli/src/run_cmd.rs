@@ -8,23 +8,30 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 use crate::Failed;
 use crate::cli::RunArgs;
 use crate::model::{Prepared, prepare};
-use crate::tensors::{summary, write_npz};
+use crate::tensors::{summary_as, write_npz};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let prepared = prepare(&args.model, &args.inputs)?;
+    let held = crate::model::held_types(&args.model.model)?;
     let (input_names, _) = &prepared.loaded_names;
     for (name, value) in input_names.iter().zip(&prepared.inputs) {
-        println!("input  {name}: {}", summary(value));
+        println!(
+            "input  {name}: {}",
+            summary_as(value, held.get(name).copied())
+        );
     }
     let outputs = run_once(&prepared, &args.model.model.display().to_string())?;
     match &args.output {
         Some(path) => {
-            write_npz(path, &outputs)?;
+            write_npz(path, &outputs, &held)?;
             println!("wrote {} output(s) to {}", outputs.len(), path.display());
         }
         None => {
             for (name, value) in &outputs {
-                println!("output {name}: {}", summary(value));
+                println!(
+                    "output {name}: {}",
+                    summary_as(value, held.get(name).copied())
+                );
             }
         }
     }

@@ -7,8 +7,11 @@ use std::io::{BufWriter, Cursor, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::collections::HashMap;
+
 use anyhow::{Context, Result, bail, ensure};
 use ndarray_npy::{NpzReader, NpzWriter, ReadNpyError, ReadNpyExt, ReadNpzError};
+use tract_onnx_scatter::onnx_types;
 use tract_onnx_scatter::tract_onnx::prelude::tract_ndarray::{ArrayD, IxDyn, OwnedRepr};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
@@ -357,10 +360,29 @@ fn npz_entry(npz: &mut NpzReader<File>, path: &Path, name: &str) -> Result<Tenso
 
 /// Writes named tensors as an `.npz` (uncompressed, as `numpy.savez`).
 /// f16 is written as float32 and TDim as int64 (`.npy` has no such types).
-pub fn write_npz(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
+pub fn write_npz(
+    path: &Path,
+    tensors: &[(String, Tensor)],
+    held: &HashMap<String, HeldType>,
+) -> Result<()> {
     let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut npz = NpzWriter::new(BufWriter::new(file));
     for (name, tensor) in tensors {
+        // Complex values as numpy's complex arrays; bfloat16 values stay
+        // float32 (numpy has no bfloat16).
+        let complex = match held.get(name) {
+            Some(HeldType::Complex64) => {
+                Some(npz.add_array(name.as_str(), &onnx_types::complex_values::<f32>(tensor)?))
+            }
+            Some(HeldType::Complex128) => {
+                Some(npz.add_array(name.as_str(), &onnx_types::complex_values::<f64>(tensor)?))
+            }
+            _ => None,
+        };
+        if let Some(written) = complex {
+            written.with_context(|| format!("writing {name:?} to {}", path.display()))?;
+            continue;
+        }
         let tensor = match tensor.datum_type() {
             DatumType::F16 => tensor.cast_to::<f32>()?.into_owned(),
             DatumType::TDim => tensor.cast_to::<i64>()?.into_owned(),
@@ -444,6 +466,73 @@ pub fn as_f64(t: &Tensor) -> Option<Vec<f64>> {
             .copied()
             .collect(),
     )
+}
+
+/// The ONNX element type of a model's value where the plugin holds it in
+/// another tract type (`tract_onnx_scatter::onnx_types`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldType {
+    /// float32 holding bfloat16 values.
+    Bfloat16,
+    /// float32 pairs on a last axis of 2.
+    Complex64,
+    /// float64 pairs on a last axis of 2.
+    Complex128,
+}
+
+impl HeldType {
+    /// The held type of ONNX `DataType` `code`, if it is one.
+    pub fn of_onnx(code: i32) -> Option<HeldType> {
+        use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;
+        match DataType::try_from(code).ok()? {
+            DataType::Bfloat16 => Some(HeldType::Bfloat16),
+            DataType::Complex64 => Some(HeldType::Complex64),
+            DataType::Complex128 => Some(HeldType::Complex128),
+            _ => None,
+        }
+    }
+}
+
+/// [`summary`] of a value of a model's: in its ONNX type when the plugin
+/// holds it in another (`held`), `complex64 [2] [1+2i, 0-1i]`,
+/// `bfloat16 [3] [0.5, ...] min ...`.
+pub fn summary_as(t: &Tensor, held: Option<HeldType>) -> String {
+    let complex = match held {
+        None => return summary(t),
+        Some(HeldType::Bfloat16) => {
+            let plain = summary(t);
+            let values = plain.split_once(' ').map_or("", |(_, rest)| rest);
+            return format!("bfloat16 (in F32) {values}");
+        }
+        Some(HeldType::Complex64) => onnx_types::complex_values::<f32>(t)
+            .map(|a| a.mapv(|c| (f64::from(c.re), f64::from(c.im)))),
+        Some(HeldType::Complex128) => {
+            onnx_types::complex_values::<f64>(t).map(|a| a.mapv(|c| (c.re, c.im)))
+        }
+    };
+    let Ok(values) = complex else {
+        return summary(t);
+    };
+    let name = if held == Some(HeldType::Complex64) {
+        "complex64"
+    } else {
+        "complex128"
+    };
+    let shown: Vec<String> = values
+        .iter()
+        .take(6)
+        .map(|&(re, im)| {
+            let sign = if im.is_sign_negative() { "-" } else { "+" };
+            // complex64 parts print as f32: their shortest exact form.
+            if name == "complex64" {
+                format!("{}{sign}{}i", re as f32, (im as f32).abs())
+            } else {
+                format!("{re}{sign}{}i", im.abs())
+            }
+        })
+        .collect();
+    let more = if values.len() > 6 { ", ..." } else { "" };
+    format!("{name} {:?} [{}{more}]", values.shape(), shown.join(", "))
 }
 
 /// `f32 [2, 3] [0.1, 0.2, ...] min -1 max 1 mean 0.05`.
