@@ -6,41 +6,23 @@
 //! caller holds ([`crate::ops::output_pool`]) or a fresh buffer
 //! ([`crate::ops::fresh_buffer`]), either held as an [`Unwritten`] until
 //! it is written whole. For large data the copy and the scatter go in one pass
-//! where that pays ([`CopyPolicy`]): the kernels' `apply` into a
-//! [`CopyOf`] takes the target as `&mut [MaybeUninit<T>]` and hands it
-//! back written.
+//! where that pays ([`crate::ops::speed_policy`]): the kernels' `apply`
+//! into a [`CopyOf`] takes the target as `&mut [MaybeUninit<T>]` and hands
+//! it back written.
 
 use std::mem::MaybeUninit;
 
 use scatter_kernels::{
-    CheckedElementsIndices, CheckedNdIndices, CopyOf, Element, Execution, IndexValue, Parallel,
-    Reduction, ScatterError, Schedule, write_copy, write_copy_in_pieces, write_copy_par,
+    CheckedElementsIndices, CheckedNdIndices, CopyOf, Element, Execution, IndexValue, Reduction,
+    ScatterError, write_copy, write_copy_in_pieces, write_copy_par,
 };
 use tract_core::internal::*;
 
 use crate::ops::fresh_buffer::Unwritten;
 use crate::ops::output_pool::OutputPool;
+use crate::ops::speed_policy::{self, COPYING_TYPES, PlainCopy};
 use crate::ops::tract_threads::TractThreads;
 use crate::site::NodeSite;
-
-/// When a copy of shared data is fused with the scatter: every threshold
-/// in one place (measured on the bench's workloads; see "What each
-/// mechanism buys" in docs/performance.md).
-pub struct CopyPolicy;
-
-impl CopyPolicy {
-    /// ScatterElements: data smaller than this is copied, then scattered
-    /// (the copy stays in cache anyway).
-    pub const ELEMENTS_FROM: usize = 1 << 20;
-    /// ScatterElements: the largest slab (`data_shape[axis..]`) copied and
-    /// then scattered into while in cache (half of a 512 KiB L2).
-    pub const ELEMENTS_SLAB: usize = 256 << 10;
-    /// ScatterND: data smaller than this is copied whole, then scattered.
-    pub const ND_FROM: usize = 1 << 20;
-    /// ScatterND: slices smaller than this are copied, then overwritten:
-    /// skipping them saves less than sorting their offsets costs.
-    pub const ND_SLICE: usize = 64 << 10;
-}
 
 /// The tensor a validated scatter writes into, made from `data`:
 /// - `data` itself, without a copy, when exclusively owned (in place);
@@ -96,19 +78,10 @@ impl Target {
                         ))
                     );
                     let threads = TractThreads::current();
-                    Ok(if threads.threads() > 1 {
-                        // Split over the caller's executor when large: a
-                        // copy nothing is fused into is the whole cost of
-                        // a copy-bound scatter (TensorScatter's cache).
-                        write_copy_par(&threads, &Schedule::DEFAULT, dst, src)
-                    } else if fresh {
-                        // Whole, not in pieces: into fresh pages glibc's
-                        // streaming stores win, skipping the read of the
-                        // lines they fill (see docs/performance.md, "Why
-                        // the mechanisms exist").
-                        write_copy(dst, src)
-                    } else {
-                        write_copy_in_pieces(dst, src)
+                    Ok(match speed_policy::plain_copy(&threads, fresh) {
+                        PlainCopy::Split(schedule) => write_copy_par(&threads, schedule, dst, src),
+                        PlainCopy::Whole => write_copy(dst, src),
+                        PlainCopy::InPieces => write_copy_in_pieces(dst, src),
                     })
                 })
             }
@@ -171,18 +144,18 @@ impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
 
 /// Takes `data` for a scatter whose indices `token` checked: a copy and the
 /// scatter fused in one pass ([`scatter_copying`]) when the data must be
-/// copied and `fuse(&data)` says it pays, giving the ONNX reduction to
-/// fuse with, else [`take_output`]'s tensor.
+/// copied and the speed policy gave a reduction to `fuse` with, else
+/// [`take_output`]'s tensor.
 pub fn take_or_fuse<K: CopyingScatter>(
     site: &NodeSite,
     data: TValue,
     pool: Option<&OutputPool>,
     token: &K,
     updates: &Tensor,
-    fuse: impl FnOnce(&Tensor) -> Option<Reduction>,
+    fuse: Option<Reduction>,
 ) -> TractResult<Taken> {
     match take_target(data, pool)? {
-        Target::Copy { out, data, fresh } => match fuse(&data) {
+        Target::Copy { out, data, fresh } => match fuse {
             Some(reduction) => Ok(Taken::Done(scatter_copying(
                 site, token, out, &data, updates, reduction,
             )?)),
@@ -220,14 +193,6 @@ pub fn take_target(data: TValue, pool: Option<&OutputPool>) -> TractResult<Targe
         fresh: true,
     })
 }
-
-/// The data types whose copy a scatter can fuse ([`scatter_copying`]).
-pub const COPYING_TYPES: [DatumType; 4] = [
-    DatumType::F32,
-    DatumType::F64,
-    DatumType::I32,
-    DatumType::I64,
-];
 
 /// `out = data`, then `token`'s scatter of `updates`, fused
 /// ([`CopyingScatter`]), written whole. `data` is of one of

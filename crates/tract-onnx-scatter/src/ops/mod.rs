@@ -67,6 +67,7 @@ pub mod scatter_elements_update;
 pub mod scatter_grad;
 pub mod scatter_nd;
 pub mod shapes;
+pub mod speed_policy;
 pub mod tensor_scatter;
 pub mod tract_threads;
 pub mod transpose_fold;

@@ -4,8 +4,7 @@
 //! `use_init_val`/`mean`), its NNEF form, and its output pool.
 
 use scatter_kernels::{
-    CheckedElementsIndices, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
-    UpdateReduction,
+    ElementsPlan, Execution, IndexValue, Reduction, ScatterError, UpdateReduction,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -17,10 +16,11 @@ use crate::nnef::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::{self, ElementsCheckCache};
-use crate::ops::copy_target::{self, CopyPolicy, Taken};
+use crate::ops::copy_target::{self, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
+use crate::ops::speed_policy;
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, OnnxElement, dispatch_element};
 use crate::opset::ScatterOp;
@@ -131,27 +131,6 @@ impl ScatterElements {
             _ => None,
         }
     }
-
-    /// The reduction with which the copy of shared `data` and the scatter
-    /// go slab by slab ([`scatter_kernels::CopyOf`]), when they do: ONNX
-    /// semantics, a type it covers, data beyond the cache and slabs
-    /// (`data_shape[axis..]`) within it, so never for axis 0; never when
-    /// data hold another ONNX type ([`OnnxElement`]): the fused copy
-    /// computes in the data's own type.
-    fn copies_as_it_scatters<I: IndexValue>(
-        &self,
-        checked: &CheckedElementsIndices<I>,
-        data: &Tensor,
-    ) -> Option<Reduction> {
-        let size = data.datum_type().size_of();
-        let slab = checked.copying_slab_len().saturating_mul(size);
-        let pays = self.onnx_element == OnnxElement::Native
-            && copy_target::COPYING_TYPES.contains(&data.datum_type())
-            && data.len().saturating_mul(size) >= CopyPolicy::ELEMENTS_FROM
-            && slab > 0
-            && slab <= CopyPolicy::ELEMENTS_SLAB;
-        self.onnx_semantics().filter(|_| pays)
-    }
 }
 
 impl Op for ScatterElements {
@@ -249,7 +228,12 @@ impl IndexedScatter for ScatterElements {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| self.copies_as_it_scatters(&checked, data);
+        let fuse = speed_policy::scatter_elements_fused_copy(
+            self.onnx_semantics(),
+            self.onnx_element,
+            &checked,
+            &data,
+        );
         let mut data = match copy_target::take_or_fuse(site, data, pool, &checked, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,
@@ -634,10 +618,13 @@ mod tests {
                 let checked = plan
                     .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
                     .unwrap();
-                assert!(
-                    op.copies_as_it_scatters(&checked, &data).is_some(),
-                    "{axis} {reduction:?}"
+                let fused = speed_policy::scatter_elements_fused_copy(
+                    op.onnx_semantics(),
+                    op.onnx_element,
+                    &checked,
+                    &data,
                 );
+                assert_eq!(fused, Some(reduction), "{axis} {reduction:?}");
                 let shared = data.clone().into_tvalue();
                 let fused = eval(&op, shared.clone(), &indices, &updates);
                 let in_place = eval(&op, data.clone().into_tvalue(), &indices, &updates);
@@ -663,20 +650,20 @@ mod tests {
         let checked = plan
             .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
             .unwrap();
-        assert!(
-            op(0, Reduction::Add)
-                .copies_as_it_scatters(&checked, &data)
-                .is_none()
-        );
+        let fused = |op: ScatterElements, checked, data| {
+            speed_policy::scatter_elements_fused_copy(
+                op.onnx_semantics(),
+                op.onnx_element,
+                checked,
+                data,
+            )
+        };
+        assert_eq!(fused(op(0, Reduction::Add), &checked, &data), None);
         let small = Tensor::zero::<f32>(&[4, 4]).unwrap();
         let plan = ElementsPlan::new(&[4, 4], &[4, 1], &[4, 1], 1).unwrap();
         let checked = plan
             .check_indices(&[0i64, 1, 2, 3], Execution::SERIAL)
             .unwrap();
-        assert!(
-            op(1, Reduction::Add)
-                .copies_as_it_scatters(&checked, &small)
-                .is_none()
-        );
+        assert_eq!(fused(op(1, Reduction::Add), &checked, &small), None);
     }
 }

@@ -2,8 +2,7 @@
 //! inference-level op, the typed op, its NNEF form, and its output pool.
 
 use scatter_kernels::{
-    BlockSort, CheckedNdIndices, Execution, IndexValue, NdPlan, Parallel, Reduction, ScatterError,
-    Schedule, UpdateReduction,
+    BlockSort, Execution, IndexValue, NdPlan, Reduction, ScatterError, UpdateReduction,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -15,10 +14,11 @@ use crate::nnef::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::{self, NdCheckCache};
-use crate::ops::copy_target::{self, CopyPolicy, Taken};
+use crate::ops::copy_target::{self, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
+use crate::ops::speed_policy;
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, OnnxElement, dispatch_element};
 use crate::opset::ScatterOp;
@@ -99,29 +99,6 @@ impl ScatterNd {
             ..self.clone()
         }
     }
-
-    /// Whether shared `data` is copied as the scatter writes
-    /// ([`scatter_kernels::CopyOf`]) rather than first: for a
-    /// type it covers, when the updates were sorted by destination block
-    /// (each block is copied just before its updates land), or, with no
-    /// reduction, around large row-major slices the updates overwrite
-    /// whole. Never when data hold another ONNX type ([`OnnxElement`]):
-    /// the fused copy computes in the data's own type.
-    fn fuses_the_copy<I: IndexValue>(
-        &self,
-        plan: &NdPlan,
-        sorted: &CheckedNdIndices<I>,
-        data: &Tensor,
-    ) -> bool {
-        let size = data.datum_type().size_of();
-        let around_slices = self.reduction == Reduction::None
-            && data.len().saturating_mul(size) >= CopyPolicy::ND_FROM
-            && plan.slice_len().saturating_mul(size) >= CopyPolicy::ND_SLICE
-            && sorted.copies_around_slices();
-        self.onnx_element == OnnxElement::Native
-            && copy_target::COPYING_TYPES.contains(&data.datum_type())
-            && (sorted.is_sorted() || around_slices)
-    }
 }
 
 impl Op for ScatterNd {
@@ -201,25 +178,12 @@ impl IndexedScatter for ScatterNd {
     ) -> TractResult<Tensor> {
         let site = &self.site;
         let element_bytes = self.onnx_element.size_of(data.datum_type());
-        // Large random-index scatters get their updates sorted by
-        // destination block in the pass that checks them, on the caller's
-        // executor; the check (and sort) of indices that come back is kept
-        // (`check_cache`). Not sorted when the data is written in place on
-        // one thread and the indices will not come back: there the sort
-        // costs more than the cache misses it saves (see
-        // docs/performance.md, "Why the mechanisms exist"); it pays for a
-        // copy, for threads, or when it is reused.
+        // The check (and sort) of indices that come back is kept
+        // (`check_cache`).
         let kept = check_cache::keepable(indices_value, indices);
         let threads = TractThreads::current();
-        let unsorted = Schedule {
-            blocked_from_bytes: usize::MAX,
-            ..Schedule::DEFAULT
-        };
-        let schedule = if data.is_exclusive() && kept.is_none() && threads.threads() == 1 {
-            &unsorted
-        } else {
-            &Schedule::DEFAULT
-        };
+        let schedule =
+            speed_policy::scatter_nd_check_schedule(data.is_exclusive(), kept.is_some(), &threads);
         // Indices that come back (a second call) get their short slices
         // sorted for a split over threads, once (`sorted_for_split`).
         let sorted = self
@@ -238,10 +202,13 @@ impl IndexedScatter for ScatterNd {
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let pool = self.output_pool.as_ref();
-        let fuse = |data: &Tensor| {
-            self.fuses_the_copy(plan, &sorted, data)
-                .then_some(self.reduction)
-        };
+        let fuse = speed_policy::scatter_nd_fused_copy(
+            self.reduction,
+            self.onnx_element,
+            plan,
+            &sorted,
+            &data,
+        );
         let mut data = match copy_target::take_or_fuse(site, data, pool, &sorted, updates, fuse)? {
             Taken::Done(output) => return Ok(output),
             Taken::ScatterInto(data) => data,
@@ -559,8 +526,14 @@ mod tests {
         for reduction in [Reduction::None, Reduction::Add] {
             let op = op(reduction);
             assert_eq!(
-                op.fuses_the_copy(&plan, &sorted, &data),
-                reduction == Reduction::None
+                speed_policy::scatter_nd_fused_copy(
+                    reduction,
+                    OnnxElement::Native,
+                    &plan,
+                    &sorted,
+                    &data
+                ),
+                (reduction == Reduction::None).then_some(reduction)
             );
             let shared = data.clone().into_tvalue();
             let copied = eval(&op, shared.clone(), &indices, &updates);
@@ -584,6 +557,13 @@ mod tests {
             )
             .unwrap();
         assert!(!sorted.is_sorted());
-        assert!(!op(Reduction::None).fuses_the_copy(&plan, &sorted, &data));
+        let fused = speed_policy::scatter_nd_fused_copy(
+            Reduction::None,
+            OnnxElement::Native,
+            &plan,
+            &sorted,
+            &data,
+        );
+        assert_eq!(fused, None);
     }
 }
