@@ -151,3 +151,22 @@ fn a_complex_value_reaching_an_op_without_complex_support_is_an_error_naming_it(
 fn the_complex_corpus_passes_but_its_expected_failures() {
     integration_tests::golden::check_complex();
 }
+
+/// The loader's mark of a complex scatter is an attribute a model could
+/// carry itself: on float data without the pair axis, or with a value
+/// the loader never sets, it is an error naming the node, not a panic.
+#[test]
+fn a_model_that_marks_its_own_scatter_complex_gets_an_error_naming_the_node() {
+    let marked = |elem_type: i64| {
+        OneNode::new("ScatterND", 18)
+            .attr(attr_int("tract_onnx_scatter.elem_type", elem_type))
+            .value(input("data", DataType::Float, &[2, 3]))
+            .value(init_i64("indices", &[1, 1], &[0]))
+            .value(input("updates", DataType::Float, &[1, 3]))
+            .output_elem(DataType::Float)
+    };
+    let no_pairs = marked(DataType::Complex64 as i64).compile().unwrap_err();
+    insta::assert_snapshot!(format!("{no_pairs:#}"));
+    let unknown = marked(99).load().unwrap_err();
+    insta::assert_snapshot!(format!("{unknown:#}"));
+}
