@@ -10,7 +10,8 @@
 //!   versions, such as "`ScatterND` (11, 13, 16, 18)".
 //!
 //! ARCHITECTURE.md also carries no measurements: figures go to
-//! docs/performance.md.
+//! docs/performance.md; and the plugin's imports between folders run the
+//! one way it states.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -305,4 +306,86 @@ fn architecture_holds_no_measurements() {
             );
         }
     }
+}
+
+/// The plugin's top-level modules, lowest first, as ARCHITECTURE.md
+/// layers them: a module imports only modules of a lower layer (the crate
+/// root, `lib.rs`, excepted). `ops` and `tract_overrides` share a layer:
+/// neither imports the other.
+const IMPORT_LAYERS: &[&[&str]] = &[
+    &["opset"],
+    &["site"],
+    &["onnx_types"],
+    &["parse"],
+    &["ops", "tract_overrides"],
+    &["nnef", "load"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    IMPORT_LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// Every `crate::<module>` a source file names outside comments and its
+/// tests.
+fn crate_imports(source: &str) -> BTreeSet<String> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or("");
+    let mut found = BTreeSet::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        for (i, _) in line.match_indices("crate::") {
+            let rest = &line[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !name.is_empty() && !line[..i].ends_with('$') {
+                found.insert(name);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_plugin_s_imports_between_folders_run_down_the_architecture_s_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .join("crates/tract-onnx-scatter/src");
+    let mut files = vec![root.clone()];
+    let mut upward = vec![];
+    let mut checked = 0;
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let relative = path.strip_prefix(&root).unwrap();
+        let top = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" || path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let own = layer_of(&top).unwrap_or_else(|| panic!("{top}: not in IMPORT_LAYERS"));
+        for import in crate_imports(&fs::read_to_string(&path).unwrap()) {
+            let Some(layer) = layer_of(&import) else {
+                continue; // the crate root's items: `crate::onnx()` and the like
+            };
+            checked += 1;
+            if import != top && layer >= own {
+                upward.push(format!("{} imports crate::{import}", relative.display()));
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} imports found");
+    assert!(
+        upward.is_empty(),
+        "imports running up or across: {upward:#?}"
+    );
 }

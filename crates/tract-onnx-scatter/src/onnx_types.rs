@@ -1,5 +1,6 @@
-//! Tensors of the ONNX element types tract lacks, to and from the float
-//! tensors a model loaded through [`crate::onnx()`] takes and returns.
+//! The ONNX element types tract lacks: tensors of them to and from the
+//! float tensors a model loaded through [`crate::onnx()`] takes and
+//! returns, and [`OnnxElement`], the type a scatter's float data hold.
 //!
 //! | ONNX type | what the model takes and returns | to it | from it |
 //! |---|---|---|---|
@@ -23,9 +24,11 @@
 
 use half::bf16;
 use num_complex::Complex;
-use scatter_kernels::ComplexPart;
+use scatter_kernels::{ComplexPart, FactDim};
 use tract_core::internal::*;
 use tract_core::ndarray::{ArrayD, IxDyn};
+
+use crate::site::NodeSite;
 
 /// The float32 tensor of dims `shape` a bfloat16 model takes for
 /// `values`: each value widened, exactly.
@@ -74,6 +77,84 @@ pub fn complex_values<T: ComplexPart + Datum>(t: &Tensor) -> TractResult<ArrayD<
         .map(|p| Complex::new(p[0], p[1]))
         .collect();
     Ok(ArrayD::from_shape_vec(IxDyn(dims), values)?)
+}
+
+/// The ONNX element type a scatter's data and updates hold, where tract
+/// has no type of its own for it and the loader ([`crate::load`]) gave
+/// the model a float tensor instead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum OnnxElement {
+    /// The tensor's own type.
+    #[default]
+    Native,
+    /// float32 holding bfloat16 values ([`crate::load::bfloat16`]): `add`
+    /// and `mul` round to bfloat16 after every update, as ONNX's do.
+    Bfloat16,
+    /// float32 or float64 holding complex64 or complex128 values as
+    /// (real, imaginary) pairs on a trailing axis of 2
+    /// ([`crate::load::complex`]). Shapes, axes, indices and messages are
+    /// the complex tensor's: the pair axis is not one of them.
+    Complex,
+}
+
+impl OnnxElement {
+    /// The name the NNEF form gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnnxElement::Native => "native",
+            OnnxElement::Bfloat16 => "bfloat16",
+            OnnxElement::Complex => "complex",
+        }
+    }
+
+    /// The value [`OnnxElement::as_str`] names.
+    pub fn from_name(name: &str) -> Option<OnnxElement> {
+        [
+            OnnxElement::Native,
+            OnnxElement::Bfloat16,
+            OnnxElement::Complex,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == name)
+    }
+
+    /// The rank of the tensor a tensor of `rank` holds: one less for
+    /// complex values (the pair axis).
+    pub fn rank(self, rank: usize) -> usize {
+        match self {
+            OnnxElement::Complex => rank.saturating_sub(1),
+            _ => rank,
+        }
+    }
+
+    /// The bytes of one element of this type held in data of type `dt`.
+    pub fn size_of(self, dt: DatumType) -> usize {
+        match self {
+            OnnxElement::Complex => dt.size_of().saturating_mul(2),
+            _ => dt.size_of(),
+        }
+    }
+
+    /// The shape of the tensor `input` of `shape` holds: without the pair
+    /// axis for complex values. A complex input whose last dim is known
+    /// and not 2 is an error naming it.
+    pub fn shape<'s, D: FactDim + std::fmt::Display>(
+        self,
+        site: &NodeSite,
+        input: &str,
+        shape: &'s [D],
+    ) -> TractResult<&'s [D]> {
+        if self != OnnxElement::Complex {
+            return Ok(shape);
+        }
+        match shape.split_last() {
+            Some((pair, complex)) if pair.known().is_none_or(|d| d == 2) => Ok(complex),
+            _ => bail!(site.error(format!(
+                "shape: {input} holds complex values as (real, imaginary) pairs on a last axis of 2, but its shape is [{}]",
+                shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
 }
 
 fn check_volume(shape: &[usize], len: usize, what: &str) -> TractResult<()> {

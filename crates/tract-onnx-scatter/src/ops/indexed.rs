@@ -11,9 +11,10 @@
 use scatter_kernels::{IndexValue, ScatterError, UpdateReduction};
 use tract_core::internal::*;
 
+use crate::onnx_types::OnnxElement;
 use crate::ops::output_pool::{self, PooledOp};
 use crate::ops::shapes::{SymDim, all_concrete, sym_dims};
-use crate::ops::types::{self, OnnxElement, with_index_slice};
+use crate::ops::types::{self, with_index_slice};
 use crate::site::NodeSite;
 
 /// A scatter of `(data, indices, updates)` whose checks go through

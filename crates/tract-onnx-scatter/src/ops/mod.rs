@@ -61,6 +61,7 @@ pub mod copy_target;
 pub mod fresh_buffer;
 pub mod indexed;
 pub mod move_chains;
+pub mod nnef_args;
 pub mod output_pool;
 pub mod scatter_elements;
 pub mod scatter_elements_update;
@@ -73,12 +74,12 @@ pub mod tract_threads;
 pub mod transpose_fold;
 pub mod types;
 
+pub use crate::onnx_types::OnnxElement;
 pub use scatter_elements::ScatterElements;
 pub use scatter_elements_update::ScatterElementsUpdate;
 pub use scatter_grad::{GradKind, ScatterGrad};
 pub use scatter_nd::ScatterNd;
 pub use tensor_scatter::TensorScatter;
-pub use types::OnnxElement;
 
 /// One op family as the rest of the crate reaches it.
 pub struct OpHome {

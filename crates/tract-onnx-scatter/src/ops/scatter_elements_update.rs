@@ -12,11 +12,12 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::nnef::{data_indices_updates, elements_site, input, inputs3, reduction};
+use crate::onnx_types::OnnxElement;
 use crate::ops::OpHome;
 use crate::ops::ScatterElements;
+use crate::ops::nnef_args::{data_indices_updates, elements_site, input, inputs3, reduction};
 use crate::ops::shapes::sym_dims;
-use crate::ops::types::{self, OnnxElement};
+use crate::ops::types;
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;

@@ -10,17 +10,18 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::nnef::{data_indices_updates, inputs3, onnx_reduction};
+use crate::onnx_types::OnnxElement;
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::{self, NdCheckCache};
 use crate::ops::copy_target::{self, Taken};
 use crate::ops::indexed::{self, IndexedScatter};
+use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
 use crate::ops::speed_policy;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, OnnxElement, dispatch_element};
+use crate::ops::types::{self, dispatch_element};
 use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -461,7 +462,7 @@ fn load_scatter_nd(
         None | Some(Value::Bool(false)) => None,
         Some(v) => Some(v.to::<TVec<usize>>(builder)?),
     };
-    let onnx_element = crate::nnef::onnx_element(builder, invocation, &site)?;
+    let onnx_element = crate::ops::nnef_args::onnx_element(builder, invocation, &site)?;
     builder.wire(
         ScatterNd {
             layout,

@@ -17,7 +17,7 @@ use scatter_kernels::{CheckedElementsIndices, CheckedNdIndices, IndexValue, NdPl
 use scatter_kernels::{Parallel, Schedule};
 use tract_core::internal::*;
 
-use crate::ops::types::OnnxElement;
+use crate::onnx_types::OnnxElement;
 
 /// Data smaller than this is copied, then scattered (the copy stays in
 /// cache anyway): ScatterElements.

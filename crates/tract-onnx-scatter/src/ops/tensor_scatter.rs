@@ -9,8 +9,8 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::nnef::input;
 use crate::ops::OpHome;
+use crate::ops::nnef_args::input;
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, sym_dims};
 use crate::ops::tract_threads::TractThreads;

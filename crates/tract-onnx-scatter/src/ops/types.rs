@@ -4,11 +4,12 @@
 use std::borrow::Cow;
 
 use scatter_kernels::{
-    Bfloat16InFloat32, ComplexPart, ComplexParts, Element, FactDim, Reduction, UpdateReduction,
+    Bfloat16InFloat32, ComplexPart, ComplexParts, Element, Reduction, UpdateReduction,
 };
 use tract_core::internal::*;
 use tract_core::tract_data::TooEarly;
 
+use crate::onnx_types::OnnxElement;
 use crate::site::NodeSite;
 
 /// Element types the scatter ops hold, in the order messages list them.
@@ -138,84 +139,6 @@ pub fn check_indices_type(site: &NodeSite, name: &str, dt: DatumType) -> TractRe
         )));
     }
     Ok(())
-}
-
-/// The ONNX element type a scatter's data and updates hold, where tract
-/// has no type of its own for it and the loader ([`crate::load`]) gave
-/// the model a float tensor instead.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum OnnxElement {
-    /// The tensor's own type.
-    #[default]
-    Native,
-    /// float32 holding bfloat16 values ([`crate::load::bfloat16`]): `add`
-    /// and `mul` round to bfloat16 after every update, as ONNX's do.
-    Bfloat16,
-    /// float32 or float64 holding complex64 or complex128 values as
-    /// (real, imaginary) pairs on a trailing axis of 2
-    /// ([`crate::load::complex`]). Shapes, axes, indices and messages are
-    /// the complex tensor's: the pair axis is not one of them.
-    Complex,
-}
-
-impl OnnxElement {
-    /// The name the NNEF form gives it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnnxElement::Native => "native",
-            OnnxElement::Bfloat16 => "bfloat16",
-            OnnxElement::Complex => "complex",
-        }
-    }
-
-    /// The value [`OnnxElement::as_str`] names.
-    pub fn from_name(name: &str) -> Option<OnnxElement> {
-        [
-            OnnxElement::Native,
-            OnnxElement::Bfloat16,
-            OnnxElement::Complex,
-        ]
-        .into_iter()
-        .find(|e| e.as_str() == name)
-    }
-
-    /// The rank of the tensor a tensor of `rank` holds: one less for
-    /// complex values (the pair axis).
-    pub fn rank(self, rank: usize) -> usize {
-        match self {
-            OnnxElement::Complex => rank.saturating_sub(1),
-            _ => rank,
-        }
-    }
-
-    /// The bytes of one element of this type held in data of type `dt`.
-    pub fn size_of(self, dt: DatumType) -> usize {
-        match self {
-            OnnxElement::Complex => dt.size_of().saturating_mul(2),
-            _ => dt.size_of(),
-        }
-    }
-
-    /// The shape of the tensor `input` of `shape` holds: without the pair
-    /// axis for complex values. A complex input whose last dim is known
-    /// and not 2 is an error naming it.
-    pub fn shape<'s, D: FactDim + std::fmt::Display>(
-        self,
-        site: &NodeSite,
-        input: &str,
-        shape: &'s [D],
-    ) -> TractResult<&'s [D]> {
-        if self != OnnxElement::Complex {
-            return Ok(shape);
-        }
-        match shape.split_last() {
-            Some((pair, complex)) if pair.known().is_none_or(|d| d == 2) => Ok(complex),
-            _ => bail!(site.error(format!(
-                "shape: {input} holds complex values as (real, imaginary) pairs on a last axis of 2, but its shape is [{}]",
-                shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
-            ))),
-        }
-    }
 }
 
 /// The data type is one the ops hold and it can do `reduction` (an ONNX

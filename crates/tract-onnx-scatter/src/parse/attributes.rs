@@ -8,7 +8,7 @@ use tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::{AttributeProto, NodeProto};
 
-use crate::ops::types::OnnxElement;
+use crate::onnx_types::OnnxElement;
 use crate::opset::{OpVersion, ScatterOp, later_versions, op_version};
 use crate::parse::deviation::{self, Deviations};
 use crate::site::NodeSite;
