@@ -115,17 +115,9 @@ pub fn op_version(op: ScatterOp, opset: i64) -> Result<OpVersion, String> {
             &UpdateReduction::ALL,
         ),
         (ScatterNdGrad, _) => v(1, &["reduction", "include_self", "lda_coeff"], ALL_ONNX),
-        _ => {
-            let first = match op {
-                Scatter => 9,
-                ScatterElements | ScatterNd => 11,
-                TensorScatter => 24,
-                ScatterElementsUpdate | ScatterElementsGrad | ScatterNdGrad => {
-                    unreachable!("every opset matched above")
-                }
-            };
-            Err(format!("{name} does not exist before opset {first}"))
-        }
+        (Scatter, _) => Err(format!("{name} does not exist before opset 9")),
+        (ScatterElements | ScatterNd, _) => Err(format!("{name} does not exist before opset 11")),
+        (TensorScatter, _) => Err(format!("{name} does not exist before opset 24")),
     }
 }
 
