@@ -170,3 +170,52 @@ fn a_model_that_marks_its_own_scatter_complex_gets_an_error_naming_the_node() {
     let unknown = marked(99).load().unwrap_err();
     insta::assert_snapshot!(format!("{unknown:#}"));
 }
+
+/// `x` of complex dims `[2, 3]`, values `k + 10k i` in row-major order.
+fn numbered_2x3() -> TValue {
+    let parts: Vec<f32> = (0..6).flat_map(|k| [k as f32, 10.0 * k as f32]).collect();
+    pairs(&[2, 3], &parts)
+}
+
+#[test]
+fn a_complex_tile_repeats_whole_elements() {
+    let m = OneNode::new("Tile", 13)
+        .value(input("x", DataType::Complex64, &[2, 3]))
+        .value(init_i64("repeats", &[2], &[1, 2]))
+        .output_elem(DataType::Complex64);
+    let out = m.run(tvec![numbered_2x3()]).unwrap();
+    let out = out[0].to_plain_array_view::<f32>().unwrap();
+    assert_eq!(out.shape(), &[2, 6, 2]);
+    let re: Vec<f32> = out.iter().step_by(2).copied().collect();
+    assert_eq!(re, [0., 1., 2., 0., 1., 2., 3., 4., 5., 3., 4., 5.]);
+    let im: Vec<f32> = out.iter().skip(1).step_by(2).copied().collect();
+    assert_eq!(im, re.iter().map(|r| r * 10.0).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_complex_flatten_keeps_each_element_whole() {
+    let m = OneNode::new("Flatten", 13)
+        .attr(attr_int("axis", -1))
+        .value(input("x", DataType::Complex128, &[1, 2, 3]))
+        .output_elem(DataType::Complex128);
+    let parts: Vec<f64> = (0..6).flat_map(|k| [k as f64, -(k as f64)]).collect();
+    let x = Tensor::from_shape(&[1, 2, 3, 2], &parts).unwrap();
+    let out = m.run(tvec![x.into_tvalue()]).unwrap();
+    let out = out[0].to_plain_array_view::<f64>().unwrap();
+    // axis -1 of complex [1, 2, 3]: [1 * 2, 3], each element (re, im).
+    assert_eq!(out.shape(), &[2, 3, 2]);
+    assert_eq!(out.iter().copied().collect::<Vec<_>>(), parts);
+}
+
+#[test]
+fn a_complex_split_on_a_negative_axis_splits_the_complex_axis() {
+    let m = OneNode::new("Split", 13)
+        .attr(attr_int("axis", -1))
+        .value(input("x", DataType::Complex64, &[2, 3]))
+        .value(init_i64("split", &[1], &[3]))
+        .output_elem(DataType::Complex64);
+    let out = m.run(tvec![numbered_2x3()]).unwrap();
+    // One part of the whole axis: the input, pairs intact.
+    assert_eq!(out[0].shape(), &[2, 3, 2]);
+    assert_eq!(out[0].clone().into_tensor(), numbered_2x3().into_tensor());
+}

@@ -9,7 +9,8 @@
 //!   trailing 2;
 //! - each node that reads a complex value is rewritten so that it does on
 //!   the pair axis what ONNX does on complex elements ([`SUPPORTED`]): axes
-//!   counted from the end move one place left, shapes gain the trailing 2;
+//!   counted from the end move one place left, shapes gain the trailing 2
+//!   (`Tile` repeats it once), a `Flatten` splits it off again;
 //! - a `Scatter`, `ScatterElements` or `ScatterND` of complex data keeps
 //!   its axis, indices and shapes as written and is marked complex
 //!   ([`ONNX_ELEM_TYPE`]): the op sees the complex shapes, so its checks
@@ -43,12 +44,15 @@ pub const SUPPORTED: &[&str] = &[
     "Identity",
     "Transpose",
     "Reshape",
+    "Flatten",
     "Concat",
+    "Split",
     "Slice",
     "Squeeze",
     "Unsqueeze",
     "Gather",
     "Expand",
+    "Tile",
     "Scatter",
     "ScatterElements",
     "ScatterND",
@@ -205,7 +209,7 @@ fn widen_graph(
             continue;
         };
         let site = format!("{which}: node '{name}' ({})", node.op_type);
-        let mut before = vec![];
+        let (mut before, mut after) = (vec![], vec![]);
         rewrite_node(
             &mut node,
             &reads,
@@ -213,17 +217,20 @@ fn widen_graph(
             opset,
             names,
             &mut before,
+            &mut after,
             &mut constants,
         )?;
         rewritten += 1;
         complex.extend(
             node.output
                 .iter()
+                .chain(after.iter().flat_map(|n| &n.output))
                 .filter(|o| !o.is_empty())
                 .map(|o| (o.clone(), code)),
         );
         nodes.extend(before);
         nodes.push(node);
+        nodes.extend(after);
     }
     graph.initializer.extend(constants);
     graph.node = nodes;
@@ -232,8 +239,9 @@ fn widen_graph(
 
 /// `node`, which reads a complex value (`reads[i]`: the ONNX type of
 /// input `i`, when complex), made to act on the pair axis as ONNX acts on
-/// complex elements. Nodes it needs first go to `before`, constants to
-/// `constants`.
+/// complex elements. Nodes it needs first go to `before`, nodes that
+/// finish its outputs to `after`, constants to `constants`.
+#[allow(clippy::too_many_arguments)]
 fn rewrite_node(
     node: &mut NodeProto,
     reads: &[Option<i32>],
@@ -241,6 +249,7 @@ fn rewrite_node(
     opset: i64,
     names: &mut Names,
     before: &mut Vec<NodeProto>,
+    after: &mut Vec<NodeProto>,
     constants: &mut Vec<TensorProto>,
 ) -> TractResult<()> {
     let op = node.op_type.clone();
@@ -253,11 +262,13 @@ fn rewrite_node(
             let rank = perm.ints.len() as i64;
             perm.ints.push(rank);
         }
-        "Reshape" | "Expand" => {
+        "Reshape" | "Expand" | "Tile" => {
+            // The target shape gains the pair axis; Tile's repeats repeat
+            // it once.
             let shape = input(node, 1, site)?;
             let widened = names.fresh(&shape);
             let pair = names.fresh(&shape);
-            constants.push(int64_tensor(&pair, &[2]));
+            constants.push(int64_tensor(&pair, &[if op == "Tile" { 1 } else { 2 }]));
             before.push(NodeProto {
                 name: names.fresh(&node.name),
                 op_type: "Concat".into(),
@@ -268,7 +279,27 @@ fn rewrite_node(
             });
             node.input[1] = widened;
         }
-        "Concat" | "Gather" => shift_axis_attr(node, "axis", 0),
+        "Concat" | "Gather" | "Split" => shift_axis_attr(node, "axis", 0),
+        "Flatten" => {
+            // Flatten the complex axes, then split the pair off again:
+            // `[a.., b.., 2]` flattens at the same axis to `[A, B * 2]`,
+            // reshaped to `[A, B, 2]`.
+            shift_axis_attr(node, "axis", 1);
+            let Some(output) = node.output.first().filter(|o| !o.is_empty()).cloned() else {
+                bail!("{site}: a Flatten without output");
+            };
+            let flat = names.fresh(&output);
+            let target = names.fresh(&output);
+            constants.push(int64_tensor(&target, &[0, -1, 2]));
+            after.push(NodeProto {
+                name: names.fresh(&node.name),
+                op_type: "Reshape".into(),
+                input: vec![flat.clone(), target],
+                output: vec![output],
+                ..NodeProto::default()
+            });
+            node.output[0] = flat;
+        }
         "Slice" => {
             if opset < 10 {
                 shift_axes_attr(node, "axes");
