@@ -241,27 +241,12 @@ impl IndexedScatter for ScatterElements {
         };
         let mut view = data.try_as_plain_ram_mut()?;
         let exec = Execution::on(&threads);
-        let (reduction, use_init_val) = (self.reduction, self.use_init_val);
-        match (self.onnx_element, view.datum_type()) {
-            (OnnxElement::Native, _) => (),
-            (OnnxElement::Bfloat16, _) => {
-                types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
-                    checked.apply_update(d, u, reduction, use_init_val, exec)
-                })?;
-                return Ok(data);
-            }
-            (OnnxElement::Complex, DatumType::F64) => {
-                types::apply_in_complex(site, view.as_slice_mut::<f64>()?, updates, |d, u| {
-                    checked.apply_update(d, u, reduction, use_init_val, exec)
-                })?;
-                return Ok(data);
-            }
-            (OnnxElement::Complex, _) => {
-                types::apply_in_complex(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
-                    checked.apply_update(d, u, reduction, use_init_val, exec)
-                })?;
-                return Ok(data);
-            }
+        if let Some(done) =
+            types::apply_as_onnx_element!(self.onnx_element, site, view, updates, |d, u| checked
+                .apply_update(d, u, self.reduction, self.use_init_val, exec))
+        {
+            done?;
+            return Ok(data);
         }
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;

@@ -216,26 +216,13 @@ impl IndexedScatter for ScatterNd {
         };
         let mut view = data.try_as_plain_ram_mut()?;
         let exec = Execution::on(&threads);
-        match (self.onnx_element, view.datum_type()) {
-            (OnnxElement::Native, _) => (),
-            (OnnxElement::Bfloat16, _) => {
-                types::apply_in_bfloat16(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
-                    sorted.apply(d, u, self.reduction, exec).map(drop)
-                })?;
-                return Ok(data);
-            }
-            (OnnxElement::Complex, DatumType::F64) => {
-                types::apply_in_complex(site, view.as_slice_mut::<f64>()?, updates, |d, u| {
-                    sorted.apply(d, u, self.reduction, exec).map(drop)
-                })?;
-                return Ok(data);
-            }
-            (OnnxElement::Complex, _) => {
-                types::apply_in_complex(site, view.as_slice_mut::<f32>()?, updates, |d, u| {
-                    sorted.apply(d, u, self.reduction, exec).map(drop)
-                })?;
-                return Ok(data);
-            }
+        if let Some(done) =
+            types::apply_as_onnx_element!(self.onnx_element, site, view, updates, |d, u| sorted
+                .apply(d, u, self.reduction, exec)
+                .map(drop))
+        {
+            done?;
+            return Ok(data);
         }
         let done = dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;

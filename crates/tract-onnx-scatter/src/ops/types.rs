@@ -79,6 +79,45 @@ macro_rules! dispatch_element {
 }
 pub(crate) use dispatch_element;
 
+/// Runs `|$d, $u| $body` (generic in the element type) on the data of
+/// `$view` and on `$updates` when they hold another ONNX type than their
+/// own ([`OnnxElement`]): `Some` of its result for bfloat16 and complex
+/// data, seen as the kernels' [`Bfloat16InFloat32`] or [`ComplexParts`]
+/// elements; `None` for native data, which the caller dispatches on its
+/// own type.
+macro_rules! apply_as_onnx_element {
+    ($element:expr, $site:expr, $view:expr, $updates:expr, |$d:ident, $u:ident| $body:expr) => {
+        match ($element, $view.datum_type()) {
+            ($crate::onnx_types::OnnxElement::Native, _) => None,
+            ($crate::onnx_types::OnnxElement::Bfloat16, _) => {
+                Some($crate::ops::types::apply_in_bfloat16(
+                    $site,
+                    $view.as_slice_mut::<f32>()?,
+                    $updates,
+                    |$d, $u| $body,
+                ))
+            }
+            ($crate::onnx_types::OnnxElement::Complex, DatumType::F64) => {
+                Some($crate::ops::types::apply_in_complex(
+                    $site,
+                    $view.as_slice_mut::<f64>()?,
+                    $updates,
+                    |$d, $u| $body,
+                ))
+            }
+            ($crate::onnx_types::OnnxElement::Complex, _) => {
+                Some($crate::ops::types::apply_in_complex(
+                    $site,
+                    $view.as_slice_mut::<f32>()?,
+                    $updates,
+                    |$d, $u| $body,
+                ))
+            }
+        }
+    };
+}
+pub(crate) use apply_as_onnx_element;
+
 pub use crate::parse::typing::onnx_type;
 
 /// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
