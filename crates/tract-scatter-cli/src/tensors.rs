@@ -499,11 +499,7 @@ impl HeldType {
 pub fn summary_as(t: &Tensor, held: Option<HeldType>) -> String {
     let complex = match held {
         None => return summary(t),
-        Some(HeldType::Bfloat16) => {
-            let plain = summary(t);
-            let values = plain.split_once(' ').map_or("", |(_, rest)| rest);
-            return format!("bfloat16 (in F32) {values}");
-        }
+        Some(HeldType::Bfloat16) => return summary_labelled("bfloat16 (in F32)", t),
         Some(HeldType::Complex64) => onnx_types::complex_values::<f32>(t)
             .map(|a| a.mapv(|c| (f64::from(c.re), f64::from(c.im)))),
         Some(HeldType::Complex128) => {
@@ -537,7 +533,12 @@ pub fn summary_as(t: &Tensor, held: Option<HeldType>) -> String {
 
 /// `f32 [2, 3] [0.1, 0.2, ...] min -1 max 1 mean 0.05`.
 pub fn summary(t: &Tensor) -> String {
-    let mut out = format!("{:?} {:?}", t.datum_type(), t.shape());
+    summary_labelled(&format!("{:?}", t.datum_type()), t)
+}
+
+/// [`summary`] with `label` in place of the element type.
+fn summary_labelled(label: &str, t: &Tensor) -> String {
+    let mut out = format!("{label} {:?}", t.shape());
     let Some(values) = as_f64(t) else {
         return out;
     };

@@ -103,6 +103,14 @@ fn test_gates_on_expected_failures() {
     assert!(run.stderr.contains("index_add__ts11"), "{}", run.stderr);
 }
 
+/// The suites a JSON report's cases name, each once, sorted.
+fn suite_names(report: &serde_json::Value) -> Vec<&str> {
+    let cases = report["cases"].as_array().unwrap();
+    let names: std::collections::BTreeSet<&str> =
+        cases.iter().filter_map(|c| c["suite"].as_str()).collect();
+    names.into_iter().collect()
+}
+
 /// The element-type corpus (`onnx-testdata/types`: bfloat16, complex64 and
 /// complex128 node tests) passes the gate with the committed list, whose
 /// entries name the bfloat16 suite by a longer path (`types/bfloat16`);
@@ -121,13 +129,7 @@ fn test_of_the_bfloat16_and_complex_corpus_passes_with_the_committed_list() {
     ]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let cases = v["cases"].as_array().unwrap();
-    let suites: std::collections::BTreeSet<&str> =
-        cases.iter().filter_map(|c| c["suite"].as_str()).collect();
-    assert_eq!(
-        suites.into_iter().collect::<Vec<_>>(),
-        ["complex", "types/bfloat16"]
-    );
+    assert_eq!(suite_names(&v), ["complex", "types/bfloat16"]);
     // Without the list, the listed exporter bugs and refusals fail the gate.
     let run = tract_scatter(&["test", "onnx-testdata/types", "--quiet"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
@@ -153,14 +155,13 @@ fn test_of_a_directory_of_suites_names_each_suite_after_its_directory() {
     // `tf2onnx`: expected, so the gate passes; paddle2onnx's pass.
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let cases = v["cases"].as_array().unwrap();
-    let suites: std::collections::BTreeSet<&str> =
-        cases.iter().filter_map(|c| c["suite"].as_str()).collect();
-    assert_eq!(
-        suites.into_iter().collect::<Vec<_>>(),
-        ["paddle2onnx", "tf2onnx"]
-    );
-    for case in cases.iter().filter(|c| c["suite"] == "tf2onnx") {
+    assert_eq!(suite_names(&v), ["paddle2onnx", "tf2onnx"]);
+    for case in v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["suite"] == "tf2onnx")
+    {
         assert!(case["expected_failure"].is_string(), "{case}");
     }
 }
