@@ -11,8 +11,10 @@ use std::process::{Command, ExitCode};
 use crate::args::Args;
 
 /// Options, all forwarded to the `scatter-bench` binary.
-const VALUE_OPTIONS: [&str; 6] = [
+const VALUE_OPTIONS: [&str; 8] = [
     "--filter",
+    "--baseline",
+    "--baseline-env",
     "--budget-ms",
     "--python",
     "--torch-python",

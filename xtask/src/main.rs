@@ -39,6 +39,7 @@ commands:
         [--python PATH] [--torch-python PATH] [--pool-capacity N]
         [--no-ort true] [--no-torch true] [--no-stock true]
         [--huge-page-inputs true] [--malloc pinned|dynamic]
+        [--baseline EXE] [--baseline-env NAME=VALUE[,NAME=VALUE...]]
       Build scatter-bench in release mode and time every row (or those
       whose name contains any SUBSTRING) with the plugin and stock tract in each
       calling mode, next to copies of the data and onnxruntime (a Python
@@ -47,6 +48,10 @@ commands:
       TorchScript). glibc's malloc thresholds are pinned at their dynamic
       maximum for every engine's process (GLIBC_TUNABLES, named in the
       report) unless GLIBC_TUNABLES is set or --malloc dynamic is given.
+      --baseline EXE (another build's scatter-bench) and --baseline-env
+      (variables for it, e.g. SCATTER_MECHANISMS_OFF=fused_copy; alone,
+      this build with them) time the plugin again as the baseline in the
+      same rounds, and print this build over it, flagged outside ±10%.
       See docs/performance.md.
   fuzz [--seconds N] [--target NAME]
       Run each cargo-fuzz target of fuzz/ (or the one named: kernels,

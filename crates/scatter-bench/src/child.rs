@@ -17,7 +17,7 @@
 //! machine (see docs/performance.md, "Why the mechanisms exist").
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,10 @@ pub const ENGINES: [&str; 2] = ["plugin", "stock"];
 /// has one), so that the floor is timed in the rounds, paired with the
 /// engines, at each thread count.
 pub const FLOOR: &str = "floor";
+
+/// The plugin run by the baseline program (`--baseline`,
+/// `--baseline-env`): a series of the parent's, never a child's engine.
+pub const BASELINE: &str = "baseline";
 
 /// What a child measured.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -288,25 +292,37 @@ pub fn peak_rss() -> Option<usize> {
     kb.checked_mul(1024)
 }
 
+/// The `scatter-bench` binary a child runs and the environment it gets:
+/// this build, or a baseline (another commit's build, or this one with
+/// speed mechanisms switched off).
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub exe: PathBuf,
+    /// Variables set in the child's environment, e.g.
+    /// `SCATTER_MECHANISMS_OFF` ([`scatter_kernels::mechanisms`]).
+    pub env: Vec<(String, String)>,
+}
+
 /// The parent's side of a child: one (engine, mode) of a case, planned
 /// once, timed a round at a time.
 pub struct ChildRounds(Server);
 
 impl ChildRounds {
-    /// Starts `exe --child name engine mode` and waits until it has
+    /// Starts `program --child name engine mode` and waits until it has
     /// planned; `Err` with its error (its last stderr line) if it fails
     /// to.
     pub fn start(
-        exe: &Path,
+        program: &Program,
         name: &str,
         engine: &str,
         mode: Mode,
         settings: Settings,
     ) -> Result<ChildRounds> {
-        let mut command = Command::new(exe);
+        let mut command = Command::new(&program.exe);
         command
             .args(["--child", name, engine, mode.name()])
             .args(settings.args())
+            .envs(program.env.iter().map(|(k, v)| (k, v)))
             .stderr(Stdio::piped());
         let what = format!("{name} {engine} {}", mode.name());
         let mut server = Server::start(command, &what)?;

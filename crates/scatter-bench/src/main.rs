@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use scatter_bench::case::Case;
 use scatter_bench::case::Ownership;
-use scatter_bench::child::{self, ChildRounds, ENGINES, FLOOR, Measured};
+use scatter_bench::child::{self, BASELINE, ChildRounds, ENGINES, FLOOR, Measured, Program};
 use scatter_bench::ort::OrtRounds;
 use scatter_bench::report::{
-    Row, export_ratios, gnn_table, gradient_table, rss_table, targets, thread_targets,
-    threads_table, time_table,
+    Row, baseline_table, export_ratios, gnn_table, gradient_table, rss_table, targets,
+    thread_targets, threads_table, time_table,
 };
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
@@ -53,6 +53,9 @@ struct Options {
     child: Option<[String; 3]>,
     /// Passed on to every child.
     settings: child::Settings,
+    /// `--baseline EXE` and `--baseline-env NAME=VALUE[,...]`: the
+    /// plugin's series again, run by this program, in the same rounds.
+    baseline: Option<Program>,
 }
 
 fn options() -> Result<Options> {
@@ -67,7 +70,10 @@ fn options() -> Result<Options> {
         output: None,
         child: None,
         settings: child::Settings::default(),
+        baseline: None,
     };
+    let mut baseline_exe: Option<PathBuf> = None;
+    let mut baseline_env: Vec<(String, String)> = vec![];
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
@@ -84,14 +90,33 @@ fn options() -> Result<Options> {
             "--pool-capacity" => o.settings.pool_capacity = Some(value()?.parse()?),
             "--huge-page-inputs" => o.settings.huge_page_inputs = true,
             "--threads" => o.settings.threads = value()?.parse()?,
+            "--baseline" => baseline_exe = Some(value()?.into()),
+            "--baseline-env" => {
+                for pair in value()?.split(',') {
+                    let Some((name, value)) = pair.split_once('=') else {
+                        bail!("--baseline-env takes NAME=VALUE[,NAME=VALUE...], got {pair:?}");
+                    };
+                    baseline_env.push((name.into(), value.into()));
+                }
+            }
             // `cargo bench` passes this to every target.
             "--bench" => {}
             other => bail!(
                 "unknown option {other:?} (--filter S[,S...], --budget-ms N, --python PATH, --no-ort, \
                  --torch-python PATH, --no-torch, --no-stock, --output FILE, --pool-capacity N, \
-                 --huge-page-inputs)"
+                 --huge-page-inputs, --baseline EXE, --baseline-env NAME=VALUE[,...])"
             ),
         }
+    }
+    if baseline_exe.is_some() || !baseline_env.is_empty() {
+        let exe = match baseline_exe {
+            Some(exe) => exe,
+            None => std::env::current_exe().context("locating scatter-bench for the baseline")?,
+        };
+        o.baseline = Some(Program {
+            exe,
+            env: baseline_env,
+        });
     }
     Ok(o)
 }
@@ -190,6 +215,22 @@ fn series_name(engine: &str, mode: Mode, threads: usize) -> String {
     }
 }
 
+/// A child of `engine` (the baseline's: the plugin run by the baseline
+/// program) for `case`.
+fn start(
+    program: &Program,
+    o: &Options,
+    case: &str,
+    engine: &str,
+    mode: Mode,
+    settings: child::Settings,
+) -> Result<ChildRounds> {
+    match (&o.baseline, engine) {
+        (Some(baseline), BASELINE) => ChildRounds::start(baseline, case, "plugin", mode, settings),
+        _ => ChildRounds::start(program, case, engine, mode, settings),
+    }
+}
+
 /// A started child as a series, or why it is n/a (it failed to plan:
 /// stock tract lacks an op).
 fn push_child(
@@ -228,7 +269,7 @@ fn push_child(
 fn measure_cases(
     cases: &[(Case, Option<PathBuf>)],
     o: &Options,
-    exe: &std::path::Path,
+    program: &Program,
     mut ort: Option<&mut OrtServers>,
 ) -> Result<Vec<Row>> {
     let budget = Budget {
@@ -262,7 +303,11 @@ fn measure_cases(
         } else {
             None
         };
-        for engine in ENGINES.into_iter().filter(|e| *e != "stock" || o.stock) {
+        let engines = ENGINES
+            .into_iter()
+            .filter(|e| *e != "stock" || o.stock)
+            .chain(o.baseline.is_some().then_some(BASELINE));
+        for engine in engines {
             for mode in Mode::ALL {
                 if mode == Mode::Owned && case.ownership == Ownership::None {
                     row.not_measured.push((
@@ -278,7 +323,7 @@ fn measure_cases(
                         .push((format!("{engine} {}", mode.name()), why.into()));
                     continue;
                 }
-                let started = ChildRounds::start(exe, &case.name, engine, mode, o.settings);
+                let started = start(program, o, &case.name, engine, mode, o.settings);
                 push_child(&mut series, c, &mut row, engine, mode, 1, started);
             }
         }
@@ -287,16 +332,19 @@ fn measure_cases(
             ..o.settings
         };
         if case.extras.threaded {
-            let started = ChildRounds::start(exe, &case.name, "plugin", Mode::OneShot, threaded);
-            push_child(
-                &mut series,
-                c,
-                &mut row,
-                "plugin",
-                Mode::OneShot,
-                THREADS,
-                started,
-            );
+            let engines = std::iter::once("plugin").chain(o.baseline.is_some().then_some(BASELINE));
+            for engine in engines {
+                let started = start(program, o, &case.name, engine, Mode::OneShot, threaded);
+                push_child(
+                    &mut series,
+                    c,
+                    &mut row,
+                    engine,
+                    Mode::OneShot,
+                    THREADS,
+                    started,
+                );
+            }
         }
         // The floor in the rounds too, paired with the plugin's one-shot
         // at each thread count.
@@ -305,7 +353,7 @@ fn measure_cases(
                 if threads > 1 && !case.extras.threaded {
                     continue;
                 }
-                let started = ChildRounds::start(exe, &case.name, FLOOR, Mode::OneShot, settings);
+                let started = start(program, o, &case.name, FLOOR, Mode::OneShot, settings);
                 push_child(
                     &mut series,
                     c,
@@ -415,6 +463,17 @@ fn measure_cases(
                     }
                     continue;
                 }
+                if *engine == BASELINE {
+                    if *threads > 1 {
+                        row.baseline_threads = Some(combined);
+                        row.rounds.baseline_threads = medians;
+                    } else {
+                        let m = Mode::ALL.iter().position(|x| x == mode).expect("in ALL");
+                        row.baseline[m] = Some(combined);
+                        row.rounds.baseline[m] = medians;
+                    }
+                    continue;
+                }
                 if *threads > 1 {
                     row.rounds.warm_copy_threads =
                         rounds.iter().filter_map(|m| m.warm_copy).collect();
@@ -480,7 +539,10 @@ fn main() -> Result<()> {
     if names.is_empty() {
         bail!("no case matches {:?}", o.filter);
     }
-    let exe = std::env::current_exe().context("locating scatter-bench for its children")?;
+    let program = Program {
+        exe: std::env::current_exe().context("locating scatter-bench for its children")?,
+        env: vec![],
+    };
     let python = if o.ort {
         match ort::find_python(o.python.as_deref()) {
             Ok(p) => Some(p),
@@ -569,7 +631,7 @@ fn main() -> Result<()> {
             cases.push((case, ort_dir));
         }
         rows.extend(
-            measure_cases(&cases, &o, &exe, ort_rounds.as_mut()).context(group.join(" + "))?,
+            measure_cases(&cases, &o, &program, ort_rounds.as_mut()).context(group.join(" + "))?,
         );
     }
     let ort_version = match (&python, &ort_rounds) {
@@ -707,6 +769,21 @@ fn main() -> Result<()> {
             torch_version.as_deref().unwrap_or("(not run)")
         ));
         out.push_str(&table);
+        out.push('\n');
+    }
+    if let Some(baseline) = &o.baseline {
+        out.push_str(&format!(
+            "Against a baseline: the plugin's series again, run by `{}`{}, in the same \
+             rounds; this build over the baseline is the median of the within-round ratios, \
+             flagged outside ±10%.\n\n",
+            baseline.exe.display(),
+            baseline
+                .env
+                .iter()
+                .map(|(k, v)| format!(" with {k}={v}"))
+                .collect::<String>()
+        ));
+        out.push_str(&baseline_table(&rows));
         out.push('\n');
     }
     out.push_str("Peak RSS (MB, each engine and mode in a process of its own):\n\n");

@@ -30,6 +30,10 @@ pub struct Row {
     /// Per [`Mode::ALL`].
     pub plugin: [Option<Measured>; 3],
     pub stock: [Option<Measured>; 3],
+    /// The plugin run by the baseline program (`--baseline`), per
+    /// [`Mode::ALL`], and its one-shot at [`THREADS`] threads.
+    pub baseline: [Option<Measured>; 3],
+    pub baseline_threads: Option<Measured>,
     /// A gradient row: in the gradient table, not the time table.
     pub gradient: bool,
     /// PyTorch autograd on a gradient row.
@@ -66,6 +70,9 @@ pub struct Rounds {
     /// Per [`Mode::ALL`].
     pub plugin: [Vec<Duration>; 3],
     pub stock: [Vec<Duration>; 3],
+    /// The baseline's, per [`Mode::ALL`] and at [`THREADS`] threads.
+    pub baseline: [Vec<Duration>; 3],
+    pub baseline_threads: Vec<Duration>,
     pub ort: Vec<Duration>,
     /// The warm copy timed in the plugin's one-shot process.
     pub warm_copy: Vec<Duration>,
@@ -592,6 +599,85 @@ pub fn gradient_table(rows: &[Row]) -> Option<String> {
 /// resident set (each measured in a process of its own, model and inputs
 /// included) and the difference, against what the plugin's output pools
 /// hold and one output per scatter node (the bound).
+/// A paired ratio of this build over the baseline outside this band is
+/// flagged: the noise of paired rounds on the bench machine.
+pub const BASELINE_NOISE: f64 = 0.10;
+
+/// This build's plugin against the baseline's, per row and mode (and the
+/// one-shot at [`THREADS`] threads): both medians and their paired ratio,
+/// flagged `slower` or `faster` outside ±[`BASELINE_NOISE`]; a last line
+/// counts the flags and the series the baseline did not run (a row it
+/// lacks).
+pub fn baseline_table(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| workload | mode | this build | baseline | this / baseline | |\n|---|---|---:|---:|---:|---|"
+    );
+    let (mut slower, mut faster, mut missing, mut within) = (vec![], vec![], vec![], 0);
+    for r in rows {
+        let modes = Mode::ALL.iter().enumerate().map(|(m, mode)| {
+            (
+                mode.name().to_string(),
+                r.plugin[m].as_ref(),
+                r.baseline[m].as_ref(),
+                &r.rounds.plugin[m],
+                &r.rounds.baseline[m],
+            )
+        });
+        let threaded = (
+            format!("{} {THREADS} threads", Mode::OneShot.name()),
+            r.plugin_threads.as_ref(),
+            r.baseline_threads.as_ref(),
+            &r.rounds.plugin_threads,
+            &r.rounds.baseline_threads,
+        );
+        for (mode, this, base, this_rounds, base_rounds) in modes.chain(std::iter::once(threaded)) {
+            if base.is_none() {
+                if this.is_some() {
+                    missing.push(format!("{} {mode}", r.name));
+                }
+                continue;
+            }
+            let paired = Rounds::paired(this_rounds, base_rounds);
+            let flag = match paired {
+                Some(x) if x > 1.0 + BASELINE_NOISE => {
+                    slower.push(format!("{} {mode}", r.name));
+                    "slower"
+                }
+                Some(x) if x < 1.0 - BASELINE_NOISE => {
+                    faster.push(format!("{} {mode}", r.name));
+                    "faster"
+                }
+                Some(_) => {
+                    within += 1;
+                    ""
+                }
+                None => "",
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {mode} | {} | {} | {} | {flag} |",
+                r.name,
+                cell(this.map(|m| m.median)),
+                cell(base.map(|m| m.median)),
+                paired.map_or_else(|| "n/a".into(), |x| format!("{x:.2}×")),
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nWithin ±{:.0}%: {within}; slower: {} ({}); faster: {} ({}); not run by the baseline: {}.",
+        BASELINE_NOISE * 100.0,
+        slower.len(),
+        slower.join(", "),
+        faster.len(),
+        faster.join(", "),
+        missing.len()
+    );
+    s
+}
+
 pub fn rss_table(rows: &[Row]) -> String {
     let mut s = String::new();
     let heads = Mode::ALL
@@ -942,6 +1028,35 @@ mod tests {
             ],
             ..Row::default()
         }
+    }
+
+    #[test]
+    fn the_baseline_table_flags_paired_ratios_outside_ten_percent() {
+        let ms = |v: &[u64]| v.iter().map(|&x| Duration::from_millis(x)).collect();
+        let mut r = row();
+        r.baseline = [measured(5, 100, 32), measured(4, 100, 32), None];
+        // One-shot: the machine slows down in round 2 for both; 1.0× paired.
+        r.rounds.plugin[0] = ms(&[5, 15, 5]);
+        r.rounds.baseline[0] = ms(&[5, 15, 5]);
+        // Persistent: this build 1.25× the baseline in every round.
+        r.rounds.plugin[1] = ms(&[5, 5, 5]);
+        r.rounds.baseline[1] = ms(&[4, 4, 4]);
+        let table = baseline_table(&[r]);
+        assert!(
+            table.contains("| snd_kv_cache | one-shot | 5.00 ms | 5.00 ms | 1.00× |  |"),
+            "{table}"
+        );
+        assert!(table.contains("| 1.25× | slower |"), "{table}");
+        assert!(
+            table.contains(
+                "Within ±10%: 1; slower: 1 (snd_kv_cache persistent); faster: 0 (); not run by the baseline: 0."
+            ),
+            "{table}"
+        );
+        // No baseline series: no row, and counted.
+        let table = baseline_table(&[loop_row("x", 1, 1, None)]);
+        assert!(!table.contains("| x |"), "{table}");
+        assert!(table.contains("not run by the baseline: 2."), "{table}");
     }
 
     #[test]
