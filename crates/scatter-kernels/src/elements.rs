@@ -136,6 +136,14 @@ impl ElementsPlan {
         &self.data_shape
     }
 
+    /// Elements of one slab a copying apply ([`crate::CopyOf`]) copies and
+    /// then scatters into: `data_shape[axis..]`'s volume (the whole data
+    /// for axis 0, where nothing is gained). 0 when the data is empty (a
+    /// suffix of a shape with a zero could even overflow).
+    pub fn copying_slab_len(&self) -> usize {
+        element_count(&self.data_shape[self.axis..]).unwrap_or(0)
+    }
+
     /// The shape of `indices` (and of `updates`).
     pub fn indices_shape(&self) -> &[usize] {
         &self.indices_shape
@@ -389,12 +397,9 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         crate::update::apply_update(self, data, updates, reduction, use_init_val, exec)
     }
 
-    /// Elements of one slab a copying [`Self::apply`] ([`crate::CopyOf`])
-    /// copies and then scatters into: `data_shape[axis..]`'s volume (the
-    /// whole data for axis 0, where nothing is gained). 0 when the data is
-    /// empty (a suffix of a shape with a zero could even overflow).
+    /// As [`ElementsPlan::copying_slab_len`].
     pub fn copying_slab_len(&self) -> usize {
-        element_count(&self.plan().data_shape()[self.plan().axis()..]).unwrap_or(0)
+        self.plan().copying_slab_len()
     }
 
     /// The serial in-place apply.

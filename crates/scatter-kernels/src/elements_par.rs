@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::index::first_out_of_range;
+use crate::mechanisms::Mechanism;
 use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds};
 use crate::shape::{check_len, element_count};
 use crate::uninit::{copy_par, copy_tasks, write_copy_par};
@@ -550,7 +551,7 @@ unsafe fn bands<T, I: IndexValue>(
     // docs/performance.md, "Why the mechanisms exist"). Only for types
     // with no drop glue: the band is copied bitwise and both copies exist
     // for a while.
-    let staged = tile < inner && !std::mem::needs_drop::<T>();
+    let staged = Mechanism::StagedBands.is_on() && tile < inner && !std::mem::needs_drop::<T>();
     // The widest band this call applies (the last may be narrower).
     let widest = tile.min(c1 - c0);
     // A band (or a task's columns) reads part of each row of the indices
@@ -559,7 +560,8 @@ unsafe fn bands<T, I: IndexValue>(
     // miss. Asking for those rows ahead overlaps the misses (see
     // docs/performance.md, "Why the mechanisms exist").
     let (t_bytes, i_bytes) = (std::mem::size_of::<T>(), std::mem::size_of::<I>());
-    let strided = widest < inner
+    let strided = Mechanism::Prefetch.is_on()
+        && widest < inner
         && inner.saturating_mul(t_bytes.max(i_bytes)) >= crate::prefetch::STRIDED_FROM_BYTES;
     let mut stage: Vec<MaybeUninit<T>> =
         Vec::with_capacity(if staged { g.dim * widest } else { 0 });

@@ -46,6 +46,7 @@ mod fact_dim;
 mod fused_copy;
 pub mod grad;
 mod index;
+pub mod mechanisms;
 mod nd;
 mod nd_par;
 pub mod parallel;

@@ -2,6 +2,7 @@
 
 use crate::fact_dim::known_ne_shape;
 use crate::index::{CHECK_CHUNK, out_of_range};
+use crate::mechanisms::Mechanism;
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -252,6 +253,13 @@ impl NdPlan {
     /// [`NdPlan::permuted`] plan, the transposed view, not the stored shape.
     pub fn data_shape(&self) -> &[usize] {
         &self.data_shape
+    }
+
+    /// Whether a copying apply ([`crate::CopyOf`]) without reduction
+    /// copies around the written slices: row-major slices (not a permuted
+    /// layout) of at least one element.
+    pub fn copies_around_slices(&self) -> bool {
+        self.runs.len() == 1 && self.slice_len > 0
     }
 
     /// Length of an index tuple (`indices.shape[-1]`).
@@ -540,11 +548,9 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         })
     }
 
-    /// Whether a copying [`Self::apply`] ([`crate::CopyOf`]) without
-    /// reduction copies around the written slices: row-major slices (not a
-    /// permuted layout) of at least one element.
+    /// As [`NdPlan::copies_around_slices`].
     pub fn copies_around_slices(&self) -> bool {
-        self.plan.runs.len() == 1 && self.plan.slice_len > 0
+        self.plan.copies_around_slices()
     }
 
     /// The serial in-place apply, unsorted.
@@ -642,7 +648,8 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     fn prefetches_rows<T>(&self) -> bool {
         let size = std::mem::size_of::<T>();
         let plan = self.plan;
-        plan.k == 1
+        Mechanism::Prefetch.is_on()
+            && plan.k == 1
             && plan.runs.len() == 1
             && plan.run_len == plan.slice_len
             && plan.slice_len.saturating_mul(size) >= crate::prefetch::MIN_ROW_BYTES

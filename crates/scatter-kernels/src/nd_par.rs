@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::index::out_of_range;
+use crate::mechanisms::Mechanism;
 use crate::parallel::{
     Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds, for_each_part, split_at_bounds,
 };
@@ -437,6 +438,9 @@ fn row_scan_bounds<T, I: IndexValue>(
     schedule: &Schedule,
     bytes: usize,
 ) -> Option<Vec<usize>> {
+    if !Mechanism::RowSplit.is_on() {
+        return None;
+    }
     let plan = token.plan;
     let len = plan.slice_len;
     let rows_of_data = plan.k == 1
@@ -482,9 +486,10 @@ fn apply_row_scan<T: Element, O: Output<T>, I: IndexValue>(
 ) {
     debug_assert_eq!(data.len(), token.plan.data_len);
     debug_assert_eq!(updates.len(), token.plan.tuples * token.plan.slice_len);
-    let prefetch = std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
-        || token.plan.data_len.saturating_mul(std::mem::size_of::<T>())
-            >= crate::prefetch::FROM_BYTES;
+    let prefetch = Mechanism::Prefetch.is_on()
+        && (std::mem::size_of_val(updates) >= crate::prefetch::FROM_BYTES
+            || token.plan.data_len.saturating_mul(std::mem::size_of::<T>())
+                >= crate::prefetch::FROM_BYTES);
     let by_row = RowOrder::new(token);
     with_combiner(
         reduction,
