@@ -312,14 +312,7 @@ fn architecture_holds_no_measurements() {
 /// layers them: a module imports only modules of a lower layer (the crate
 /// root, `lib.rs`, excepted). `ops` and `tract_overrides` share a layer:
 /// neither imports the other.
-const IMPORT_LAYERS: &[&[&str]] = &[
-    &["opset"],
-    &["site"],
-    &["onnx_types"],
-    &["parse"],
-    &["ops", "tract_overrides"],
-    &["nnef", "load"],
-];
+const IMPORT_LAYERS: &[&[&str]] = &[&["parse"], &["ops", "tract_overrides"], &["load"]];
 
 fn layer_of(module: &str) -> Option<usize> {
     IMPORT_LAYERS.iter().position(|l| l.contains(&module))

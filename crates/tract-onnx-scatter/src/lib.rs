@@ -39,13 +39,12 @@
 #![deny(missing_docs)]
 
 pub mod load;
-pub mod nnef;
-pub mod onnx_types;
 pub mod ops;
-pub mod opset;
 pub mod parse;
-pub mod site;
 pub mod tract_overrides;
+
+pub use ops::nnef;
+pub use parse::{onnx_types, opset, site};
 
 pub use tract_core;
 pub use tract_hir;
@@ -59,7 +58,7 @@ pub use half;
 pub use num_complex;
 
 pub use load::Onnx;
-pub use nnef::{WithScatter, nnef};
+pub use ops::nnef::{WithScatter, nnef};
 pub use ops::output_pool::{OutputPool, output_pools};
 pub use parse::Deviations;
 pub use tract_overrides::{TractOverride, TractOverrides};

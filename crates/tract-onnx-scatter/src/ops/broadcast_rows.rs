@@ -27,12 +27,13 @@
 //! it ([`IndexPositions::BroadcastRows`] in its site); every shape
 //! is tied by the rule's guards, so no shape error can differ at run time.
 
+use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
 
 use crate::ops::{ScatterElements, ScatterNd};
-use crate::site::{IndexPositions, NodeSite};
+use crate::parse::site::{IndexPositions, NodeSite};
 
 /// `ScatterElements(data, Expand(rows), updates)` on axis 0 with whole-row
 /// updates as `ScatterND(data, rows as [E, 1], updates)`.
@@ -41,6 +42,7 @@ pub fn rewrite(
     model: &TypedModel,
     node: &TypedNode,
 ) -> TractResult<Option<TypedModelPatch>> {
+    rule_if!(Mechanism::BroadcastRowRewrite.is_on());
     // OpenVINO's `use_init_val = 0` and `mean` have no ScatterND form.
     rule_if!(op.axis == 0 && op.use_init_val);
     rule_if_some!(reduction = op.reduction.onnx());

@@ -30,9 +30,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use scatter_kernels::mechanisms::Mechanism;
 use scatter_kernels::{
-    CheckedElementsIndices, CheckedNdIndices, ElementsKeptCheck, ElementsPlan, IndexValue,
-    NdKeptCheck, NdPlan, ScatterError,
+    BlockSort, CheckedElementsIndices, CheckedNdIndices, ElementsKeptCheck, ElementsPlan,
+    Execution, IndexValue, NdKeptCheck, NdPlan, ScatterError,
 };
 use tract_core::internal::*;
 
@@ -80,6 +81,9 @@ impl<K> Default for CheckCache<K> {
 /// The indices a check may be kept for: `indices`' own tensor when the
 /// slice `values` is its data and someone besides this call holds it.
 pub fn keepable<'a, I>(indices: &'a TValue, values: &[I]) -> Option<&'a Arc<Tensor>> {
+    if !Mechanism::CheckCache.is_on() {
+        return None;
+    }
     let arc = indices.as_arc_tensor()?;
     let own = arc
         .try_as_plain_ram()
@@ -88,9 +92,26 @@ pub fn keepable<'a, I>(indices: &'a TValue, values: &[I]) -> Option<&'a Arc<Tens
     (own && Arc::strong_count(arc) >= 2).then_some(arc)
 }
 
-/// A kernels' plan whose check of indices a host may keep: what it keeps
-/// of a token, and the token again from that, without reading the
-/// indices.
+/// How a ScatterND's indices are checked: on which threads and schedule,
+/// sorted by destination block or not, and, for a kept check, whether
+/// it is sorted for a split once (all decided by
+/// [`crate::ops::speed_policy::scatter_nd`]).
+#[derive(Clone, Copy)]
+pub struct NdCheck<'e> {
+    /// Where and with which schedule the check runs.
+    pub exec: Execution<'e>,
+    /// Whether the check sorts the update slices by destination block.
+    pub block_sort: BlockSort,
+    /// `Some`: a kept check is sorted by destination for a split over
+    /// these threads, once.
+    pub split: Option<Execution<'e>>,
+    /// The size of a data element, for both sorts.
+    pub element_bytes: usize,
+}
+
+/// A kernels' plan whose check of indices a host may keep: how it checks,
+/// what it keeps of a token, and the token again from that, without
+/// reading the indices.
 pub trait KeepsChecks {
     /// What is kept.
     type Kept: Clone;
@@ -98,10 +119,29 @@ pub trait KeepsChecks {
     type Token<'a, I: IndexValue>
     where
         Self: 'a;
+    /// How the indices are checked.
+    type How<'e>: Copy;
 
     /// The data shape the plan checks against, part of what a kept check
     /// must match to be reused.
     fn data_shape(&self) -> &[usize];
+
+    /// The kernels' check of `indices`.
+    fn check<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        how: Self::How<'_>,
+    ) -> Result<Self::Token<'a, I>, ScatterError>;
+
+    /// A better token made of a reused one (work worth paying once for
+    /// indices that come back, not on every call for indices that may
+    /// not), or `None`.
+    fn refine<'a, I: IndexValue>(
+        token: &Self::Token<'a, I>,
+        how: Self::How<'_>,
+    ) -> Option<Self::Token<'a, I>>
+    where
+        Self: 'a;
 
     /// What to keep of `token` to make it again with [`Self::reuse`].
     fn keep<I: IndexValue>(token: &Self::Token<'_, I>) -> Self::Kept;
@@ -122,9 +162,28 @@ pub trait KeepsChecks {
 impl KeepsChecks for NdPlan {
     type Kept = NdKeptCheck;
     type Token<'a, I: IndexValue> = CheckedNdIndices<'a, I>;
+    type How<'e> = NdCheck<'e>;
 
     fn data_shape(&self) -> &[usize] {
         NdPlan::data_shape(self)
+    }
+
+    fn check<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        how: NdCheck<'_>,
+    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
+        self.check_indices(indices, how.exec, how.block_sort)
+    }
+
+    fn refine<'a, I: IndexValue>(
+        token: &CheckedNdIndices<'a, I>,
+        how: NdCheck<'_>,
+    ) -> Option<CheckedNdIndices<'a, I>>
+    where
+        Self: 'a,
+    {
+        token.sorted_for_split(how.element_bytes, how.split?)
     }
 
     fn keep<I: IndexValue>(token: &CheckedNdIndices<'_, I>) -> NdKeptCheck {
@@ -144,9 +203,29 @@ impl KeepsChecks for NdPlan {
 impl KeepsChecks for ElementsPlan {
     type Kept = ElementsKeptCheck;
     type Token<'a, I: IndexValue> = CheckedElementsIndices<'a, I>;
+    type How<'e> = Execution<'e>;
 
     fn data_shape(&self) -> &[usize] {
         ElementsPlan::data_shape(self)
+    }
+
+    fn check<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        exec: Execution<'_>,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        self.check_indices(indices, exec)
+    }
+
+    /// Nothing to refine: a kept check is all there is.
+    fn refine<'a, I: IndexValue>(
+        _token: &CheckedElementsIndices<'a, I>,
+        _exec: Execution<'_>,
+    ) -> Option<CheckedElementsIndices<'a, I>>
+    where
+        Self: 'a,
+    {
+        None
     }
 
     fn keep<I: IndexValue>(token: &CheckedElementsIndices<'_, I>) -> ElementsKeptCheck {
@@ -167,23 +246,20 @@ impl<K: Clone> CheckCache<K> {
     /// The token for `indices` (the data of `kept`, when given): from the
     /// kept check when it was made from the same tensor by a plan of the
     /// same data shape and `element_bytes` (and the kernel accepts it for
-    /// `plan`), else `check`, which is then kept.
+    /// `plan`), else the plan's check `how`, which is then kept.
     ///
-    /// When the kept check is reused, `refine` may make a better token of
-    /// it (work worth paying once for indices that come back, not on every
-    /// call for indices that may not), which is kept instead, so that it is
-    /// made once.
+    /// When the kept check is reused, [`KeepsChecks::refine`] may make a
+    /// better token of it, which is kept instead, so that it is made once.
     pub fn checked<'a, P: KeepsChecks<Kept = K>, I: IndexValue>(
         &self,
         plan: &'a P,
         indices: &'a [I],
         kept: Option<&Arc<Tensor>>,
         element_bytes: usize,
-        check: impl FnOnce() -> Result<P::Token<'a, I>, ScatterError>,
-        refine: impl FnOnce(&P::Token<'a, I>) -> Option<P::Token<'a, I>>,
+        how: P::How<'_>,
     ) -> Result<P::Token<'a, I>, ScatterError> {
         let Some(kept) = kept else {
-            return check();
+            return plan.check(indices, how);
         };
         let same = |k: &Kept<K>| {
             Arc::ptr_eq(&k.indices, kept)
@@ -202,7 +278,7 @@ impl<K: Clone> CheckCache<K> {
         // (module doc), so these are the values that check accepted. The
         // kernel refuses a check of other dimensions or another length.
         if let Some(token) = hit.and_then(|k| unsafe { plan.reuse(indices, &k) }.ok()) {
-            let Some(refined) = refine(&token) else {
+            let Some(refined) = P::refine(&token, how) else {
                 self.lock().reused += 1;
                 return Ok(token);
             };
@@ -214,7 +290,7 @@ impl<K: Clone> CheckCache<K> {
             }
             return Ok(refined);
         }
-        let token = check()?;
+        let token = plan.check(indices, how)?;
         self.lock().kept = Some(Kept {
             indices: kept.clone(),
             data_shape: plan.data_shape().into(),

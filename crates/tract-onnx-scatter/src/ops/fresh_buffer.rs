@@ -7,11 +7,43 @@
 //! The only module that allocates uninitialized memory, and the home of
 //! [`Unwritten`], the type of an output nothing may read before it is
 //! written whole (a fresh buffer, or a pooled output about to be
-//! overwritten). It must not depend on the pool or on any op.
+//! overwritten), and of the two ways it is written whole: a plain copy
+//! ([`Unwritten::fill_by_copy`]) and a copy fused with a scatter
+//! ([`Unwritten::fill_by_scatter`], for any [`CopyingScatter`] token). It
+//! must not depend on the pool or on any op.
 
 use std::mem::MaybeUninit;
 
+use scatter_kernels::{
+    CheckedElementsIndices, CheckedNdIndices, CopyOf, Element, Execution, IndexValue, Reduction,
+    ScatterError, Schedule, write_copy, write_copy_in_pieces, write_copy_par,
+};
 use tract_core::internal::*;
+
+use crate::ops::tract_threads::TractThreads;
+use crate::parse::site::NodeSite;
+
+/// The data types whose copy a scatter can fuse
+/// ([`Unwritten::fill_by_scatter`]).
+pub const COPYING_TYPES: [DatumType; 4] = [
+    DatumType::F32,
+    DatumType::F64,
+    DatumType::I32,
+    DatumType::I64,
+];
+
+/// One way to make a plain copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyKind {
+    /// Split over the caller's threads, when large: such a copy is the
+    /// whole cost of a copy-bound scatter (TensorScatter's cache).
+    Split(&'static Schedule),
+    /// Whole: into fresh pages glibc's streaming stores win, skipping the
+    /// read of the lines they fill.
+    Whole,
+    /// In pieces that stay in cache, into a pooled output.
+    InPieces,
+}
 
 /// A new plain tensor of `dt` and `shape` whose bytes are not initialized,
 /// advised to use huge pages: for a kernel that writes every element
@@ -97,6 +129,75 @@ impl Unwritten {
         )
     }
 
+    /// `self = data`, made the way `kind` says; `input` names data in an
+    /// error.
+    pub fn fill_by_copy(
+        self,
+        site: &NodeSite,
+        input: &str,
+        data: &Tensor,
+        kind: CopyKind,
+    ) -> TractResult<Tensor> {
+        let src = data.try_as_plain_ram()?;
+        let src = src.as_bytes();
+        self.fill_bytes(|dst| {
+            ensure!(
+                dst.len() == src.len(),
+                site.error(format!(
+                    "internal: output of {} bytes for {input} of {}",
+                    dst.len(),
+                    src.len()
+                ))
+            );
+            Ok(match kind {
+                CopyKind::Split(schedule) => {
+                    write_copy_par(&TractThreads::current(), schedule, dst, src)
+                }
+                CopyKind::Whole => write_copy(dst, src),
+                CopyKind::InPieces => write_copy_in_pieces(dst, src),
+            })
+        })
+    }
+
+    /// `self = data`, then `token`'s scatter of `updates`, fused
+    /// ([`CopyingScatter`]), written whole. `data` is of one of
+    /// [`COPYING_TYPES`].
+    pub fn fill_by_scatter<K: CopyingScatter>(
+        self,
+        site: &NodeSite,
+        token: &K,
+        data: &Tensor,
+        updates: &Tensor,
+        reduction: Reduction,
+    ) -> TractResult<Tensor> {
+        fn fused<T: Element + Copy + Datum, K: CopyingScatter>(
+            out: Unwritten,
+            site: &NodeSite,
+            token: &K,
+            data: &Tensor,
+            updates: &Tensor,
+            reduction: Reduction,
+        ) -> TractResult<Tensor> {
+            let (src, updates) = (data.try_as_plain_ram()?, updates.try_as_plain_ram()?);
+            let (src, updates) = (src.as_slice::<T>()?, updates.as_slice::<T>()?);
+            out.fill::<T>(|dst| {
+                let threads = TractThreads::current();
+                token
+                    .apply_copying(dst, src, updates, reduction, Execution::on(&threads))
+                    .map_err(|e| site.scatter_error(e))
+            })
+        }
+        match data.datum_type() {
+            DatumType::F32 => fused::<f32, K>(self, site, token, data, updates, reduction),
+            DatumType::F64 => fused::<f64, K>(self, site, token, data, updates, reduction),
+            DatumType::I32 => fused::<i32, K>(self, site, token, data, updates, reduction),
+            DatumType::I64 => fused::<i64, K>(self, site, token, data, updates, reduction),
+            dt => bail!(site.error(format!(
+                "internal: no fused copy for {dt:?} (only {COPYING_TYPES:?})"
+            ))),
+        }
+    }
+
     /// [`Self::fill`] byte by byte, whatever the tensor's (plain) type.
     pub fn fill_bytes(
         self,
@@ -147,6 +248,79 @@ impl Unwritten {
             "internal: the output was not written whole"
         );
         Ok(self.0)
+    }
+}
+
+/// A checked token whose scatter can be fused with the copy of its data:
+/// the kernels' `apply` into a [`CopyOf`], for callers generic over the
+/// op.
+pub trait CopyingScatter {
+    /// Whether the check sorted the updates by destination block.
+    fn is_sorted(&self) -> bool;
+
+    /// `token.apply(CopyOf { data, out }, updates, reduction, exec)`: `out`
+    /// written whole, as values.
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        out: &'d mut [MaybeUninit<T>],
+        data: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError>;
+}
+
+impl<I: IndexValue> CopyingScatter for CheckedElementsIndices<'_, I> {
+    fn is_sorted(&self) -> bool {
+        false
+    }
+
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        out: &'d mut [MaybeUninit<T>],
+        data: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        self.apply(CopyOf { data, out }, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
+    fn is_sorted(&self) -> bool {
+        CheckedNdIndices::is_sorted(self)
+    }
+
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        out: &'d mut [MaybeUninit<T>],
+        data: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        self.apply(CopyOf { data, out }, updates, reduction, exec)
+    }
+}
+
+/// No scatter to fuse: the `K` of [`take`] for an op that only copies.
+pub enum NoFusion {}
+
+impl CopyingScatter for NoFusion {
+    fn is_sorted(&self) -> bool {
+        match *self {}
+    }
+
+    fn apply_copying<'d, T: Element + Copy>(
+        &self,
+        _out: &'d mut [MaybeUninit<T>],
+        _data: &[T],
+        _updates: &[T],
+        _reduction: Reduction,
+        _exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        match *self {}
     }
 }
 

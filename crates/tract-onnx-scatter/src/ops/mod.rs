@@ -5,7 +5,7 @@
 //! op family: its ONNX builders and inference-level op, its typed op, its
 //! NNEF form, and whether it pools its output. It declares itself in
 //! [`HOMES`]; the ONNX registration ([`register`]), the NNEF
-//! registry ([`crate::nnef::registry`]) and the output pool
+//! registry ([`crate::ops::nnef::registry`]) and the output pool
 //! ([`output_pool::as_pooled`]) find the ops there and name none of them.
 //!
 //! What the homes share: where an output buffer comes from
@@ -61,6 +61,7 @@ pub mod copy_target;
 pub mod fresh_buffer;
 pub mod indexed;
 pub mod move_chains;
+pub mod nnef;
 pub mod nnef_args;
 pub mod output_pool;
 pub mod scatter_elements;
@@ -74,7 +75,7 @@ pub mod tract_threads;
 pub mod transpose_fold;
 pub mod types;
 
-pub use crate::onnx_types::OnnxElement;
+pub use crate::parse::onnx_types::OnnxElement;
 pub use scatter_elements::ScatterElements;
 pub use scatter_elements_update::ScatterElementsUpdate;
 pub use scatter_grad::{GradKind, ScatterGrad};

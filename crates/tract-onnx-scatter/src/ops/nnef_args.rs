@@ -5,9 +5,9 @@
 use scatter_kernels::{Reduction, UpdateReduction};
 use tract_nnef::internal::*;
 
-use crate::onnx_types::OnnxElement;
-use crate::opset::ScatterOp;
-use crate::site::NodeSite;
+use crate::parse::onnx_types::OnnxElement;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 
 pub(crate) fn input(ast: &IntoAst, node: &TypedNode, ix: usize) -> TractResult<Arc<RValue>> {
     let outlet = node
@@ -41,7 +41,7 @@ pub(crate) fn onnx_reduction(site: &NodeSite, name: &str) -> TractResult<Reducti
 }
 
 /// The `onnx_element` argument of a ScatterElements or ScatterND
-/// primitive ([`crate::onnx_types::OnnxElement::as_str`]).
+/// primitive ([`crate::parse::onnx_types::OnnxElement::as_str`]).
 pub(crate) fn onnx_element(
     builder: &mut ModelBuilder,
     invocation: &ResolvedInvocation,

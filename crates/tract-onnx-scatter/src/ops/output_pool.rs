@@ -30,6 +30,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
 
 /// Outputs a pool keeps unless told otherwise: one per scatter node.
@@ -123,7 +124,7 @@ impl OutputPool {
     /// back in (a KV cache), and our reference would force a copy instead
     /// of a write in place. When the caller also keeps it, it stays: it
     /// becomes reusable once the caller lets it go.
-    pub(crate) fn forget_if_only_other_holder(&self, data: &TValue) {
+    fn forget_if_only_other_holder(&self, data: &TValue) {
         let mut retained = self.lock();
         let Some(position) = retained
             .outputs
@@ -223,27 +224,56 @@ impl std::fmt::Debug for OutputPool {
     }
 }
 
-/// Evaluates a pooling op: `eval(inputs)` (which takes its output with
-/// [`crate::ops::copy_target::take_output`]), then leaves the right buffer
-/// in `pool`, if any: the output, or the data input (`inputs[0]`) when the
-/// caller fed the last output back and keeps it. An output written in
-/// place into data the caller moved in is not kept: it is the caller's own
-/// buffer, and keeping it would only make a later call free it inside
-/// `run` (a caller moving a fresh cache into each call).
-pub fn eval_pooled(
-    pool: Option<&OutputPool>,
-    inputs: TVec<TValue>,
-    eval: impl FnOnce(TVec<TValue>) -> TractResult<TValue>,
-) -> TractResult<TValue> {
-    let Some(pool) = pool else {
-        return eval(inputs);
-    };
-    let kept = inputs.first().and_then(|data| pool.kept_feedback(data));
-    let data_buffer = inputs.first().and_then(|data| buffer_address(data));
-    let output = eval(inputs)?;
-    let in_place = data_buffer.is_some() && data_buffer == buffer_address(&output);
-    pool.retain(&output, kept, in_place);
-    Ok(output)
+/// What a call's pool must know of its data input before the data is
+/// taken, to leave the right buffer in the pool when the call returns
+/// ([`Returning::output`]).
+pub struct Returning<'p> {
+    pool: Option<&'p OutputPool>,
+    /// The data input, when it is the last output fed back and its caller
+    /// keeps it ([`OutputPool::kept_feedback`]): kept instead of the output.
+    kept: Option<TValue>,
+    /// The address of data's buffer: an output there was written in place.
+    data_buffer: Option<usize>,
+}
+
+impl OutputPool {
+    /// Notes what `pool` (if any) must know of `data` before a call takes
+    /// it, and forgets a retained output that is `data` when the pool's
+    /// reference is the only other one ([`Self::forget_if_only_other_holder`]).
+    pub fn before_taking<'p>(pool: Option<&'p OutputPool>, data: &TValue) -> Returning<'p> {
+        let Some(p) = pool else {
+            return Returning {
+                pool,
+                kept: None,
+                data_buffer: None,
+            };
+        };
+        let kept = p.kept_feedback(data);
+        p.forget_if_only_other_holder(data);
+        Returning {
+            pool,
+            kept,
+            data_buffer: buffer_address(data),
+        }
+    }
+}
+
+impl Returning<'_> {
+    /// `output` as the call returns it, after leaving the right buffer in
+    /// the pool, if any: the output, or the data input when the caller fed
+    /// the last output back and keeps it. An output written in place into
+    /// data the caller moved in is not kept: it is the caller's own buffer,
+    /// and keeping it would only make a later call free it inside `run` (a
+    /// caller moving a fresh cache into each call).
+    pub fn output(self, output: Tensor) -> TValue {
+        let output = output.into_tvalue();
+        if let Some(pool) = self.pool {
+            let in_place =
+                self.data_buffer.is_some() && self.data_buffer == buffer_address(&output);
+            pool.retain(&output, self.kept, in_place);
+        }
+        output
+    }
 }
 
 /// The address of `t`'s plain bytes, when it has any: a scatter written in
@@ -271,7 +301,7 @@ pub fn pool_if_terminal<O: TypedOp>(
     has_pool: bool,
     pooled: impl FnOnce(OutputPool) -> O,
 ) -> TractResult<Option<TypedModelPatch>> {
-    rule_if!(!has_pool && output_is_terminal(model, node));
+    rule_if!(Mechanism::OutputPool.is_on() && !has_pool && output_is_terminal(model, node));
     Ok(Some(TypedModelPatch::replace_single_op(
         model,
         node,
@@ -281,7 +311,8 @@ pub fn pool_if_terminal<O: TypedOp>(
 }
 
 /// An op that keeps an [`OutputPool`] once codegen gave it one
-/// ([`pool_if_terminal`]) and evaluates through [`eval_pooled`].
+/// ([`pool_if_terminal`]) and takes its output through it
+/// ([`OutputPool::before_taking`]).
 pub trait PooledOp: TypedOp {
     /// The op's pool; `None` before codegen gave it one, or when its
     /// output is not terminal.
@@ -318,8 +349,8 @@ pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
 mod tests {
     use super::*;
     use crate::ops::{ScatterElements, ScatterNd, TensorScatter};
-    use crate::opset::ScatterOp;
-    use crate::site::NodeSite;
+    use crate::parse::opset::ScatterOp;
+    use crate::parse::site::NodeSite;
     use scatter_kernels::{Reduction, TensorScatterMode};
     use std::collections::HashSet;
 
@@ -767,7 +798,14 @@ mod tests {
         let fresh_copy = |src: &Tensor| {
             let shared = src.clone().into_tvalue();
             let _caller = shared.clone();
-            crate::ops::copy_target::take_output(&site, "data", shared, None).unwrap()
+            let plain = crate::ops::speed_policy::plain_copy(&scatter_kernels::Serial);
+            let (taken, _) = crate::ops::copy_target::take::<crate::ops::fresh_buffer::NoFusion>(
+                &site, "data", shared, None, plain, None,
+            )
+            .unwrap();
+            let (crate::ops::copy_target::Taken::Data(t)
+            | crate::ops::copy_target::Taken::Scattered(t)) = taken;
+            t
         };
         for len in [0usize, 1, 1000, (5 << 20) / 4 + 3] {
             let src = Tensor::from_shape(&[len], &(0..len).map(|i| i as f32).collect::<Vec<_>>())

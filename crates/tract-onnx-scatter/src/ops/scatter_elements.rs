@@ -12,23 +12,23 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::onnx_types::OnnxElement;
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::{self, ElementsCheckCache};
-use crate::ops::copy_target::{self, Taken};
-use crate::ops::indexed::{self, IndexedScatter};
+use crate::ops::copy_target::{self, Fused, Taken};
+use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
 use crate::ops::speed_policy;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, dispatch_element};
-use crate::opset::ScatterOp;
+use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
+use crate::parse::onnx_types::OnnxElement;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 use crate::parse::typing;
-use crate::site::NodeSite;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub const HOME: OpHome = OpHome {
@@ -153,12 +153,91 @@ impl Op for ScatterElements {
 impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
+    /// The checks, then the output, then the scatter: nothing is written
+    /// before every input is known valid.
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        indexed::eval(self, ctx, inputs)
+        let site = &self.site;
+        let ScatterInputs {
+            data,
+            indices,
+            updates,
+        } = indexed::scatter_inputs(site, inputs, ctx.symbols, self.onnx_element, self.reduction)?;
+        self.check_symbolic_support(data.datum_type())?;
+        let (data_shape, updates_shape) =
+            self.onnx_element
+                .data_and_updates_shapes(site, data.shape(), updates.shape())?;
+        let plan = self.plan(data_shape, indices.shape(), updates_shape)?;
+        let output = with_index_slice!(indices, |values| self
+            .scatter(&plan, values, &indices, data, &updates)?);
+        Ok(tvec!(output))
     }
 }
 
-impl IndexedScatter for ScatterElements {
+impl ScatterElements {
+    /// Checks the index `values` of `indices` (or takes the kept check of
+    /// indices that came back), takes the output and scatters `updates`
+    /// into it, each step as the speed policy decided for this call.
+    fn scatter<I: IndexValue>(
+        &self,
+        plan: &ElementsPlan,
+        values: &[I],
+        indices: &TValue,
+        data: TValue,
+        updates: &Tensor,
+    ) -> TractResult<TValue> {
+        let site = &self.site;
+        let threads = TractThreads::current();
+        let call = speed_policy::scatter_elements(
+            self.onnx_semantics(),
+            self.onnx_element,
+            plan,
+            &data,
+            &threads,
+        );
+        let kept = check_cache::keepable(indices, values);
+        let exec = Execution::on(&threads);
+        let checked = (self.check_cache)
+            .checked(plan, values, kept, call.element_bytes, exec)
+            .map_err(|e| site.scatter_error(e))?;
+        // Validated: now take the data, without a copy when exclusive.
+        let fused = Fused {
+            token: &checked,
+            updates,
+            copy: call.fused_copy,
+        };
+        let pool = self.output_pool.as_ref();
+        let (taken, returning) =
+            copy_target::take(site, "data", data, pool, call.plain_copy, Some(fused))?;
+        let mut output = match taken {
+            Taken::Scattered(output) => return Ok(returning.output(output)),
+            Taken::Data(data) => data,
+        };
+        let mut view = output.try_as_plain_ram_mut()?;
+        let (reduction, use_init_val) = (self.reduction, self.use_init_val);
+        let done = match types::apply_as_onnx_element!(
+            self.onnx_element,
+            site,
+            view,
+            updates,
+            |d, u| checked.apply_update(d, u, reduction, use_init_val, exec)
+        ) {
+            Some(done) => done,
+            None => dispatch_element!(view.datum_type(), site, "data", |T| {
+                let d = view.as_slice_mut::<T>()?;
+                let u = types::slice::<T>(updates)?;
+                checked.apply_update(d, u, reduction, use_init_val, exec).map_err(|e| site.scatter_error(e))
+            }, tdim => {
+                let d = view.as_slice_mut::<TDim>()?;
+                let combine = types::tdim_combiner(indexed::symbolic_reduction(site, reduction)?);
+                checked.apply_with(d, types::slice::<TDim>(updates)?, combine).map_err(|e| site.scatter_error(e))
+            }),
+        };
+        done?;
+        Ok(returning.output(output))
+    }
+}
+
+impl ScatterRules for ScatterElements {
     type Plan = ElementsPlan;
 
     fn site(&self) -> &NodeSite {
@@ -202,73 +281,6 @@ impl IndexedScatter for ScatterElements {
     ) -> Result<(), ScatterError> {
         plan.check_indices(indices, Execution::SERIAL).map(drop)
     }
-
-    fn scatter<I: IndexValue>(
-        &self,
-        plan: &ElementsPlan,
-        indices: &[I],
-        indices_value: &TValue,
-        data: TValue,
-        updates: &Tensor,
-    ) -> TractResult<Tensor> {
-        let site = &self.site;
-        let threads = TractThreads::current();
-        let kept = check_cache::keepable(indices_value, indices);
-        let element_bytes = self.onnx_element.size_of(data.datum_type());
-        let checked = self
-            .check_cache
-            .checked(
-                plan,
-                indices,
-                kept,
-                element_bytes,
-                || plan.check_indices(indices, Execution::on(&threads)),
-                // Nothing to refine: a kept check is all there is.
-                |_| None,
-            )
-            .map_err(|e| site.scatter_error(e))?;
-        // Validated: now take the data, without a copy when exclusive.
-        let pool = self.output_pool.as_ref();
-        let fuse = speed_policy::scatter_elements_fused_copy(
-            self.onnx_semantics(),
-            self.onnx_element,
-            &checked,
-            &data,
-        );
-        let mut data = match copy_target::take_or_fuse(site, data, pool, &checked, updates, fuse)? {
-            Taken::Done(output) => return Ok(output),
-            Taken::ScatterInto(data) => data,
-        };
-        let mut view = data.try_as_plain_ram_mut()?;
-        let exec = Execution::on(&threads);
-        if let Some(done) =
-            types::apply_as_onnx_element!(self.onnx_element, site, view, updates, |d, u| checked
-                .apply_update(d, u, self.reduction, self.use_init_val, exec))
-        {
-            done?;
-            return Ok(data);
-        }
-        let done = dispatch_element!(view.datum_type(), site, "data", |T| {
-            let d = view.as_slice_mut::<T>()?;
-            let u = types::slice::<T>(updates)?;
-            checked
-                .apply_update(d, u, self.reduction, self.use_init_val, Execution::on(&threads))
-                .map_err(|e| site.scatter_error(e))
-        }, tdim => {
-            let d = view.as_slice_mut::<TDim>()?;
-            let combine = types::tdim_combiner(types::symbolic_reduction(site, self.reduction)?);
-            checked.apply_with(d, types::slice::<TDim>(updates)?, combine).map_err(|e| site.scatter_error(e))
-        });
-        done?;
-        Ok(data)
-    }
-}
-
-/// `axis` as a position in `[0, rank - 1]`, or the kernels' "axis" error
-/// for this node (the ScatterElements family: Scatter, ScatterElements,
-/// ScatterElementsUpdate, ScatterElementsGrad).
-pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
-    scatter_kernels::elements_axis(axis, rank).map_err(|e| site.scatter_error(e))
 }
 
 impl output_pool::PooledOp for ScatterElements {
@@ -446,7 +458,7 @@ impl typing::DataLikeScatter for InferScatterElements {
         // Complex data: the axis counts the complex tensor's axes, not
         // the pair axis.
         let rank = self.onnx_element.rank(model.outlet_fact(inputs[0])?.rank());
-        let axis = axis_position(&self.site, self.axis, rank)?;
+        let axis = indexed::elements_axis(&self.site, self.axis, rank)?;
         let op = ScatterElements {
             onnx_element: self.onnx_element,
             ..ScatterElements::onnx(self.site.clone(), axis, self.reduction)
@@ -519,7 +531,7 @@ fn load_scatter_elements(
     let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
     let onnx_element = crate::ops::nnef_args::onnx_element(builder, invocation, &site)?;
     let rank = onnx_element.rank(builder.model.outlet_fact(data)?.rank());
-    let axis = crate::ops::scatter_elements::axis_position(&site, axis, rank)?;
+    let axis = indexed::elements_axis(&site, axis, rank)?;
     let reduction = reduction(&site, &reduction_name)?;
     builder.wire(
         ScatterElements {
@@ -538,7 +550,8 @@ fn load_scatter_elements(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opset::ScatterOp;
+    use crate::ops::speed_policy::FusedCopy;
+    use crate::parse::opset::ScatterOp;
 
     fn op(axis: usize, reduction: Reduction) -> ScatterElements {
         ScatterElements::onnx(
@@ -570,8 +583,7 @@ mod tests {
     }
 
     fn eval(op: &ScatterElements, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
-        indexed::eval(
-            op,
+        op.eval(
             &EvalContext::out_of_plan(),
             tvec!(
                 data,
@@ -600,17 +612,18 @@ mod tests {
                 let plan =
                     ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), axis as i64)
                         .unwrap();
-                let idx = indices.try_as_plain_ram().unwrap();
-                let checked = plan
-                    .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
-                    .unwrap();
-                let fused = speed_policy::scatter_elements_fused_copy(
+                let call = speed_policy::scatter_elements(
                     op.onnx_semantics(),
                     op.onnx_element,
-                    &checked,
+                    &plan,
                     &data,
+                    &scatter_kernels::Serial,
                 );
-                assert_eq!(fused, Some(reduction), "{axis} {reduction:?}");
+                assert_eq!(
+                    call.fused_copy,
+                    FusedCopy::Always(reduction),
+                    "{axis} {reduction:?}"
+                );
                 let shared = data.clone().into_tvalue();
                 let fused = eval(&op, shared.clone(), &indices, &updates);
                 let in_place = eval(&op, data.clone().into_tvalue(), &indices, &updates);
@@ -632,24 +645,22 @@ mod tests {
     fn small_data_and_axis_zero_copy_then_scatter() {
         let (data, indices, _) = case([3, 8192]);
         let plan = ElementsPlan::new(data.shape(), indices.shape(), indices.shape(), 0).unwrap();
-        let idx = indices.try_as_plain_ram().unwrap();
-        let checked = plan
-            .check_indices(idx.as_slice::<i64>().unwrap(), Execution::SERIAL)
-            .unwrap();
-        let fused = |op: ScatterElements, checked, data| {
-            speed_policy::scatter_elements_fused_copy(
+        let fused = |op: ScatterElements, plan, data| {
+            speed_policy::scatter_elements(
                 op.onnx_semantics(),
                 op.onnx_element,
-                checked,
+                plan,
                 data,
+                &scatter_kernels::Serial,
             )
+            .fused_copy
         };
-        assert_eq!(fused(op(0, Reduction::Add), &checked, &data), None);
+        assert_eq!(fused(op(0, Reduction::Add), &plan, &data), FusedCopy::Never);
         let small = Tensor::zero::<f32>(&[4, 4]).unwrap();
         let plan = ElementsPlan::new(&[4, 4], &[4, 1], &[4, 1], 1).unwrap();
-        let checked = plan
-            .check_indices(&[0i64, 1, 2, 3], Execution::SERIAL)
-            .unwrap();
-        assert_eq!(fused(op(1, Reduction::Add), &checked, &small), None);
+        assert_eq!(
+            fused(op(1, Reduction::Add), &plan, &small),
+            FusedCopy::Never
+        );
     }
 }

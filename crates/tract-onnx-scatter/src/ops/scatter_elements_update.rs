@@ -12,17 +12,17 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::onnx_types::OnnxElement;
 use crate::ops::OpHome;
 use crate::ops::ScatterElements;
 use crate::ops::nnef_args::{data_indices_updates, elements_site, input, inputs3, reduction};
 use crate::ops::shapes::sym_dims;
 use crate::ops::types;
-use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
+use crate::parse::onnx_types::OnnxElement;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 use crate::parse::typing;
-use crate::site::NodeSite;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub const HOME: OpHome = OpHome {
@@ -67,7 +67,7 @@ pub fn axis_value(site: &NodeSite, axis: &Tensor, symbols: &SymbolValues) -> Tra
             axis.shape()
         )));
     }
-    let axis = types::plain_indices(site, "axis", axis, symbols)?;
+    let axis = crate::ops::indexed::plain_indices(site, "axis", axis, symbols)?;
     Ok(match axis.datum_type() {
         DatumType::I32 => types::slice::<i32>(&axis)?[0] as i64,
         _ => types::slice::<i64>(&axis)?[0],
@@ -83,7 +83,7 @@ impl ScatterElementsUpdate {
         symbols: &SymbolValues,
     ) -> TractResult<ScatterElements> {
         let axis = axis_value(&self.site, axis, symbols)?;
-        let axis = crate::ops::scatter_elements::axis_position(&self.site, axis, rank)?;
+        let axis = crate::ops::indexed::elements_axis(&self.site, axis, rank)?;
         Ok(ScatterElements {
             site: self.site.clone(),
             axis,
@@ -103,11 +103,16 @@ impl ScatterElementsUpdate {
         axis: &TypedFact,
     ) -> TractResult<()> {
         let site = &self.site;
-        types::check_indices_type(site, "indices", indices.datum_type)?;
-        types::check_same_type(site, data.datum_type, updates.datum_type)?;
-        types::check_reduction_for(site, data.datum_type, OnnxElement::Native, self.reduction)?;
+        crate::ops::indexed::check_indices_type(site, "indices", indices.datum_type)?;
+        crate::ops::indexed::check_same_type(site, data.datum_type, updates.datum_type)?;
+        crate::ops::indexed::check_reduction_for(
+            site,
+            data.datum_type,
+            OnnxElement::Native,
+            self.reduction,
+        )?;
         if let Some(konst) = &axis.konst
-            && types::known_indices(site, "axis", konst)?.is_some()
+            && crate::ops::indexed::known_indices(site, "axis", konst)?.is_some()
         {
             // A constant axis: the full ScatterElements checks apply now.
             let op = self.with_axis(konst, data.rank(), &SymbolValues::default())?;
@@ -192,7 +197,7 @@ impl TypedOp for ScatterElementsUpdate {
         let facts = model.node_input_facts(node.id)?;
         rule_if!(facts.len() == 4);
         rule_if_some!(axis = &facts[3].konst);
-        rule_if_some!(_known = types::known_indices(&self.site, "axis", axis)?);
+        rule_if_some!(_known = crate::ops::indexed::known_indices(&self.site, "axis", axis)?);
         let op = self.with_axis(axis, facts[0].rank(), &SymbolValues::default())?;
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
@@ -310,7 +315,7 @@ impl typing::DataLikeScatter for InferScatterElementsUpdate {
         let axis = model.outlet_fact(inputs[3])?.konst.clone();
         // A constant axis holding a symbol only the run binds stays an input.
         let known = |axis: &Arc<Tensor>| {
-            crate::ops::types::known_indices(&self.site, "axis", axis).map(|k| k.is_some())
+            crate::ops::indexed::known_indices(&self.site, "axis", axis).map(|k| k.is_some())
         };
         if let Some(axis) = axis.filter(|a| known(a).unwrap_or(true)) {
             let rank = model.outlet_fact(data)?.rank();
@@ -398,7 +403,7 @@ fn load_scatter_elements_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opset::ScatterOp;
+    use crate::parse::opset::ScatterOp;
 
     fn op(reduction: impl Into<UpdateReduction>, use_init_val: bool) -> ScatterElementsUpdate {
         ScatterElementsUpdate {

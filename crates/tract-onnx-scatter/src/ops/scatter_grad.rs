@@ -24,10 +24,10 @@ use crate::ops::fresh_buffer::fresh_uninit;
 use crate::ops::shapes::sym_dims;
 use crate::ops::types::{self, with_index_slice};
 use crate::ops::{ScatterElements, ScatterNd};
-use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
-use crate::site::NodeSite;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 
 /// Which forward op is differentiated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -300,10 +300,10 @@ impl ScatterGrad {
         check_arity(site, inputs.len())?;
         let (data, indices, updates, grad_output) = args_4!(inputs);
         check_float(site, data.datum_type())?;
-        types::check_same_type(site, data.datum_type(), updates.datum_type())?;
-        types::check_indices_type(site, "indices", indices.datum_type())?;
+        crate::ops::indexed::check_same_type(site, data.datum_type(), updates.datum_type())?;
+        crate::ops::indexed::check_indices_type(site, "indices", indices.datum_type())?;
         check_grad_output_type(site, data.datum_type(), grad_output.datum_type())?;
-        let indices = types::plain_indices(site, "indices", &indices, symbols)?;
+        let indices = crate::ops::indexed::plain_indices(site, "indices", &indices, symbols)?;
         let map = |e: ScatterError| site.scatter_error(e);
         match self.kind {
             GradKind::Elements { axis } => {
@@ -520,7 +520,7 @@ impl Expansion for InferScatterGrad {
             GradKind::Elements { axis } => {
                 let rank = model.outlet_fact(inputs[0])?.rank();
                 GradKind::Elements {
-                    axis: crate::ops::scatter_elements::axis_position(&self.site, axis, rank)?,
+                    axis: crate::ops::indexed::elements_axis(&self.site, axis, rank)?,
                 }
             }
             GradKind::Nd => GradKind::Nd,
@@ -538,7 +538,7 @@ impl Expansion for InferScatterGrad {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opset::ScatterOp;
+    use crate::parse::opset::ScatterOp;
     use scatter_kernels::UpdateReduction;
 
     fn op(

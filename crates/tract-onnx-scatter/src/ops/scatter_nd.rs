@@ -10,23 +10,23 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::onnx_types::OnnxElement;
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
-use crate::ops::check_cache::{self, NdCheckCache};
-use crate::ops::copy_target::{self, Taken};
-use crate::ops::indexed::{self, IndexedScatter};
+use crate::ops::check_cache::{self, NdCheck, NdCheckCache};
+use crate::ops::copy_target::{self, Fused, Taken};
+use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
 use crate::ops::speed_policy;
 use crate::ops::tract_threads::TractThreads;
-use crate::ops::types::{self, dispatch_element};
-use crate::opset::ScatterOp;
+use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
+use crate::parse::onnx_types::OnnxElement;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 use crate::parse::typing;
-use crate::site::NodeSite;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub const HOME: OpHome = OpHome {
@@ -121,12 +121,95 @@ impl Op for ScatterNd {
 impl EvalOp for ScatterNd {
     op_out_of_plan!();
 
+    /// The checks, then the output, then the scatter: nothing is written
+    /// before every input is known valid.
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        indexed::eval(self, ctx, inputs)
+        let site = &self.site;
+        let reduction = self.reduction.into();
+        let ScatterInputs {
+            data,
+            indices,
+            updates,
+        } = indexed::scatter_inputs(site, inputs, ctx.symbols, self.onnx_element, reduction)?;
+        let (data_shape, updates_shape) =
+            self.onnx_element
+                .data_and_updates_shapes(site, data.shape(), updates.shape())?;
+        let plan = self.plan(data_shape, indices.shape(), updates_shape)?;
+        let output = with_index_slice!(indices, |values| self
+            .scatter(&plan, values, &indices, data, &updates)?);
+        Ok(tvec!(output))
     }
 }
 
-impl IndexedScatter for ScatterNd {
+impl ScatterNd {
+    /// Checks the index `values` of `indices` (or takes the kept check of
+    /// indices that came back), takes the output and scatters `updates`
+    /// into it, each step as the speed policy decided for this call.
+    fn scatter<I: IndexValue>(
+        &self,
+        plan: &NdPlan,
+        values: &[I],
+        indices: &TValue,
+        data: TValue,
+        updates: &Tensor,
+    ) -> TractResult<TValue> {
+        let site = &self.site;
+        let threads = TractThreads::current();
+        let kept = check_cache::keepable(indices, values);
+        let call = speed_policy::scatter_nd(
+            self.reduction,
+            self.onnx_element,
+            plan,
+            &data,
+            kept.is_some(),
+            &threads,
+        );
+        let how = NdCheck {
+            exec: Execution::on(&threads).with_schedule(call.check_schedule),
+            block_sort: call.block_sort,
+            split: call.sort_for_split.then(|| Execution::on(&threads)),
+            element_bytes: call.element_bytes,
+        };
+        let checked = (self.check_cache)
+            .checked(plan, values, kept, call.element_bytes, how)
+            .map_err(|e| site.scatter_error(e))?;
+        // Validated: now take the data, without a copy when exclusive.
+        let fused = Fused {
+            token: &checked,
+            updates,
+            copy: call.fused_copy,
+        };
+        let pool = self.output_pool.as_ref();
+        let (taken, returning) =
+            copy_target::take(site, "data", data, pool, call.plain_copy, Some(fused))?;
+        let mut output = match taken {
+            Taken::Scattered(output) => return Ok(returning.output(output)),
+            Taken::Data(data) => data,
+        };
+        let mut view = output.try_as_plain_ram_mut()?;
+        let exec = Execution::on(&threads);
+        let done = match types::apply_as_onnx_element!(
+            self.onnx_element,
+            site,
+            view,
+            updates,
+            |d, u| checked.apply(d, u, self.reduction, exec).map(drop)
+        ) {
+            Some(done) => done,
+            None => dispatch_element!(view.datum_type(), site, "data", |T| {
+                let d = view.as_slice_mut::<T>()?;
+                checked.apply(d, types::slice::<T>(updates)?, self.reduction, exec).map(drop).map_err(|e| site.scatter_error(e))
+            }, tdim => {
+                let d = view.as_slice_mut::<TDim>()?;
+                checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
+            }),
+        };
+        done?;
+        Ok(returning.output(output))
+    }
+}
+
+impl ScatterRules for ScatterNd {
     type Plan = NdPlan;
 
     fn site(&self) -> &NodeSite {
@@ -167,72 +250,6 @@ impl IndexedScatter for ScatterNd {
     fn check_index_values<I: IndexValue>(plan: &NdPlan, indices: &[I]) -> Result<(), ScatterError> {
         plan.check_indices(indices, Execution::SERIAL, BlockSort::Off)
             .map(drop)
-    }
-
-    fn scatter<I: IndexValue>(
-        &self,
-        plan: &NdPlan,
-        indices: &[I],
-        indices_value: &TValue,
-        data: TValue,
-        updates: &Tensor,
-    ) -> TractResult<Tensor> {
-        let site = &self.site;
-        let element_bytes = self.onnx_element.size_of(data.datum_type());
-        // The check (and sort) of indices that come back is kept
-        // (`check_cache`).
-        let kept = check_cache::keepable(indices_value, indices);
-        let threads = TractThreads::current();
-        let schedule =
-            speed_policy::scatter_nd_check_schedule(data.is_exclusive(), kept.is_some(), &threads);
-        // Indices that come back (a second call) get their short slices
-        // sorted for a split over threads, once (`sorted_for_split`).
-        let sorted = self
-            .check_cache
-            .checked(
-                plan,
-                indices,
-                kept,
-                element_bytes,
-                || {
-                    let exec = Execution::on(&threads).with_schedule(schedule);
-                    plan.check_indices(indices, exec, BlockSort::ForElementBytes(element_bytes))
-                },
-                |token| token.sorted_for_split(element_bytes, Execution::on(&threads)),
-            )
-            .map_err(|e| site.scatter_error(e))?;
-        // Validated: now take the data, without a copy when exclusive.
-        let pool = self.output_pool.as_ref();
-        let fuse = speed_policy::scatter_nd_fused_copy(
-            self.reduction,
-            self.onnx_element,
-            plan,
-            &sorted,
-            &data,
-        );
-        let mut data = match copy_target::take_or_fuse(site, data, pool, &sorted, updates, fuse)? {
-            Taken::Done(output) => return Ok(output),
-            Taken::ScatterInto(data) => data,
-        };
-        let mut view = data.try_as_plain_ram_mut()?;
-        let exec = Execution::on(&threads);
-        if let Some(done) =
-            types::apply_as_onnx_element!(self.onnx_element, site, view, updates, |d, u| sorted
-                .apply(d, u, self.reduction, exec)
-                .map(drop))
-        {
-            done?;
-            return Ok(data);
-        }
-        let done = dispatch_element!(view.datum_type(), site, "data", |T| {
-            let d = view.as_slice_mut::<T>()?;
-            sorted.apply(d, types::slice::<T>(updates)?, self.reduction, Execution::on(&threads)).map(drop).map_err(|e| site.scatter_error(e))
-        }, tdim => {
-            let d = view.as_slice_mut::<TDim>()?;
-            sorted.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
-        });
-        done?;
-        Ok(data)
     }
 }
 
@@ -463,7 +480,8 @@ fn load_scatter_nd(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opset::ScatterOp;
+    use crate::ops::speed_policy::FusedCopy;
+    use crate::parse::opset::ScatterOp;
 
     fn op(reduction: Reduction) -> ScatterNd {
         ScatterNd::onnx(
@@ -485,8 +503,7 @@ mod tests {
     }
 
     fn eval(op: &ScatterNd, data: TValue, indices: &Tensor, updates: &Tensor) -> Tensor {
-        indexed::eval(
-            op,
+        op.eval(
             &EvalContext::out_of_plan(),
             tvec!(
                 data,
@@ -503,26 +520,21 @@ mod tests {
     fn shared_large_data_is_copied_around_overwritten_slices_with_the_in_place_result() {
         let (data, indices, updates) = case();
         let plan = NdPlan::new(data.shape(), indices.shape(), updates.shape()).unwrap();
-        let idx = indices.try_as_plain_ram().unwrap();
-        let sorted = plan
-            .check_indices(
-                idx.as_slice::<i64>().unwrap(),
-                Execution::on(&scatter_kernels::Serial),
-                BlockSort::ForElementBytes(4),
-            )
-            .unwrap();
         for reduction in [Reduction::None, Reduction::Add] {
             let op = op(reduction);
-            assert_eq!(
-                speed_policy::scatter_nd_fused_copy(
-                    reduction,
-                    OnnxElement::Native,
-                    &plan,
-                    &sorted,
-                    &data
-                ),
-                (reduction == Reduction::None).then_some(reduction)
+            let call = speed_policy::scatter_nd(
+                reduction,
+                OnnxElement::Native,
+                &plan,
+                &data.clone().into_tvalue(),
+                false,
+                &scatter_kernels::Serial,
             );
+            let expected = match reduction {
+                Reduction::None => FusedCopy::Always(reduction),
+                _ => FusedCopy::WhenSorted(reduction),
+            };
+            assert_eq!(call.fused_copy, expected);
             let shared = data.clone().into_tvalue();
             let copied = eval(&op, shared.clone(), &indices, &updates);
             let in_place = eval(&op, data.clone().into_tvalue(), &indices, &updates);
@@ -545,13 +557,14 @@ mod tests {
             )
             .unwrap();
         assert!(!sorted.is_sorted());
-        let fused = speed_policy::scatter_nd_fused_copy(
+        let call = speed_policy::scatter_nd(
             Reduction::None,
             OnnxElement::Native,
             &plan,
-            &sorted,
-            &data,
+            &data.clone().into_tvalue(),
+            false,
+            &scatter_kernels::Serial,
         );
-        assert_eq!(fused, None);
+        assert_eq!(call.fused_copy, FusedCopy::WhenSorted(Reduction::None));
     }
 }

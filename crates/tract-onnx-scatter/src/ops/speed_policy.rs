@@ -6,18 +6,20 @@
 //! the measurements behind them are in docs/performance.md ("Why the
 //! mechanisms exist").
 //!
-//! An op asks once per decision, with what it knows at that point: the
-//! schedule before it checks its indices, the fused copy once they are
-//! checked and before it takes its data.
+//! An op asks once per call, before it checks its indices
+//! ([`scatter_nd`], [`scatter_elements`], [`plain_copy`]), and carries
+//! the answer through the call. The one decision that waits on the check
+//! is spelled out in the answer: [`FusedCopy::WhenSorted`].
 //!
 //! **Architecture invariant:** no op builds a [`Schedule`] or compares a
 //! size with a threshold itself; none of these decisions changes a result.
 
-use scatter_kernels::{CheckedElementsIndices, CheckedNdIndices, IndexValue, NdPlan, Reduction};
-use scatter_kernels::{Parallel, Schedule};
+use scatter_kernels::mechanisms::Mechanism;
+use scatter_kernels::{BlockSort, ElementsPlan, NdPlan, Parallel, Reduction, Schedule};
 use tract_core::internal::*;
 
-use crate::onnx_types::OnnxElement;
+use crate::ops::fresh_buffer::{COPYING_TYPES, CopyKind};
+use crate::parse::onnx_types::OnnxElement;
 
 /// Data smaller than this is copied, then scattered (the copy stays in
 /// cache anyway): ScatterElements.
@@ -31,17 +33,8 @@ pub const ND_FUSED_FROM_BYTES: usize = 1 << 20;
 /// skipping them saves less than sorting their offsets costs.
 pub const ND_FUSED_FROM_SLICE_BYTES: usize = 64 << 10;
 
-/// The data types whose copy a scatter can fuse
-/// ([`crate::ops::copy_target::scatter_copying`]).
-pub const COPYING_TYPES: [DatumType; 4] = [
-    DatumType::F32,
-    DatumType::F64,
-    DatumType::I32,
-    DatumType::I64,
-];
-
 /// The kernels' schedule, sorting included.
-static SORTED: Schedule = Schedule::DEFAULT;
+const SORTED: &Schedule = &Schedule::DEFAULT;
 /// The kernels' schedule with ScatterND's sort by destination block out
 /// of reach.
 static UNSORTED: Schedule = Schedule {
@@ -49,90 +42,160 @@ static UNSORTED: Schedule = Schedule {
     ..Schedule::DEFAULT
 };
 
-/// The schedule ScatterND checks its indices with. Large random-index
-/// scatters get their updates sorted by destination block in the pass
-/// that checks them, except when the data is written in place on one
-/// thread and the check is not kept for indices that come back: there
-/// the sort costs more than the cache misses it saves; it pays for a
-/// copy, for threads, or when it is reused.
-pub fn scatter_nd_check_schedule(
-    data_exclusive: bool,
-    check_kept: bool,
-    threads: &dyn Parallel,
-) -> &'static Schedule {
-    if data_exclusive && !check_kept && threads.threads() == 1 {
-        &UNSORTED
-    } else {
-        &SORTED
-    }
+/// What one ScatterND call does, decided before it checks its indices.
+#[derive(Debug, Clone, Copy)]
+pub struct NdCall {
+    /// The bytes of one element of the data's ONNX type: what the sorts
+    /// and a kept check are made for.
+    pub element_bytes: usize,
+    /// The schedule its indices are checked (and sorted) with.
+    pub check_schedule: &'static Schedule,
+    /// Whether the check sorts the update slices by destination block.
+    pub block_sort: BlockSort,
+    /// Whether a kept check of indices that came back is sorted by
+    /// destination once, for a split over threads
+    /// ([`scatter_kernels::CheckedNdIndices::sorted_for_split`]).
+    pub sort_for_split: bool,
+    /// Whether the copy of shared data is fused with the scatter.
+    pub fused_copy: FusedCopy,
+    /// How a copy nothing is fused into is made.
+    pub plain_copy: PlainCopy,
 }
 
-/// The reduction with which ScatterND copies shared `data` as it scatters
-/// ([`scatter_kernels::CopyOf`]), when it does: for a type it covers, when
-/// the updates were sorted by destination block (each block is copied
-/// just before its updates land), or, with no reduction, around large
-/// row-major slices the updates overwrite whole. Never when data hold
-/// another ONNX type ([`OnnxElement`]): the fused copy computes in the
-/// data's own type.
-pub fn scatter_nd_fused_copy<I: IndexValue>(
+/// What one ScatterElements (or Scatter) call does, decided before it
+/// checks its indices.
+#[derive(Debug, Clone, Copy)]
+pub struct ElementsCall {
+    /// The bytes of one element of the data's ONNX type: what a kept
+    /// check is made for.
+    pub element_bytes: usize,
+    /// Whether the copy of shared data is fused with the scatter.
+    pub fused_copy: FusedCopy,
+    /// How a copy nothing is fused into is made.
+    pub plain_copy: PlainCopy,
+}
+
+/// Whether a scatter copies shared data as it scatters
+/// ([`scatter_kernels::CopyOf`]), and with which reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusedCopy {
+    /// Copy, then scatter.
+    Never,
+    /// Fused when the check sorted the updates by destination block: each
+    /// block is copied just before its updates land.
+    WhenSorted(Reduction),
+    /// Fused.
+    Always(Reduction),
+}
+
+/// How a copy of shared data that nothing is fused into is made, by where
+/// it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainCopy {
+    /// Into a fresh buffer.
+    pub into_fresh: CopyKind,
+    /// Into an output the pool kept.
+    pub into_pooled: CopyKind,
+}
+
+/// What a ScatterND call with `reduction` on `data` (holding `element`
+/// values) does on `threads`; `check_kept`: its indices may come back and
+/// their check is kept.
+///
+/// Large random-index scatters get their updates sorted by destination
+/// block in the pass that checks them, except when the data is written in
+/// place on one thread and the check is not kept: there the sort costs
+/// more than the cache misses it saves; it pays for a copy, for threads,
+/// or when it is reused. The copy is fused for a type it covers when the
+/// updates were sorted, or, with no reduction, around large row-major
+/// slices the updates overwrite whole; never when data hold another ONNX
+/// type ([`OnnxElement`]): the fused copy computes in the data's own type.
+pub fn scatter_nd(
     reduction: Reduction,
     element: OnnxElement,
     plan: &NdPlan,
-    sorted: &CheckedNdIndices<I>,
-    data: &Tensor,
-) -> Option<Reduction> {
+    data: &TValue,
+    check_kept: bool,
+    threads: &dyn Parallel,
+) -> NdCall {
+    let element_bytes = element.size_of(data.datum_type());
+    let in_place_alone = data.is_exclusive() && !check_kept && threads.threads() == 1;
+    let block_sort = if Mechanism::SortByBlock.is_on() {
+        BlockSort::ForElementBytes(element_bytes)
+    } else {
+        BlockSort::Off
+    };
     let size = data.datum_type().size_of();
     let around_slices = reduction == Reduction::None
         && data.len().saturating_mul(size) >= ND_FUSED_FROM_BYTES
         && plan.slice_len().saturating_mul(size) >= ND_FUSED_FROM_SLICE_BYTES
-        && sorted.copies_around_slices();
-    let fuses = element == OnnxElement::Native
-        && COPYING_TYPES.contains(&data.datum_type())
-        && (sorted.is_sorted() || around_slices);
-    fuses.then_some(reduction)
+        && plan.copies_around_slices();
+    let fused_copy = if !fuses_type(element, data.datum_type()) {
+        FusedCopy::Never
+    } else if around_slices {
+        FusedCopy::Always(reduction)
+    } else {
+        FusedCopy::WhenSorted(reduction)
+    };
+    NdCall {
+        element_bytes,
+        check_schedule: if in_place_alone || block_sort == BlockSort::Off {
+            &UNSORTED
+        } else {
+            SORTED
+        },
+        block_sort,
+        sort_for_split: Mechanism::SortForSplit.is_on(),
+        fused_copy,
+        plain_copy: plain_copy(threads),
+    }
 }
 
-/// The reduction with which ScatterElements copies shared `data` slab by
-/// slab as it scatters ([`scatter_kernels::CopyOf`]), when it does:
-/// `onnx` semantics (the op's reduction when ONNX's), a type it covers,
-/// data beyond the cache and slabs (`data_shape[axis..]`) within it, so
-/// never for axis 0; never when data hold another ONNX type.
-pub fn scatter_elements_fused_copy<I: IndexValue>(
+/// What a ScatterElements call with ONNX semantics `onnx` (`None`:
+/// OpenVINO's own, which the fused copy does not cover) on `data`
+/// (holding `element` values) does on `threads`: the copy is fused slab by
+/// slab (`data_shape[axis..]`) for large data whose slabs stay in cache.
+pub fn scatter_elements(
     onnx: Option<Reduction>,
     element: OnnxElement,
-    checked: &CheckedElementsIndices<I>,
+    plan: &ElementsPlan,
     data: &Tensor,
-) -> Option<Reduction> {
+    threads: &dyn Parallel,
+) -> ElementsCall {
     let size = data.datum_type().size_of();
-    let slab = checked.copying_slab_len().saturating_mul(size);
-    let pays = element == OnnxElement::Native
-        && COPYING_TYPES.contains(&data.datum_type())
+    let slab = plan.copying_slab_len().saturating_mul(size);
+    let pays = fuses_type(element, data.datum_type())
         && data.len().saturating_mul(size) >= ELEMENTS_FUSED_FROM_BYTES
         && slab > 0
         && slab <= ELEMENTS_FUSED_MAX_SLAB_BYTES;
-    onnx.filter(|_| pays)
+    ElementsCall {
+        element_bytes: element.size_of(data.datum_type()),
+        fused_copy: match onnx {
+            Some(reduction) if pays => FusedCopy::Always(reduction),
+            _ => FusedCopy::Never,
+        },
+        plain_copy: plain_copy(threads),
+    }
 }
 
-/// How a copy of shared data that nothing is fused into is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlainCopy {
-    /// Split over the caller's threads, when large: such a copy is the
-    /// whole cost of a copy-bound scatter (TensorScatter's cache).
-    Split(&'static Schedule),
-    /// Whole: into fresh pages glibc's streaming stores win, skipping the
-    /// read of the lines they fill.
-    Whole,
-    /// In pieces that stay in cache, into a pooled output.
-    InPieces,
+/// Whether a fused copy covers data of tract type `dt` holding `element`
+/// values.
+fn fuses_type(element: OnnxElement, dt: DatumType) -> bool {
+    Mechanism::FusedCopy.is_on() && element == OnnxElement::Native && COPYING_TYPES.contains(&dt)
 }
 
-/// How to copy into a `fresh` buffer (else a pooled output) on `threads`.
-pub fn plain_copy(threads: &dyn Parallel, fresh: bool) -> PlainCopy {
+/// How plain copies are made on `threads`: split when there are several,
+/// else whole into fresh pages and in pieces into a pooled output.
+pub fn plain_copy(threads: &dyn Parallel) -> PlainCopy {
     if threads.threads() > 1 {
-        PlainCopy::Split(&SORTED)
-    } else if fresh {
-        PlainCopy::Whole
+        PlainCopy {
+            into_fresh: CopyKind::Split(SORTED),
+            into_pooled: CopyKind::Split(SORTED),
+        }
     } else {
-        PlainCopy::InPieces
+        PlainCopy {
+            into_fresh: CopyKind::Whole,
+            into_pooled: CopyKind::InPieces,
+        }
     }
 }

@@ -10,15 +10,19 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use crate::ops::OpHome;
+use crate::ops::copy_target::{self, Taken};
+use crate::ops::fresh_buffer::NoFusion;
+use crate::ops::indexed;
 use crate::ops::nnef_args::input;
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, sym_dims};
+use crate::ops::speed_policy;
 use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
-use crate::opset::ScatterOp;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
-use crate::site::NodeSite;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub const HOME: OpHome = OpHome {
@@ -120,7 +124,7 @@ impl TensorScatter {
                 .map_err(|e| site.scatter_error(e))?;
             // Constant write indices are checked now: the error surfaces at load.
             if let Some(konst) = write.and_then(|w| w.konst.as_ref())
-                && let Some(konst) = types::known_indices(site, "write_indices", konst)?
+                && let Some(konst) = indexed::known_indices(site, "write_indices", konst)?
             {
                 plan.check_write_indices(Some(types::slice::<i64>(&konst)?), self.mode)
                     .map_err(|e| site.scatter_error(e))?;
@@ -158,21 +162,9 @@ fn check_arity(site: &NodeSite, n: usize) -> TractResult<()> {
 impl EvalOp for TensorScatter {
     op_out_of_plan!();
 
-    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let output = output_pool::eval_pooled(self.output_pool.as_ref(), inputs, |i| {
-            self.eval_scatter(i, ctx.symbols)
-        })?;
-        Ok(tvec!(output))
-    }
-}
-
-impl TensorScatter {
-    /// The op on `inputs`, its output taken as [`crate::ops::copy_target::take_output`] says.
-    fn eval_scatter(
-        &self,
-        mut inputs: TVec<TValue>,
-        symbols: &SymbolValues,
-    ) -> TractResult<TValue> {
+    /// The checks, then the output, then the write: nothing is written
+    /// before every input is known valid.
+    fn eval(&self, ctx: &EvalContext, mut inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         let site = &self.site;
         check_arity(site, inputs.len())?;
         let write = if inputs.len() == 3 {
@@ -189,7 +181,7 @@ impl TensorScatter {
         )?;
         let write = write
             .as_ref()
-            .map(|w| types::plain_indices(site, "write_indices", w, symbols))
+            .map(|w| indexed::plain_indices(site, "write_indices", w, ctx.symbols))
             .transpose()?;
         let plan = TensorScatterPlan::new(
             cache.shape(),
@@ -203,22 +195,22 @@ impl TensorScatter {
             .check_write_indices(starts, self.mode)
             .map_err(|e| self.site.scatter_error(e))?;
         // Validated: now take the cache, without a copy when exclusive.
-        let mut present = crate::ops::copy_target::take_output(
-            site,
-            "past_cache",
-            cache,
-            self.output_pool.as_ref(),
-        )?;
+        let threads = TractThreads::current();
+        let plain = speed_policy::plain_copy(&threads);
+        let pool = self.output_pool.as_ref();
+        let (taken, returning) =
+            copy_target::take::<NoFusion>(site, "past_cache", cache, pool, plain, None)?;
+        let (Taken::Data(mut present) | Taken::Scattered(mut present)) = taken;
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
-            checked.apply(cache, types::slice::<T>(&update)?, Execution::on(&TractThreads::current())).map_err(|e| site.scatter_error(e))
+            checked.apply(cache, types::slice::<T>(&update)?, Execution::on(&threads)).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let cache = view.as_slice_mut::<TDim>()?;
             checked.apply(cache, types::slice::<TDim>(&update)?, Execution::SERIAL).map_err(|e| site.scatter_error(e))
         });
         done?;
-        Ok(present.into_tvalue())
+        Ok(tvec!(returning.output(present)))
     }
 }
 
@@ -442,7 +434,7 @@ fn load_tensor_scatter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opset::ScatterOp;
+    use crate::parse::opset::ScatterOp;
 
     #[test]
     fn an_axis_error_names_the_node_and_the_kernels_rule() {

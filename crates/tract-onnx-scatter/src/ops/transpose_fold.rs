@@ -50,6 +50,7 @@
 //! elsewhere) leaves the graph as it is.
 
 use scatter_kernels::Reduction;
+use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
@@ -60,8 +61,8 @@ use crate::ops::move_chains::{
     wire_transpose,
 };
 use crate::ops::{ScatterElements, ScatterNd};
-use crate::opset::ScatterOp;
-use crate::site::NodeSite;
+use crate::parse::opset::ScatterOp;
+use crate::parse::site::NodeSite;
 
 /// A run of scatters in a transposed view, or a ScatterND on a layout
 /// whose updates come transposed, rewired on the data's own layout.
@@ -70,6 +71,7 @@ pub fn fold_scatter_nd(
     model: &TypedModel,
     node: &TypedNode,
 ) -> TractResult<Option<TypedModelPatch>> {
+    rule_if!(Mechanism::TransposeFold.is_on());
     if let Some(layout) = &op.layout {
         return fold_updates(op, layout, model, node);
     }
@@ -83,6 +85,7 @@ pub fn fold_scatter_elements(
     model: &TypedModel,
     node: &TypedNode,
 ) -> TractResult<Option<TypedModelPatch>> {
+    rule_if!(Mechanism::TransposeFold.is_on());
     fold_run(model, node)
 }
 

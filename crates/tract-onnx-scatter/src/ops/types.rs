@@ -1,16 +1,10 @@
 //! Element-type rules shared by the scatter ops, and the dispatch from a
 //! tract `DatumType` to a kernel element type.
 
-use std::borrow::Cow;
-
-use scatter_kernels::{
-    Bfloat16InFloat32, ComplexPart, ComplexParts, Element, Reduction, UpdateReduction,
-};
+use scatter_kernels::{Bfloat16InFloat32, ComplexPart, ComplexParts, Reduction};
 use tract_core::internal::*;
-use tract_core::tract_data::TooEarly;
 
-use crate::onnx_types::OnnxElement;
-use crate::site::NodeSite;
+use crate::parse::site::NodeSite;
 
 /// Element types the scatter ops hold, in the order messages list them.
 pub const SUPPORTED: &str = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float, double, string";
@@ -88,8 +82,8 @@ pub(crate) use dispatch_element;
 macro_rules! apply_as_onnx_element {
     ($element:expr, $site:expr, $view:expr, $updates:expr, |$d:ident, $u:ident| $body:expr) => {
         match ($element, $view.datum_type()) {
-            ($crate::onnx_types::OnnxElement::Native, _) => None,
-            ($crate::onnx_types::OnnxElement::Bfloat16, _) => {
+            ($crate::parse::onnx_types::OnnxElement::Native, _) => None,
+            ($crate::parse::onnx_types::OnnxElement::Bfloat16, _) => {
                 Some($crate::ops::types::apply_in_bfloat16(
                     $site,
                     $view.as_slice_mut::<f32>()?,
@@ -97,7 +91,7 @@ macro_rules! apply_as_onnx_element {
                     |$d, $u| $body,
                 ))
             }
-            ($crate::onnx_types::OnnxElement::Complex, DatumType::F64) => {
+            ($crate::parse::onnx_types::OnnxElement::Complex, DatumType::F64) => {
                 Some($crate::ops::types::apply_in_complex(
                     $site,
                     $view.as_slice_mut::<f64>()?,
@@ -105,7 +99,7 @@ macro_rules! apply_as_onnx_element {
                     |$d, $u| $body,
                 ))
             }
-            ($crate::onnx_types::OnnxElement::Complex, _) => {
+            ($crate::parse::onnx_types::OnnxElement::Complex, _) => {
                 Some($crate::ops::types::apply_in_complex(
                     $site,
                     $view.as_slice_mut::<f32>()?,
@@ -121,7 +115,8 @@ pub(crate) use apply_as_onnx_element;
 pub use crate::parse::typing::onnx_type;
 
 /// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
-/// int64 slice (the tensor has been through [`plain_indices`]), so the
+/// int64 slice (the tensor has been through
+/// [`crate::ops::indexed::plain_indices`]), so the
 /// kernels read indices in their stored type.
 macro_rules! with_index_slice {
     ($tensor:expr, |$idx:ident| $body:expr) => {
@@ -139,16 +134,6 @@ macro_rules! with_index_slice {
 }
 pub(crate) use with_index_slice;
 
-/// The three-input ops (data, indices, updates) refuse any other count.
-pub fn expect_three_inputs(site: &NodeSite, given: usize) -> TractResult<()> {
-    if given != 3 {
-        bail!(site.error(format!(
-            "expects 3 inputs (data, indices, updates), got {given}"
-        )));
-    }
-    Ok(())
-}
-
 /// The "type" error for `input` of element type `dt`, which no scatter op
 /// holds: names the node, the input, the type and the supported ones.
 pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error {
@@ -156,122 +141,6 @@ pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error
         "type: {input} has element type {}, which scatter ops do not hold (supported: {SUPPORTED})",
         onnx_type(dt)
     ))
-}
-
-/// data and updates must be of one type: no promotion.
-pub fn check_same_type(site: &NodeSite, data: DatumType, updates: DatumType) -> TractResult<()> {
-    if data != updates {
-        bail!(site.error(format!(
-            "type: updates has element type {} but data has {}; they must be the same (no promotion)", onnx_type(updates), onnx_type(data)
-        )));
-    }
-    Ok(())
-}
-
-/// Indices are int32 or int64; TDim is how tract carries int64 shape
-/// arithmetic.
-pub fn check_indices_type(site: &NodeSite, name: &str, dt: DatumType) -> TractResult<()> {
-    if !matches!(dt, DatumType::I32 | DatumType::I64 | DatumType::TDim) {
-        bail!(site.error(format!(
-            "type: {name} has element type {}, expected int32 or int64",
-            onnx_type(dt)
-        )));
-    }
-    Ok(())
-}
-
-/// The data type is one the ops hold and it can do `reduction` (an ONNX
-/// one, or OpenVINO's `mean`); for data holding another ONNX type
-/// (`element`), that type can.
-pub fn check_reduction_for(
-    site: &NodeSite,
-    dt: DatumType,
-    element: OnnxElement,
-    reduction: UpdateReduction,
-) -> TractResult<()> {
-    fn check<T: Element>(site: &NodeSite, r: UpdateReduction) -> TractResult<()> {
-        T::check_reduction(r).map_err(|e| site.scatter_error(e))
-    }
-    match (element, dt) {
-        (OnnxElement::Native, _) => (),
-        (OnnxElement::Bfloat16, DatumType::F32) => {
-            return check::<Bfloat16InFloat32>(site, reduction);
-        }
-        (OnnxElement::Complex, DatumType::F32) => {
-            return check::<ComplexParts<f32>>(site, reduction);
-        }
-        (OnnxElement::Complex, DatumType::F64) => {
-            return check::<ComplexParts<f64>>(site, reduction);
-        }
-        (element, dt) => bail!(site.error(format!(
-            "type: data of element type {} cannot hold {} values",
-            onnx_type(dt),
-            element.as_str()
-        ))),
-    }
-    dispatch_element!(dt, site, "data", |T| { check::<T>(site, reduction) }, tdim => {
-        symbolic_reduction(site, reduction).map(drop)
-    })
-}
-
-/// `reduction` as symbolic (TDim) data can do it: an ONNX one; `mean`
-/// is refused.
-pub fn symbolic_reduction(site: &NodeSite, reduction: UpdateReduction) -> TractResult<Reduction> {
-    match reduction {
-        UpdateReduction::Onnx(r) => Ok(r),
-        UpdateReduction::Mean => {
-            bail!(site.error("reduction 'mean' is not supported for symbolic (TDim) data"))
-        }
-    }
-}
-
-/// `t` as int32 or int64 indices: borrowed when it already is one, a
-/// concrete int64 copy when tract carries it as TDim (shape arithmetic),
-/// each value evaluated with `symbols` (the run's, in a plan). A value
-/// still symbolic is an error whose root cause is tract's `TooEarly`:
-/// ahead of the run (analysis, constant folding) that means "not yet",
-/// which tract skips.
-pub fn plain_indices<'a>(
-    site: &NodeSite,
-    name: &str,
-    t: &'a Tensor,
-    symbols: &SymbolValues,
-) -> TractResult<Cow<'a, Tensor>> {
-    match t.datum_type() {
-        DatumType::I32 | DatumType::I64 => Ok(Cow::Borrowed(t)),
-        DatumType::TDim => {
-            let values = t
-                .try_as_plain_ram()?
-                .as_slice::<TDim>()?
-                .iter()
-                .map(|d| d.eval(symbols).to_i64())
-                .collect::<Result<Vec<i64>, TooEarly>>()
-                .map_err(|e| {
-                    anyhow::Error::from(e).context(format!(
-                        "{site}: type: {name} holds symbolic values that are not known yet"
-                    ))
-                })?;
-            Ok(Cow::Owned(Tensor::from_shape(t.shape(), &values)?))
-        }
-        dt => bail!(site.error(format!(
-            "type: {name} has element type {}, expected int32 or int64",
-            onnx_type(dt)
-        ))),
-    }
-}
-
-/// Constant indices for a check at load: `None` while they hold symbols
-/// only the run binds (the run checks them).
-pub fn known_indices<'a>(
-    site: &NodeSite,
-    name: &str,
-    konst: &'a Tensor,
-) -> TractResult<Option<Cow<'a, Tensor>>> {
-    match plain_indices(site, name, konst, &SymbolValues::default()) {
-        Ok(indices) => Ok(Some(indices)),
-        Err(e) if e.root_cause().is::<TooEarly>() => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// How a TDim destination combines with an update.

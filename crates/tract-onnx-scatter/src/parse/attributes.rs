@@ -8,10 +8,10 @@ use tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::{AttributeProto, NodeProto};
 
-use crate::onnx_types::OnnxElement;
-use crate::opset::{OpVersion, ScatterOp, later_versions, op_version};
 use crate::parse::deviation::{self, Deviations};
-use crate::site::NodeSite;
+use crate::parse::onnx_types::OnnxElement;
+use crate::parse::opset::{OpVersion, ScatterOp, later_versions, op_version};
+use crate::parse::site::NodeSite;
 
 /// The node name tract gives the node: its name, else its first output.
 fn node_name(node: &NodeProto) -> String {

@@ -12,8 +12,8 @@
 //! defines, a reduction no version allows, or an op used outside its
 //! versions stays an error in both modes.
 
-use crate::opset::OpVersion;
-use crate::site::NodeSite;
+use crate::parse::opset::OpVersion;
+use crate::parse::site::NodeSite;
 
 /// What the ONNX builders do with a known exporter deviation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

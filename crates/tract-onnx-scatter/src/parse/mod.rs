@@ -1,4 +1,8 @@
-//! Reading an ONNX node: what every builder shares. [`attributes`]
+//! Reading an ONNX node: what every builder shares, and the terms the
+//! rest of the plugin names nodes in. [`opset`] says which versions of
+//! each scatter op exist; [`site`] is the node an error names
+//! (`NodeSite`); [`onnx_types`] the ONNX element type a value holds where
+//! tract has none (`OnnxElement`: bfloat16, complex). [`attributes`]
 //! (`CheckedNode`) refuses an op below its first version, an attribute its
 //! version does not define, a wrong attribute type, a reduction the version
 //! does not allow; [`deviation`] holds the exporter deviations accepted
@@ -8,6 +12,9 @@
 
 pub mod attributes;
 pub mod deviation;
+pub mod onnx_types;
+pub mod opset;
+pub mod site;
 pub mod typing;
 
 pub use deviation::Deviations;

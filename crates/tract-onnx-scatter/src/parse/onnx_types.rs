@@ -28,7 +28,7 @@ use scatter_kernels::{ComplexPart, FactDim};
 use tract_core::internal::*;
 use tract_core::ndarray::{ArrayD, IxDyn};
 
-use crate::site::NodeSite;
+use crate::parse::site::NodeSite;
 
 /// The float32 tensor of dims `shape` a bfloat16 model takes for
 /// `values`: each value widened, exactly.
@@ -133,6 +133,19 @@ impl OnnxElement {
             OnnxElement::Complex => dt.size_of().saturating_mul(2),
             _ => dt.size_of(),
         }
+    }
+
+    /// The shapes of the tensors `data` and `updates` hold ([`Self::shape`]).
+    pub fn data_and_updates_shapes<'s, D: FactDim + std::fmt::Display>(
+        self,
+        site: &NodeSite,
+        data: &'s [D],
+        updates: &'s [D],
+    ) -> TractResult<(&'s [D], &'s [D])> {
+        Ok((
+            self.shape(site, "data", data)?,
+            self.shape(site, "updates", updates)?,
+        ))
     }
 
     /// The shape of the tensor `input` of `shape` holds: without the pair

@@ -4,50 +4,7 @@
 
 use scatter_kernels::{Reduction, UpdateReduction};
 
-/// The scatter ops this crate builds from ONNX.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScatterOp {
-    /// ONNX `Scatter` (9, 10; deprecated since 11).
-    Scatter,
-    /// ONNX `ScatterElements` (11, 13, 16, 18).
-    ScatterElements,
-    /// ONNX `ScatterND` (11, 13, 16, 18).
-    ScatterNd,
-    /// ONNX `TensorScatter` (24).
-    TensorScatter,
-    /// OpenVINO `ScatterElementsUpdate-12` semantics, as a custom op.
-    ScatterElementsUpdate,
-    /// The gradient of ScatterElements (domain `tract_onnx_scatter.training`).
-    ScatterElementsGrad,
-    /// The gradient of ScatterND (domain `tract_onnx_scatter.training`).
-    ScatterNdGrad,
-}
-
-impl ScatterOp {
-    /// The ONNX `op_type`.
-    pub fn onnx_name(self) -> &'static str {
-        match self {
-            ScatterOp::Scatter => "Scatter",
-            ScatterOp::ScatterElements => "ScatterElements",
-            ScatterOp::ScatterNd => "ScatterND",
-            ScatterOp::TensorScatter => "TensorScatter",
-            ScatterOp::ScatterElementsUpdate => "ScatterElementsUpdate",
-            ScatterOp::ScatterElementsGrad => "ScatterElementsGrad",
-            ScatterOp::ScatterNdGrad => "ScatterNDGrad",
-        }
-    }
-
-    /// Ops outside the default domain: the model's default-domain opset
-    /// does not govern them (and messages do not show it).
-    pub fn is_custom(self) -> bool {
-        matches!(
-            self,
-            ScatterOp::ScatterElementsUpdate
-                | ScatterOp::ScatterElementsGrad
-                | ScatterOp::ScatterNdGrad
-        )
-    }
-}
+pub use crate::parse::site::ScatterOp;
 
 /// What one op version accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]

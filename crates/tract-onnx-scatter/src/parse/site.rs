@@ -1,10 +1,54 @@
-//! Where an op sits in the user's model, for error messages.
+//! Which scatter op a node is (`ScatterOp`) and where it sits in the
+//! user's model (`NodeSite`), for error messages.
 
 use std::fmt;
 
 use scatter_kernels::ScatterError;
 
-use crate::opset::ScatterOp;
+/// The scatter ops this crate builds from ONNX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterOp {
+    /// ONNX `Scatter` (9, 10; deprecated since 11).
+    Scatter,
+    /// ONNX `ScatterElements` (11, 13, 16, 18).
+    ScatterElements,
+    /// ONNX `ScatterND` (11, 13, 16, 18).
+    ScatterNd,
+    /// ONNX `TensorScatter` (24).
+    TensorScatter,
+    /// OpenVINO `ScatterElementsUpdate-12` semantics, as a custom op.
+    ScatterElementsUpdate,
+    /// The gradient of ScatterElements (domain `tract_onnx_scatter.training`).
+    ScatterElementsGrad,
+    /// The gradient of ScatterND (domain `tract_onnx_scatter.training`).
+    ScatterNdGrad,
+}
+
+impl ScatterOp {
+    /// The ONNX `op_type`.
+    pub fn onnx_name(self) -> &'static str {
+        match self {
+            ScatterOp::Scatter => "Scatter",
+            ScatterOp::ScatterElements => "ScatterElements",
+            ScatterOp::ScatterNd => "ScatterND",
+            ScatterOp::TensorScatter => "TensorScatter",
+            ScatterOp::ScatterElementsUpdate => "ScatterElementsUpdate",
+            ScatterOp::ScatterElementsGrad => "ScatterElementsGrad",
+            ScatterOp::ScatterNdGrad => "ScatterNDGrad",
+        }
+    }
+
+    /// Ops outside the default domain: the model's default-domain opset
+    /// does not govern them (and messages do not show it).
+    pub fn is_custom(self) -> bool {
+        matches!(
+            self,
+            ScatterOp::ScatterElementsUpdate
+                | ScatterOp::ScatterElementsGrad
+                | ScatterOp::ScatterNdGrad
+        )
+    }
+}
 
 /// The op, the node name and the opset a scatter node was built from.
 ///

@@ -3,7 +3,7 @@
 use tract_core::ops::cast::cast;
 use tract_hir::internal::*;
 
-use crate::site::NodeSite;
+use crate::parse::site::NodeSite;
 
 /// The output element type for data of type `data` and updates of type
 /// `updates`: they must be equal, except that int64 meets TDim (tract's
