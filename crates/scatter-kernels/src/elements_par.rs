@@ -50,14 +50,29 @@ struct Geometry {
     inner_full: bool,
 }
 
-/// The work of one task.
+/// The work of one task over whole slabs: indices slabs `k0..k1`, every
+/// column, banded by `tile` columns when `tile < inner` (only with
+/// `inner_full`).
 #[derive(Clone, Copy)]
-enum Part {
-    /// Indices slabs `k0..k1`, every column, banded by `tile` columns when
-    /// `tile < inner` (only with `inner_full`).
-    Slabs { k0: usize, k1: usize, tile: usize },
-    /// Columns `c0..c1` of every slab, banded by `tile`.
-    Columns { c0: usize, c1: usize, tile: usize },
+struct SlabPart {
+    k0: usize,
+    k1: usize,
+    tile: usize,
+}
+
+/// The work of one task over columns: columns `c0..c1` of every slab,
+/// banded by `tile`.
+#[derive(Clone, Copy)]
+struct ColumnPart {
+    c0: usize,
+    c1: usize,
+    tile: usize,
+}
+
+/// A split into tasks, all of one kind.
+enum Parts {
+    Slabs(Vec<SlabPart>),
+    Columns(Vec<ColumnPart>),
 }
 
 /// [`ElementsPlan::check_indices`] on `par`: each task reads a
@@ -161,7 +176,7 @@ fn parts<T>(
     schedule: &Schedule,
     bytes: usize,
     data_addr: usize,
-) -> Option<Vec<Part>> {
+) -> Option<Parts> {
     let band = band_width::<T>(g, schedule);
     let tile = band.unwrap_or(g.inner);
     let size = std::mem::size_of::<T>().max(1);
@@ -184,15 +199,15 @@ fn parts<T>(
     if g.slabs >= tasks || !columns {
         let tasks = tasks.min(g.slabs);
         let b = even_bounds(g.slabs, tasks);
-        return Some(
+        return Some(Parts::Slabs(
             b.windows(2)
-                .map(|w| Part::Slabs {
+                .map(|w| SlabPart {
                     k0: w[0],
                     k1: w[1],
                     tile,
                 })
                 .collect(),
-        );
+        ));
     }
     // Bands of whole cache lines when there are enough columns, cut
     // where the output's lines start (rows of a multiple of 64 bytes
@@ -216,16 +231,16 @@ fn parts<T>(
         let aligned = b - (b + unit - first) % unit;
         bounds[i] = aligned.max(bounds[i - 1]);
     }
-    Some(
+    Some(Parts::Columns(
         bounds
             .windows(2)
-            .map(|w| Part::Columns {
+            .map(|w| ColumnPart {
                 c0: w[0],
                 c1: w[1],
                 tile,
             })
             .collect(),
-    )
+    ))
 }
 
 /// [`CheckedElementsIndices::apply`] in place on `par` (or block by block), bit for bit
@@ -289,15 +304,15 @@ pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
         }
         return crate::fused_copy::write_copying_elements(token, dst, src, updates, reduction);
     };
-    match parts[0] {
-        Part::Columns { .. } => {
-            let data = copy_par(par, dst, src, parts.len());
+    match &parts {
+        Parts::Columns(columns) => {
+            let data = copy_par(par, dst, src, columns.len());
             run_in_place(token, &g, &parts, data, updates, reduction, par)
         }
-        Part::Slabs { .. } => run_slabs(
+        Parts::Slabs(slabs) => run_slabs(
             token,
             &g,
-            &parts,
+            slabs,
             Copying { dst, src },
             updates,
             reduction,
@@ -306,20 +321,20 @@ pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
     }
 }
 
-/// Applies `updates` in place on the tasks `parts` describe (all of
-/// one kind).
+/// Applies `updates` in place on the tasks `parts` describe.
 fn run_in_place<T: Element, I: IndexValue>(
     token: &CheckedElementsIndices<'_, I>,
     g: &Geometry,
-    parts: &[Part],
+    parts: &Parts,
     data: &mut [T],
     updates: &[T],
     reduction: Reduction,
     par: &dyn Parallel,
 ) -> Result<(), ScatterError> {
-    if let Part::Slabs { .. } = parts[0] {
-        return run_slabs(token, g, parts, data, updates, reduction, par);
-    }
+    let parts = match parts {
+        Parts::Slabs(slabs) => return run_slabs(token, g, slabs, data, updates, reduction, par),
+        Parts::Columns(columns) => columns,
+    };
     let targets = slab_targets(token, g);
     with_combiner(
         reduction,
@@ -340,7 +355,7 @@ fn run_in_place<T: Element, I: IndexValue>(
 fn run_slabs<T: Element, O: Output<T>, I: IndexValue>(
     token: &CheckedElementsIndices<'_, I>,
     g: &Geometry,
-    parts: &[Part],
+    parts: &[SlabPart],
     data: O,
     updates: &[T],
     reduction: Reduction,
@@ -364,8 +379,8 @@ fn run_slabs<T: Element, O: Output<T>, I: IndexValue>(
     Ok(())
 }
 
-/// One parallel application over slab parts (`Part::Slabs`), run with a
-/// combining function.
+/// One parallel application over slab parts, run with a combining
+/// function.
 struct SlabsRun<'r, 't, T, I, O> {
     /// The plan of one slab, when the indices do not cover every inner
     /// dimension.
@@ -373,7 +388,7 @@ struct SlabsRun<'r, 't, T, I, O> {
     token: &'r CheckedElementsIndices<'t, I>,
     g: &'r Geometry,
     targets: &'r [usize],
-    parts: &'r [Part],
+    parts: &'r [SlabPart],
     par: &'r dyn Parallel,
     /// In place, or copying: each slab is copied (with the slabs before it
     /// no update writes) as its task takes it.
@@ -398,13 +413,7 @@ impl<T: Element, I: IndexValue, O: Output<T>> WithCombiner<T> for SlabsRun<'_, '
         // Task t owns data slabs from its first target (0 for the first
         // task) to the next task's first target (the end for the last):
         // contiguous, disjoint, in order.
-        let mut bounds: Vec<usize> = parts
-            .iter()
-            .map(|p| match *p {
-                Part::Slabs { k0, .. } => targets[k0] * g.data_slab,
-                Part::Columns { .. } => unreachable!("one kind of part per run"),
-            })
-            .collect();
+        let mut bounds: Vec<usize> = parts.iter().map(|p| targets[p.k0] * g.data_slab).collect();
         bounds[0] = 0;
         bounds.push(data.len());
         let task = SlabsTask {
@@ -426,7 +435,7 @@ struct SlabsTask<'r, T, I, F> {
     indices: &'r [I],
     g: &'r Geometry,
     targets: &'r [usize],
-    parts: &'r [Part],
+    parts: &'r [SlabPart],
     updates: &'r [T],
     f: F,
 }
@@ -444,9 +453,7 @@ impl<T: Element, I: IndexValue, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask
             updates,
             f,
         } = *self;
-        let Part::Slabs { k0, k1, tile } = parts[t] else {
-            return;
-        };
+        let SlabPart { k0, k1, tile } = parts[t];
         for (k, &target) in targets.iter().enumerate().take(k1).skip(k0) {
             let base = target * g.data_slab - start;
             let slab = part.block(base, base + g.data_slab);
@@ -464,13 +471,13 @@ impl<T: Element, I: IndexValue, F: Fn(&mut T, &T) + Copy + Send + Sync> PartTask
     }
 }
 
-/// One parallel application over column parts (`Part::Columns`), in
-/// place, run with a combining function.
+/// One parallel application over column parts, in place, run with a
+/// combining function.
 struct ColumnsRun<'r, 't, T, I> {
     token: &'r CheckedElementsIndices<'t, I>,
     g: &'r Geometry,
     targets: &'r [usize],
-    parts: &'r [Part],
+    parts: &'r [ColumnPart],
     par: &'r dyn Parallel,
     data: &'r mut [T],
     updates: &'r [T],
@@ -492,9 +499,7 @@ impl<T: Element, I: IndexValue> WithCombiner<T> for ColumnsRun<'_, '_, T, I> {
         let indices = token.indices;
         let shared = DisjointSlice::new(data);
         par.for_each(parts.len(), &|t| {
-            let Part::Columns { c0, c1, tile } = parts[t] else {
-                return;
-            };
+            let ColumnPart { c0, c1, tile } = parts[t];
             for (k, &target) in targets.iter().enumerate() {
                 let idx = &indices[k * g.indices_slab..(k + 1) * g.indices_slab];
                 let upd = &updates[k * g.indices_slab..(k + 1) * g.indices_slab];
