@@ -30,7 +30,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use scatter_kernels::mechanisms::Mechanism;
 use scatter_kernels::{
     BlockSort, CheckedElementsIndices, CheckedNdIndices, ElementsKeptCheck, ElementsPlan,
     Execution, IndexValue, NdKeptCheck, NdPlan, ScatterError,
@@ -76,20 +75,6 @@ impl<K> Default for CheckCache<K> {
             reused: 0,
         })))
     }
-}
-
-/// The indices a check may be kept for: `indices`' own tensor when the
-/// slice `values` is its data and someone besides this call holds it.
-pub fn keepable<'a, I>(indices: &'a TValue, values: &[I]) -> Option<&'a Arc<Tensor>> {
-    if !Mechanism::CheckCache.is_on() {
-        return None;
-    }
-    let arc = indices.as_arc_tensor()?;
-    let own = arc
-        .try_as_plain_ram()
-        .ok()
-        .is_some_and(|b| std::ptr::eq(b.as_bytes().as_ptr(), values.as_ptr().cast()));
-    (own && Arc::strong_count(arc) >= 2).then_some(arc)
 }
 
 /// How a ScatterND's indices are checked: on which threads and schedule,
@@ -243,10 +228,13 @@ impl KeepsChecks for ElementsPlan {
 }
 
 impl<K: Clone> CheckCache<K> {
-    /// The token for `indices` (the data of `kept`, when given): from the
-    /// kept check when it was made from the same tensor by a plan of the
-    /// same data shape and `element_bytes` (and the kernel accepts it for
-    /// `plan`), else the plan's check `how`, which is then kept.
+    /// The token for `indices`: from the kept check when `kept` is given,
+    /// `indices` are its data, and the check was made from that same
+    /// tensor by a plan of the same data shape and `element_bytes` (and the
+    /// kernel accepts it for `plan`); else the plan's check `how`, which is
+    /// then kept when `kept` is given. `kept`: the indices tensor when
+    /// someone besides this call holds it (a constant, the caller), so it
+    /// may come back.
     ///
     /// When the kept check is reused, [`KeepsChecks::refine`] may make a
     /// better token of it, which is kept instead, so that it is made once.
@@ -258,7 +246,11 @@ impl<K: Clone> CheckCache<K> {
         element_bytes: usize,
         how: P::How<'_>,
     ) -> Result<P::Token<'a, I>, ScatterError> {
-        let Some(kept) = kept else {
+        let own = |t: &Arc<Tensor>| {
+            t.try_as_plain_ram()
+                .is_ok_and(|b| std::ptr::eq(b.as_bytes().as_ptr(), indices.as_ptr().cast()))
+        };
+        let Some(kept) = kept.filter(|t| own(t)) else {
             return plan.check(indices, how);
         };
         let same = |k: &Kept<K>| {
@@ -272,7 +264,7 @@ impl<K: Clone> CheckCache<K> {
             .as_ref()
             .filter(|k| same(k))
             .map(|k| k.check.clone());
-        // SAFETY: `indices` is the data of `kept` (`keepable`), the very
+        // SAFETY: `indices` is the data of `kept` (`own`), the very
         // tensor the kept check was made from by a plan of the same data
         // shape: held by the cache since, it was neither freed nor written
         // (module doc), so these are the values that check accepted. The

@@ -28,6 +28,9 @@ pub struct ScatterInputs {
     pub indices: TValue,
     /// The updates input, of data's type.
     pub updates: TValue,
+    /// Whether someone besides this call holds the indices (a constant,
+    /// the caller): they may come back, and their check may be kept.
+    pub indices_held_elsewhere: bool,
 }
 
 /// The shared run-time checks of a scatter of `(data, indices, updates)`
@@ -45,14 +48,21 @@ pub fn scatter_inputs(
     check_indices_type(site, "indices", indices.datum_type())?;
     check_same_type(site, data.datum_type(), updates.datum_type())?;
     check_reduction_for(site, data.datum_type(), element, reduction)?;
-    let indices = match plain_indices(site, "indices", &indices, symbols)? {
-        Cow::Borrowed(_) => indices,
-        Cow::Owned(values) => values.into_tvalue(),
+    let (indices, indices_held_elsewhere) = match plain_indices(site, "indices", &indices, symbols)?
+    {
+        Cow::Borrowed(_) => {
+            let held = indices
+                .as_arc_tensor()
+                .is_some_and(|a| std::sync::Arc::strong_count(a) >= 2);
+            (indices, held)
+        }
+        Cow::Owned(values) => (values.into_tvalue(), false),
     };
     Ok(ScatterInputs {
         data,
         indices,
         updates,
+        indices_held_elsewhere,
     })
 }
 

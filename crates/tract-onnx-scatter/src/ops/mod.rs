@@ -8,8 +8,12 @@
 //! registry ([`crate::ops::nnef::registry`]) and the output pool
 //! ([`output_pool::as_pooled`]) find the ops there and name none of them.
 //!
-//! What the homes share: where an output buffer comes from
-//! (`fresh_buffer`, `copy_target`, `output_pool`), the declutter rewrites
+//! What the homes share, in the order a run reaches it: the shared
+//! checks (`indexed`), the speed decisions of a call (`speed_policy`), the
+//! kept check of indices that come back (`check_cache`), where an output
+//! buffer comes from (`copy_target`, then `output_pool` and
+//! `fresh_buffer`); the NNEF registry and its arguments (`nnef`,
+//! `nnef_args`); the declutter rewrites
 //! (`block_assignment`, `transpose_fold`, `broadcast_rows`, and
 //! `move_chains`, the transposes they read as one permutation), the rules
 //! of tract's axis machinery for the scatters (`axis_changes`), and the

@@ -14,7 +14,7 @@ use tract_onnx::pb::NodeProto;
 
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
-use crate::ops::check_cache::{self, ElementsCheckCache};
+use crate::ops::check_cache::ElementsCheckCache;
 use crate::ops::copy_target::{self, Fused, Taken};
 use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, elements_site, inputs3, reduction};
@@ -161,14 +161,21 @@ impl EvalOp for ScatterElements {
             data,
             indices,
             updates,
+            indices_held_elsewhere,
         } = indexed::scatter_inputs(site, inputs, ctx.symbols, self.onnx_element, self.reduction)?;
         self.check_symbolic_support(data.datum_type())?;
         let (data_shape, updates_shape) =
             self.onnx_element
                 .data_and_updates_shapes(site, data.shape(), updates.shape())?;
         let plan = self.plan(data_shape, indices.shape(), updates_shape)?;
-        let output = with_index_slice!(indices, |values| self
-            .scatter(&plan, values, &indices, data, &updates)?);
+        let output = with_index_slice!(indices, |values| self.scatter(
+            &plan,
+            values,
+            &indices,
+            indices_held_elsewhere,
+            data,
+            &updates
+        )?);
         Ok(tvec!(output))
     }
 }
@@ -182,6 +189,7 @@ impl ScatterElements {
         plan: &ElementsPlan,
         values: &[I],
         indices: &TValue,
+        indices_held_elsewhere: bool,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<TValue> {
@@ -192,9 +200,10 @@ impl ScatterElements {
             self.onnx_element,
             plan,
             &data,
+            indices_held_elsewhere,
             &threads,
         );
-        let kept = check_cache::keepable(indices, values);
+        let kept = indices.as_arc_tensor().filter(|_| call.keeps_check);
         let exec = Execution::on(&threads);
         let checked = (self.check_cache)
             .checked(plan, values, kept, call.element_bytes, exec)
@@ -617,6 +626,7 @@ mod tests {
                     op.onnx_element,
                     &plan,
                     &data,
+                    false,
                     &scatter_kernels::Serial,
                 );
                 assert_eq!(
@@ -651,6 +661,7 @@ mod tests {
                 op.onnx_element,
                 plan,
                 data,
+                false,
                 &scatter_kernels::Serial,
             )
             .fused_copy

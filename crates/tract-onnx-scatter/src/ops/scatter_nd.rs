@@ -12,7 +12,7 @@ use tract_onnx::pb::NodeProto;
 
 use crate::ops::OpHome;
 use crate::ops::axis_changes;
-use crate::ops::check_cache::{self, NdCheck, NdCheckCache};
+use crate::ops::check_cache::{NdCheck, NdCheckCache};
 use crate::ops::copy_target::{self, Fused, Taken};
 use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
@@ -130,13 +130,20 @@ impl EvalOp for ScatterNd {
             data,
             indices,
             updates,
+            indices_held_elsewhere,
         } = indexed::scatter_inputs(site, inputs, ctx.symbols, self.onnx_element, reduction)?;
         let (data_shape, updates_shape) =
             self.onnx_element
                 .data_and_updates_shapes(site, data.shape(), updates.shape())?;
         let plan = self.plan(data_shape, indices.shape(), updates_shape)?;
-        let output = with_index_slice!(indices, |values| self
-            .scatter(&plan, values, &indices, data, &updates)?);
+        let output = with_index_slice!(indices, |values| self.scatter(
+            &plan,
+            values,
+            &indices,
+            indices_held_elsewhere,
+            data,
+            &updates
+        )?);
         Ok(tvec!(output))
     }
 }
@@ -150,20 +157,21 @@ impl ScatterNd {
         plan: &NdPlan,
         values: &[I],
         indices: &TValue,
+        indices_held_elsewhere: bool,
         data: TValue,
         updates: &Tensor,
     ) -> TractResult<TValue> {
         let site = &self.site;
         let threads = TractThreads::current();
-        let kept = check_cache::keepable(indices, values);
         let call = speed_policy::scatter_nd(
             self.reduction,
             self.onnx_element,
             plan,
             &data,
-            kept.is_some(),
+            indices_held_elsewhere,
             &threads,
         );
+        let kept = indices.as_arc_tensor().filter(|_| call.keeps_check);
         let how = NdCheck {
             exec: Execution::on(&threads).with_schedule(call.check_schedule),
             block_sort: call.block_sort,

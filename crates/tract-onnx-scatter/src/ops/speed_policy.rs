@@ -45,6 +45,9 @@ static UNSORTED: Schedule = Schedule {
 /// What one ScatterND call does, decided before it checks its indices.
 #[derive(Debug, Clone, Copy)]
 pub struct NdCall {
+    /// Whether the check of the indices is kept for their next call
+    /// ([`crate::ops::check_cache`]).
+    pub keeps_check: bool,
     /// The bytes of one element of the data's ONNX type: what the sorts
     /// and a kept check are made for.
     pub element_bytes: usize,
@@ -66,6 +69,9 @@ pub struct NdCall {
 /// checks its indices.
 #[derive(Debug, Clone, Copy)]
 pub struct ElementsCall {
+    /// Whether the check of the indices is kept for their next call
+    /// ([`crate::ops::check_cache`]).
+    pub keeps_check: bool,
     /// The bytes of one element of the data's ONNX type: what a kept
     /// check is made for.
     pub element_bytes: usize,
@@ -99,8 +105,8 @@ pub struct PlainCopy {
 }
 
 /// What a ScatterND call with `reduction` on `data` (holding `element`
-/// values) does on `threads`; `check_kept`: its indices may come back and
-/// their check is kept.
+/// values) does on `threads`; `indices_held_elsewhere`: its indices may
+/// come back, so their check is kept.
 ///
 /// Large random-index scatters get their updates sorted by destination
 /// block in the pass that checks them, except when the data is written in
@@ -115,11 +121,12 @@ pub fn scatter_nd(
     element: OnnxElement,
     plan: &NdPlan,
     data: &TValue,
-    check_kept: bool,
+    indices_held_elsewhere: bool,
     threads: &dyn Parallel,
 ) -> NdCall {
+    let keeps_check = indices_held_elsewhere && Mechanism::CheckCache.is_on();
     let element_bytes = element.size_of(data.datum_type());
-    let in_place_alone = data.is_exclusive() && !check_kept && threads.threads() == 1;
+    let in_place_alone = data.is_exclusive() && !keeps_check && threads.threads() == 1;
     let block_sort = if Mechanism::SortByBlock.is_on() {
         BlockSort::ForElementBytes(element_bytes)
     } else {
@@ -138,6 +145,7 @@ pub fn scatter_nd(
         FusedCopy::WhenSorted(reduction)
     };
     NdCall {
+        keeps_check,
         element_bytes,
         check_schedule: if in_place_alone || block_sort == BlockSort::Off {
             &UNSORTED
@@ -154,12 +162,14 @@ pub fn scatter_nd(
 /// What a ScatterElements call with ONNX semantics `onnx` (`None`:
 /// OpenVINO's own, which the fused copy does not cover) on `data`
 /// (holding `element` values) does on `threads`: the copy is fused slab by
-/// slab (`data_shape[axis..]`) for large data whose slabs stay in cache.
+/// slab (`data_shape[axis..]`) for large data whose slabs stay in cache;
+/// the check is kept for indices held elsewhere.
 pub fn scatter_elements(
     onnx: Option<Reduction>,
     element: OnnxElement,
     plan: &ElementsPlan,
     data: &Tensor,
+    indices_held_elsewhere: bool,
     threads: &dyn Parallel,
 ) -> ElementsCall {
     let size = data.datum_type().size_of();
@@ -169,6 +179,7 @@ pub fn scatter_elements(
         && slab > 0
         && slab <= ELEMENTS_FUSED_MAX_SLAB_BYTES;
     ElementsCall {
+        keeps_check: indices_held_elsewhere && Mechanism::CheckCache.is_on(),
         element_bytes: element.size_of(data.datum_type()),
         fused_copy: match onnx {
             Some(reduction) if pays => FusedCopy::Always(reduction),
