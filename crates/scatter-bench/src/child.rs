@@ -299,7 +299,8 @@ pub fn peak_rss() -> Option<usize> {
 pub struct Program {
     pub exe: PathBuf,
     /// Variables set in the child's environment, e.g.
-    /// `SCATTER_MECHANISMS_OFF` ([`scatter_kernels::mechanisms`]).
+    /// `SCATTER_MECHANISMS_OFF`
+    /// ([`tract_onnx_scatter::scatter_kernels::mechanisms`]).
     pub env: Vec<(String, String)>,
 }
 

@@ -304,7 +304,8 @@ impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
     }
 }
 
-/// No scatter to fuse: the `K` of [`take`] for an op that only copies.
+/// No scatter to fuse: the `K` of [`crate::ops::copy_target::take`] for an
+/// op that only copies.
 pub enum NoFusion {}
 
 impl CopyingScatter for NoFusion {

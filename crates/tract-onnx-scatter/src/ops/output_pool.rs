@@ -239,7 +239,8 @@ pub struct Returning<'p> {
 impl OutputPool {
     /// Notes what `pool` (if any) must know of `data` before a call takes
     /// it, and forgets a retained output that is `data` when the pool's
-    /// reference is the only other one ([`Self::forget_if_only_other_holder`]).
+    /// reference is the only other one: the caller moved the last output
+    /// back in, and the pool's reference would force a copy.
     pub fn before_taking<'p>(pool: Option<&'p OutputPool>, data: &TValue) -> Returning<'p> {
         let Some(p) = pool else {
             return Returning {
