@@ -38,12 +38,12 @@ use tract_core::internal::*;
 
 /// What a check was made from: the indices tensor (kept alive and
 /// unwritten by this `Arc`; its shape is the plan's indices shape), and
-/// the data shape and element size of the plan that checked it; and what
-/// the kernels gave to keep of it.
+/// the data shape of the plan that checked it and the element size its
+/// sorts were for; and what the kernels gave to keep of it.
 struct Kept<K> {
     indices: Arc<Tensor>,
     data_shape: TVec<usize>,
-    element_bytes: usize,
+    element_bytes: Option<usize>,
     check: K,
 }
 
@@ -111,6 +111,10 @@ pub trait KeepsChecks {
     /// must match to be reused.
     fn data_shape(&self) -> &[usize];
 
+    /// The element size a check made `how` sorts for, also part of what a
+    /// kept check must match (`None`: the check does not depend on it).
+    fn element_bytes(how: &Self::How<'_>) -> Option<usize>;
+
     /// The kernels' check of `indices`.
     fn check<'a, I: IndexValue>(
         &'a self,
@@ -151,6 +155,10 @@ impl KeepsChecks for NdPlan {
 
     fn data_shape(&self) -> &[usize] {
         NdPlan::data_shape(self)
+    }
+
+    fn element_bytes(how: &NdCheck<'_>) -> Option<usize> {
+        Some(how.element_bytes)
     }
 
     fn check<'a, I: IndexValue>(
@@ -194,6 +202,10 @@ impl KeepsChecks for ElementsPlan {
         ElementsPlan::data_shape(self)
     }
 
+    fn element_bytes(_exec: &Execution<'_>) -> Option<usize> {
+        None
+    }
+
     fn check<'a, I: IndexValue>(
         &'a self,
         indices: &'a [I],
@@ -230,8 +242,9 @@ impl KeepsChecks for ElementsPlan {
 impl<K: Clone> CheckCache<K> {
     /// The token for `indices`: from the kept check when `kept` is given,
     /// `indices` are its data, and the check was made from that same
-    /// tensor by a plan of the same data shape and `element_bytes` (and the
-    /// kernel accepts it for `plan`); else the plan's check `how`, which is
+    /// tensor by a plan of the same data shape, for the same element size
+    /// ([`KeepsChecks::element_bytes`] of `how`; and the kernel accepts it
+    /// for `plan`); else the plan's check `how`, which is
     /// then kept when `kept` is given. `kept`: the indices tensor when
     /// someone besides this call holds it (a constant, the caller), so it
     /// may come back.
@@ -243,9 +256,9 @@ impl<K: Clone> CheckCache<K> {
         plan: &'a P,
         indices: &'a [I],
         kept: Option<&Arc<Tensor>>,
-        element_bytes: usize,
         how: P::How<'_>,
     ) -> Result<P::Token<'a, I>, ScatterError> {
+        let element_bytes = P::element_bytes(&how);
         let own = |t: &Arc<Tensor>| {
             t.try_as_plain_ram()
                 .is_ok_and(|b| std::ptr::eq(b.as_bytes().as_ptr(), indices.as_ptr().cast()))
@@ -320,5 +333,75 @@ impl<K> std::fmt::Debug for CheckCache<K> {
             "empty"
         };
         write!(f, "CheckCache({state})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(values: &[i64], shape: &[usize]) -> Arc<Tensor> {
+        Arc::new(
+            tract_ndarray::ArrayD::from_shape_vec(shape, values.to_vec())
+                .unwrap()
+                .into(),
+        )
+    }
+
+    fn nd_check(element_bytes: usize) -> NdCheck<'static> {
+        NdCheck {
+            exec: Execution::SERIAL,
+            block_sort: BlockSort::ForElementBytes(element_bytes),
+            split: None,
+            element_bytes,
+        }
+    }
+
+    #[test]
+    fn a_scatter_nd_check_is_reused_only_for_the_element_size_it_was_sorted_for() {
+        let plan = NdPlan::new(&[4, 3], &[2, 1], &[2, 3]).unwrap();
+        let indices = held(&[3, 1], &[2, 1]);
+        let values = indices.try_as_plain_ram().unwrap();
+        let values = values.as_slice::<i64>().unwrap();
+        let cache = NdCheckCache::default();
+        for (element_bytes, reused) in [(4, 0), (4, 1), (8, 1), (8, 2), (4, 2)] {
+            cache
+                .checked(&plan, values, Some(&indices), nd_check(element_bytes))
+                .unwrap();
+            assert_eq!(
+                cache.reused(),
+                reused,
+                "after a check for {element_bytes} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scatter_elements_check_is_reused_whatever_the_element_size() {
+        let plan = ElementsPlan::new(&[4, 3], &[2, 3], &[2, 3], 0).unwrap();
+        let indices = held(&[3, 1, 0, 2, 2, 1], &[2, 3]);
+        let values = indices.try_as_plain_ram().unwrap();
+        let values = values.as_slice::<i64>().unwrap();
+        let cache = ElementsCheckCache::default();
+        for reused in [0, 1, 2] {
+            cache
+                .checked(&plan, values, Some(&indices), Execution::SERIAL)
+                .unwrap();
+            assert_eq!(cache.reused(), reused);
+        }
+    }
+
+    #[test]
+    fn indices_whose_slice_is_not_the_kept_tensor_are_checked_and_not_kept() {
+        let plan = NdPlan::new(&[4, 3], &[2, 1], &[2, 3]).unwrap();
+        let indices = held(&[3, 1], &[2, 1]);
+        let cache = NdCheckCache::default();
+        for _ in 0..2 {
+            cache
+                .checked(&plan, &[3i64, 1], Some(&indices), nd_check(4))
+                .unwrap();
+        }
+        assert!(cache.kept().is_none());
+        assert_eq!(cache.reused(), 0);
     }
 }

@@ -206,7 +206,7 @@ impl ScatterElements {
         let kept = indices.as_arc_tensor().filter(|_| call.keeps_check);
         let exec = Execution::on(&threads);
         let checked = (self.check_cache)
-            .checked(plan, values, kept, call.element_bytes, exec)
+            .checked(plan, values, kept, exec)
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let fused = Fused {

@@ -179,7 +179,7 @@ impl ScatterNd {
             element_bytes: call.element_bytes,
         };
         let checked = (self.check_cache)
-            .checked(plan, values, kept, call.element_bytes, how)
+            .checked(plan, values, kept, how)
             .map_err(|e| site.scatter_error(e))?;
         // Validated: now take the data, without a copy when exclusive.
         let fused = Fused {

@@ -72,9 +72,6 @@ pub struct ElementsCall {
     /// Whether the check of the indices is kept for their next call
     /// ([`crate::ops::check_cache`]).
     pub keeps_check: bool,
-    /// The bytes of one element of the data's ONNX type: what a kept
-    /// check is made for.
-    pub element_bytes: usize,
     /// Whether the copy of shared data is fused with the scatter.
     pub fused_copy: FusedCopy,
     /// How a copy nothing is fused into is made.
@@ -180,7 +177,6 @@ pub fn scatter_elements(
         && slab <= ELEMENTS_FUSED_MAX_SLAB_BYTES;
     ElementsCall {
         keeps_check: indices_held_elsewhere && Mechanism::CheckCache.is_on(),
-        element_bytes: element.size_of(data.datum_type()),
         fused_copy: match onnx {
             Some(reduction) if pays => FusedCopy::Always(reduction),
             _ => FusedCopy::Never,
