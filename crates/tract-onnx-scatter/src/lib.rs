@@ -59,7 +59,8 @@ pub use num_complex;
 
 pub use load::Onnx;
 pub use ops::nnef::{WithScatter, nnef};
-pub use ops::output_pool::{OutputPool, output_pools};
+pub use ops::output_pool::OutputPool;
+pub use ops::output_pools;
 pub use parse::Deviations;
 pub use tract_overrides::{TractOverride, TractOverrides};
 

@@ -6,7 +6,8 @@
 //! NNEF form, and whether it pools its output. It declares itself in
 //! [`HOMES`]; the ONNX registration ([`register`]), the NNEF
 //! registry ([`crate::ops::nnef::registry`]) and the output pool
-//! ([`output_pool::as_pooled`]) find the ops there and name none of them.
+//! ([`as_pooled`]) find the ops there and name none of them. What a home
+//! declares is an [`OpHome`] (`op_home`), so no home imports this module.
 //!
 //! What the homes share, in the order a run reaches it: the shared
 //! checks (`indexed`), the speed decisions of a call (`speed_policy`), the
@@ -22,10 +23,11 @@
 //! names a home except the rewrites, which rewrite the homes' ops.
 
 use tract_hir::internal::*;
-use tract_nnef::internal::Registry;
 use tract_onnx::model::OnnxOpRegister;
 
 use crate::parse::Deviations;
+pub use op_home::OpHome;
+use output_pool::{OutputPool, PooledOp};
 
 /// Overrides tract's builders with those of every op home ([`HOMES`]).
 /// `deviations` decides what the builders do with known exporter
@@ -67,6 +69,7 @@ pub mod indexed;
 pub mod move_chains;
 pub mod nnef;
 pub mod nnef_args;
+pub mod op_home;
 pub mod output_pool;
 pub mod scatter_elements;
 pub mod scatter_elements_update;
@@ -86,19 +89,6 @@ pub use scatter_grad::{GradKind, ScatterGrad};
 pub use scatter_nd::ScatterNd;
 pub use tensor_scatter::TensorScatter;
 
-/// One op family as the rest of the crate reaches it.
-pub struct OpHome {
-    /// Inserts the family's ONNX builders, for this deviation mode.
-    pub register_onnx: fn(&mut OnnxOpRegister, Deviations),
-    /// Registers its NNEF primitive and dumper; `None`: no NNEF form
-    /// (serializing such a node fails with tract's "no dumper" error).
-    pub register_nnef: Option<fn(&mut Registry)>,
-    /// `op` as a [`output_pool::PooledOp`] when it is this family's typed
-    /// op and pools its output. tract finds an op by its concrete type
-    /// only, so each home answers for its own.
-    pub as_pooled: fn(&dyn TypedOp) -> Option<&dyn output_pool::PooledOp>,
-}
-
 /// Every home. Adding an op family: a row of `opset.rs`, its home, and a
 /// line here.
 pub const HOMES: &[OpHome] = &[
@@ -109,7 +99,21 @@ pub const HOMES: &[OpHome] = &[
     scatter_grad::HOME,
 ];
 
-/// `as_pooled` of a home that does not pool its output.
-pub fn never_pooled(_: &dyn TypedOp) -> Option<&dyn output_pool::PooledOp> {
-    None
+/// `op` as a [`PooledOp`] when a home's typed op pools its output.
+pub fn as_pooled(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
+    HOMES.iter().find_map(|home| (home.as_pooled)(op))
+}
+
+/// The output pools of `model`'s scatter nodes (top-level graph), with the
+/// nodes' names: to resize them (`set_capacity`) or free what they retain
+/// (`release`). A plan's model is `plan.model()`.
+pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
+    model
+        .nodes()
+        .iter()
+        .filter_map(|n| {
+            let pool = as_pooled(n.op.as_ref())?.output_pool()?;
+            Some((n.name.as_str(), pool))
+        })
+        .collect()
 }

@@ -14,7 +14,7 @@
 //! ([`crate::ops::fresh_buffer::fresh_uninit`]).
 //!
 //! The pool keeps at most `capacity` outputs (1 by default), the oldest
-//! dropped first; [`output_pools`] reaches every pool of a model to resize or
+//! dropped first; [`crate::ops::output_pools`] reaches every pool of a model to resize or
 //! release them.
 //!
 //! Which buffer a call leaves in the pool depends on what the caller does
@@ -320,36 +320,15 @@ pub trait PooledOp: TypedOp {
     fn output_pool(&self) -> Option<&OutputPool>;
 }
 
-/// `op` as a [`PooledOp`], asked of every op home ([`crate::ops::HOMES`]).
-pub fn as_pooled(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
-    crate::ops::HOMES
-        .iter()
-        .find_map(|home| (home.as_pooled)(op))
-}
-
 /// `op` as a [`PooledOp`] when it is an `O`: a home's `as_pooled`.
 pub fn downcast_pooled<O: PooledOp>(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
     op.downcast_ref::<O>().map(|o| o as &dyn PooledOp)
 }
 
-/// The output pools of `model`'s scatter nodes (top-level graph), with the
-/// nodes' names: to resize them (`set_capacity`) or free what they retain
-/// (`release`). A plan's model is `plan.model()`.
-pub fn output_pools(model: &TypedModel) -> Vec<(&str, &OutputPool)> {
-    model
-        .nodes()
-        .iter()
-        .filter_map(|n| {
-            let pool = as_pooled(n.op.as_ref())?.output_pool()?;
-            Some((n.name.as_str(), pool))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::{ScatterElements, ScatterNd, TensorScatter};
+    use crate::ops::{ScatterElements, ScatterNd, TensorScatter, output_pools};
     use crate::parse::opset::ScatterOp;
     use crate::parse::site::NodeSite;
     use scatter_kernels::{Reduction, TensorScatterMode};

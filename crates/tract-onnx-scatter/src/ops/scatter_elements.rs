@@ -12,12 +12,12 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::OpHome;
 use crate::ops::axis_changes;
 use crate::ops::check_cache::ElementsCheckCache;
 use crate::ops::copy_target::{self, Fused, Taken};
 use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, elements_site, inputs3, reduction};
+use crate::ops::op_home::OpHome;
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::SymDim;
 use crate::ops::speed_policy;

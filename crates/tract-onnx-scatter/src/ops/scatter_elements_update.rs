@@ -12,9 +12,9 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::OpHome;
-use crate::ops::ScatterElements;
 use crate::ops::nnef_args::{data_indices_updates, elements_site, input, inputs3, reduction};
+use crate::ops::op_home::OpHome;
+use crate::ops::scatter_elements::ScatterElements;
 use crate::ops::shapes::sym_dims;
 use crate::ops::types;
 use crate::parse::attributes::CheckedNode;
@@ -28,7 +28,7 @@ use crate::parse::typing;
 pub const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: Some(register_nnef),
-    as_pooled: crate::ops::never_pooled,
+    as_pooled: crate::ops::op_home::never_pooled,
 };
 
 fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
@@ -307,7 +307,7 @@ impl typing::DataLikeScatter for InferScatterElementsUpdate {
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let (data, updates) = (inputs[0], inputs[2]);
-        let op = crate::ops::ScatterElementsUpdate {
+        let op = ScatterElementsUpdate {
             site: self.site.clone(),
             reduction: self.reduction,
             use_init_val: self.use_init_val,

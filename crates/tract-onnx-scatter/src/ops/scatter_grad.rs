@@ -19,11 +19,12 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::OpHome;
 use crate::ops::fresh_buffer::fresh_uninit;
+use crate::ops::op_home::OpHome;
+use crate::ops::scatter_elements::ScatterElements;
+use crate::ops::scatter_nd::ScatterNd;
 use crate::ops::shapes::sym_dims;
 use crate::ops::types::{self, with_index_slice};
-use crate::ops::{ScatterElements, ScatterNd};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
 use crate::parse::opset::ScatterOp;
@@ -46,7 +47,7 @@ pub enum GradKind<Axis = usize> {
 pub const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: None,
-    as_pooled: crate::ops::never_pooled,
+    as_pooled: crate::ops::op_home::never_pooled,
 };
 
 fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {

@@ -9,11 +9,11 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::OpHome;
 use crate::ops::copy_target::{self, Taken};
 use crate::ops::fresh_buffer::NoFusion;
 use crate::ops::indexed;
 use crate::ops::nnef_args::input;
+use crate::ops::op_home::OpHome;
 use crate::ops::output_pool::{self, OutputPool};
 use crate::ops::shapes::{all_concrete, sym_dims};
 use crate::ops::speed_policy;
@@ -338,8 +338,8 @@ impl Expansion for InferTensorScatter {
         inputs: &[OutletId],
     ) -> TractResult<TVec<OutletId>> {
         let rank = model.outlet_fact(inputs[0])?.rank();
-        let axis = crate::ops::tensor_scatter::axis_position(&self.site, self.axis, rank)?;
-        let op = crate::ops::TensorScatter {
+        let axis = axis_position(&self.site, self.axis, rank)?;
+        let op = TensorScatter {
             site: self.site.clone(),
             axis,
             mode: self.mode,
@@ -417,7 +417,7 @@ fn load_tensor_scatter(
         ))
     })?;
     let rank = builder.model.outlet_fact(past_cache)?.rank();
-    let axis = crate::ops::tensor_scatter::axis_position(&site, axis, rank)?;
+    let axis = axis_position(&site, axis, rank)?;
     let mut inputs = vec![past_cache, update];
     inputs.extend(write_indices);
     builder.wire(
