@@ -15,7 +15,7 @@
 //! docs/performance.md; and the plugin's imports between folders run the
 //! one way it states.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
@@ -320,13 +320,21 @@ fn layer_of(module: &str) -> Option<usize> {
     IMPORT_LAYERS.iter().position(|l| l.contains(&module))
 }
 
+/// A source file's code as the import tests read it: its tests and its
+/// `//` comments cut.
+fn product_code(source: &str) -> String {
+    let code = source.split("#[cfg(test)]").next().unwrap_or("");
+    code.lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Every `crate::<module>` a source file names outside comments and its
 /// tests.
 fn crate_imports(source: &str) -> BTreeSet<String> {
-    let code = source.split("#[cfg(test)]").next().unwrap_or("");
     let mut found = BTreeSet::new();
-    for line in code.lines() {
-        let line = line.split("//").next().unwrap_or("");
+    for line in product_code(source).lines() {
         for (i, _) in line.match_indices("crate::") {
             let rest = &line[i + "crate::".len()..];
             let name: String = rest
@@ -397,17 +405,7 @@ fn op_homes_import_only_the_base_homes_they_lower_to() {
         .filter_map(|l| l.trim().strip_suffix("::HOME,"))
         .collect();
     assert!(homes.len() >= 5, "HOMES lists {homes:?}");
-    let code_of = |file: &str| {
-        let source = fs::read_to_string(ops.join(file)).unwrap();
-        source
-            .split("#[cfg(test)]")
-            .next()
-            .unwrap_or("")
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let code_of = |file: &str| product_code(&fs::read_to_string(ops.join(file)).unwrap());
     // A home reached through `ops/mod.rs`'s re-exports would hide an
     // import from this test, so no file of ops/ takes a type from there.
     let mut through_registry = vec![];
@@ -418,14 +416,11 @@ fn op_homes_import_only_the_base_homes_they_lower_to() {
             continue;
         }
         let code = code_of(&name);
-        let mut rest = code.as_str();
-        while let Some(at) = rest.find("crate::ops::") {
-            rest = &rest[at + "crate::ops::".len()..];
+        for (at, _) in code.match_indices("crate::ops::") {
+            let rest = &code[at + "crate::ops::".len()..];
             if rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '{') {
-                through_registry.push(format!(
-                    "{name}: crate::ops::{}",
-                    &rest[..rest.len().min(30)]
-                ));
+                let shown: String = rest.chars().take(30).collect();
+                through_registry.push(format!("{name}: crate::ops::{shown}"));
             }
         }
     }
@@ -433,27 +428,32 @@ fn op_homes_import_only_the_base_homes_they_lower_to() {
         through_registry.is_empty(),
         "imports through ops/mod.rs: {through_registry:#?}"
     );
-    let imports = |home: &str| -> Vec<&str> {
-        let code = code_of(&format!("{home}.rs"));
-        homes
-            .iter()
-            .copied()
-            .filter(|other| *other != home)
-            .filter(|other| {
-                code.contains(&format!("crate::ops::{other}::"))
-                    || code.contains(&format!("super::{other}::"))
-            })
-            .collect()
-    };
+    // Each home with the other homes it names.
+    let imports: BTreeMap<&str, Vec<&str>> = homes
+        .iter()
+        .map(|&home| {
+            let code = code_of(&format!("{home}.rs"));
+            let named = homes
+                .iter()
+                .copied()
+                .filter(|other| *other != home)
+                .filter(|other| {
+                    code.contains(&format!("crate::ops::{other}::"))
+                        || code.contains(&format!("super::{other}::"))
+                })
+                .collect();
+            (home, named)
+        })
+        .collect();
     // Derived families (OpenVINO's update, the gradients) lower to the
     // base ones; a base family imports no home, so homes never circle.
     let mut layered = vec![];
-    for home in &homes {
-        for base in imports(home) {
-            if !imports(base).is_empty() {
+    for (home, bases) in &imports {
+        for base in bases {
+            if !imports[base].is_empty() {
                 layered.push(format!(
                     "{home} imports {base}, which imports {:?}",
-                    imports(base)
+                    imports[base]
                 ));
             }
         }
@@ -462,10 +462,10 @@ fn op_homes_import_only_the_base_homes_they_lower_to() {
         layered.is_empty(),
         "homes importing homes that import homes: {layered:#?}"
     );
-    let derived: Vec<&str> = homes
+    let derived: Vec<&str> = imports
         .iter()
-        .copied()
-        .filter(|h| !imports(h).is_empty())
+        .filter(|(_, bases)| !bases.is_empty())
+        .map(|(home, _)| *home)
         .collect();
     assert_eq!(derived, ["scatter_elements_update", "scatter_grad"]);
 }

@@ -14,8 +14,8 @@
 //! ([`crate::ops::fresh_buffer::fresh_uninit`]).
 //!
 //! The pool keeps at most `capacity` outputs (1 by default), the oldest
-//! dropped first; [`crate::ops::output_pools`] reaches every pool of a model to resize or
-//! release them.
+//! dropped first; [`crate::ops::output_pools`] reaches every pool of a
+//! model to resize or release them.
 //!
 //! Which buffer a call leaves in the pool depends on what the caller does
 //! with it next. Usually it is the output: the caller drops it before the
