@@ -1,13 +1,13 @@
-//! ONNX `If` whose condition is a constant once the input facts are known.
+//! ONNX `If`, its condition known at load or only at run time.
 //!
-//! PyTorch's TorchScript exporter wraps `scatter_reduce` (opsets 16, 17) in
-//! `If(Size(Shape(x)) == 0)`, with branches of different ranks. tract's `If`
-//! requires both branches to produce equal facts, even when the condition
-//! is known at load, so such models fail in `into_typed`. Here, a condition
-//! known after analysis takes one branch: only that branch is analysed and
-//! typed, and it is inlined in the outer graph; the other one never matters.
-//! A condition only known at run time keeps tract's `If` (both branches,
-//! equal facts required) exactly.
+//! tract 0.23.9's `If` requires both branches to give equal facts, and its
+//! typed op (`IfThenElse`) gives the then-branch's fact, constant value
+//! included: a run-time condition whose then-branch is a constant is folded
+//! to that constant, a silently wrong result. Here a condition known after
+//! analysis takes its branch, inlined; a run-time condition whose branches
+//! give equal facts and no value either branch alone holds keeps tract's
+//! `IfThenElse` exactly; any other run-time condition is a [`RunTimeIf`],
+//! whose facts hold what both branches give (docs/contract.md, "If").
 
 use tract_core::ops::logic::IfThenElse;
 use tract_hir::internal::*;
@@ -19,38 +19,58 @@ pub fn if_then_else(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    let name = &node.name;
+    ensure!(
+        node.input.len() == 1,
+        "If node '{name}': has {} inputs, expected 1 (the condition)",
+        node.input.len()
+    );
+    let branch = |attr: &str| -> TractResult<ParseResult> {
+        ctx.parse_graph(node.get_attr(attr)?)
+            .with_context(|| format!("If node '{name}': parsing its {attr}"))
+    };
     let ParseResult {
         model: then_body,
         unresolved_inputs: then_inputs,
         ..
-    } = ctx.parse_graph(node.get_attr("then_branch")?)?;
+    } = branch("then_branch")?;
     let ParseResult {
         model: else_body,
         unresolved_inputs: else_inputs,
         ..
-    } = ctx.parse_graph(node.get_attr("else_branch")?)?;
-    // Outer inputs: the condition, then every name either branch reads from
-    // the enclosing graphs, once each.
+    } = branch("else_branch")?;
+    // The node's inputs: the condition, then every name either branch
+    // reads from the enclosing graphs, once each.
     let mut outer: Vec<String> = then_inputs.iter().chain(&else_inputs).cloned().collect();
     outer.sort();
     outer.dedup();
-    let position = |name: &String| outer.iter().position(|o| o == name).map(|p| p + 1);
-    let then_mapping = then_inputs.iter().filter_map(position).collect();
-    let else_mapping = else_inputs.iter().filter_map(position).collect();
-    Ok((
-        Box::new(ConstantIf {
-            then_body,
-            then_mapping,
-            else_body,
-            else_mapping,
-        }),
-        outer,
-    ))
+    let mapping = |names: &[String]| -> TractResult<Vec<usize>> {
+        names
+            .iter()
+            .map(|n| {
+                let p = outer.iter().position(|o| o == n).with_context(|| {
+                    format!("If node '{name}': branch input '{n}' is not an outer value")
+                })?;
+                Ok(node.input.len() + p)
+            })
+            .collect()
+    };
+    let op = InferIf {
+        node: name.clone(),
+        then_mapping: mapping(&then_inputs)?,
+        else_mapping: mapping(&else_inputs)?,
+        then_body,
+        else_body,
+    };
+    op.check_mappings(1 + outer.len())?;
+    Ok((Box::new(op), outer))
 }
 
 /// `If` at inference level; see the module documentation.
 #[derive(Debug, Clone)]
-pub struct ConstantIf {
+pub struct InferIf {
+    /// The ONNX node's name, for errors.
+    pub node: String,
     /// The `then_branch` graph, run when the condition is true; names of
     /// the enclosing graphs it reads are its inputs.
     pub then_body: InferenceModel,
@@ -63,14 +83,18 @@ pub struct ConstantIf {
     pub else_mapping: Vec<usize>,
 }
 
-impl PartialEq for ConstantIf {
+impl PartialEq for InferIf {
     fn eq(&self, _: &Self) -> bool {
         false
     }
 }
-impl Eq for ConstantIf {}
+impl Eq for InferIf {}
 
-impl ConstantIf {
+fn branch_name(cond: bool) -> &'static str {
+    if cond { "then_branch" } else { "else_branch" }
+}
+
+impl InferIf {
     fn branch(&self, cond: bool) -> (&InferenceModel, &[usize]) {
         if cond {
             (&self.then_body, &self.then_mapping)
@@ -86,6 +110,38 @@ impl ConstantIf {
             (&mut self.else_body, &self.else_mapping)
         }
     }
+
+    /// Every branch input maps to a node input past the condition, and each
+    /// branch has one input per mapping.
+    fn check_mappings(&self, node_inputs: usize) -> TractResult<()> {
+        for cond in [true, false] {
+            let (body, mapping) = self.branch(cond);
+            let which = branch_name(cond);
+            ensure!(
+                body.inputs.len() == mapping.len(),
+                "If node '{}': its {which} has {} inputs but reads {} outer values",
+                self.node,
+                body.inputs.len(),
+                mapping.len()
+            );
+            if let Some(ix) = mapping.iter().find(|&&ix| ix == 0 || ix >= node_inputs) {
+                bail!(
+                    "If node '{}': its {which} reads node input {ix}, expected 1..{node_inputs} (0 is the condition)",
+                    self.node
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A branch typed from its analysed facts, with context for errors.
+    fn typed(&self, cond: bool) -> TractResult<TypedModel> {
+        self.branch(cond)
+            .0
+            .clone()
+            .into_typed()
+            .with_context(|| format!("If node '{}': typing its {}", self.node, branch_name(cond)))
+    }
 }
 
 fn known_condition(fact: &InferenceFact) -> TractResult<Option<bool>> {
@@ -95,7 +151,38 @@ fn known_condition(fact: &InferenceFact) -> TractResult<Option<bool>> {
         .transpose()
 }
 
-impl Op for ConstantIf {
+/// What both branches agree on of one output, at inference level: its
+/// datum type, and its shape where both ranks are known (the rank of the
+/// longer, dims where they agree once the shorter is padded with leading 1s).
+fn agreed(a: &InferenceFact, b: &InferenceFact) -> InferenceFact {
+    let mut fact = InferenceFact::default();
+    if let (Some(x), Some(y)) = (a.datum_type.concretize(), b.datum_type.concretize())
+        && x == y
+    {
+        fact = fact.with_datum_type(x);
+    }
+    let dims = |f: &InferenceFact| -> Option<Vec<DimFact>> {
+        f.shape.rank().concretize()?;
+        Some(f.shape.dims().cloned().collect())
+    };
+    if let (Some(x), Some(y)) = (dims(a), dims(b)) {
+        let rank = x.len().max(y.len());
+        let pad = |d: Vec<DimFact>| -> Vec<DimFact> {
+            let mut p = vec![DimFact::from(TDim::from(1)); rank - d.len()];
+            p.extend(d);
+            p
+        };
+        let shape: TVec<DimFact> = pad(x)
+            .into_iter()
+            .zip(pad(y))
+            .map(|(x, y)| if x == y { x } else { DimFact::default() })
+            .collect();
+        fact.shape = ShapeFactoid::closed(shape);
+    }
+    fact
+}
+
+impl Op for InferIf {
     fn name(&self) -> StaticName {
         "If".into()
     }
@@ -103,17 +190,11 @@ impl Op for ConstantIf {
     not_a_typed_op!();
 }
 
-impl EvalOp for ConstantIf {
-    op_out_of_plan!();
-
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let (body, mapping) = self.branch(inputs[0].cast_to_scalar::<bool>()?);
-        let inputs: TVec<TValue> = mapping.iter().map(|&ix| inputs[ix].clone()).collect();
-        body.clone().into_runnable()?.run(inputs)
-    }
+impl EvalOp for InferIf {
+    not_out_of_plan!();
 }
 
-impl InferenceOp for ConstantIf {
+impl InferenceOp for InferIf {
     fn infer_facts(
         &mut self,
         inputs: TVec<&InferenceFact>,
@@ -124,6 +205,7 @@ impl InferenceOp for ConstantIf {
         TVec<InferenceFact>,
         TVec<InferenceFact>,
     )> {
+        self.check_mappings(inputs.len())?;
         let mut inputs: TVec<InferenceFact> = inputs.into_iter().cloned().collect();
         let mut outputs: TVec<InferenceFact> = outputs.into_iter().cloned().collect();
         inputs[0]
@@ -147,15 +229,15 @@ impl InferenceOp for ConstantIf {
                     changed |= body.analyse(false)?;
                 }
                 None => {
-                    // Not known yet (or only at run time): learn from the
-                    // branches what they agree on. A branch that disagrees,
-                    // or fails to analyse, may be the one a condition known
-                    // later rules out; a run-time condition is checked by
-                    // tract's If when typed.
+                    // Not known yet (or only at run time): each branch
+                    // learns from the inputs, and the outputs get what
+                    // both branches agree on. A branch that fails to
+                    // analyse may be the one a condition known later rules
+                    // out; a run-time condition types both.
+                    let mut analysed = vec![];
                     for cond in [true, false] {
                         let (body, mapping) = self.branch_mut(cond);
                         let mut trial_inputs = inputs.clone();
-                        let mut trial_outputs = outputs.clone();
                         let mut trial_body = body.clone();
                         let trial = (|| -> TractResult<bool> {
                             let mut changed = false;
@@ -164,20 +246,23 @@ impl InferenceOp for ConstantIf {
                                     .input_fact_mut(body_ix)?
                                     .unify_with_mut(&mut trial_inputs[outer_ix])?;
                             }
-                            for (ix, output) in trial_outputs.iter_mut().enumerate() {
-                                let fact = trial_body.output_fact_mut(ix)?;
-                                changed |= fact.shape.unify_with_mut(&mut output.shape)?;
-                                changed |=
-                                    fact.datum_type.unify_with_mut(&mut output.datum_type)?;
-                            }
                             changed |= trial_body.analyse(false)?;
                             Ok(changed)
                         })();
                         if let Ok(trial_changed) = trial {
                             *body = trial_body;
                             inputs = trial_inputs;
-                            outputs = trial_outputs;
                             changed |= trial_changed;
+                            analysed.push(cond);
+                        }
+                    }
+                    if analysed.len() == 2 {
+                        for (ix, output) in outputs.iter_mut().enumerate() {
+                            let both = agreed(
+                                self.then_body.output_fact(ix)?,
+                                self.else_body.output_fact(ix)?,
+                            );
+                            changed |= output.unify_with_mut(&mut both.clone())?;
                         }
                     }
                 }
@@ -193,7 +278,8 @@ impl InferenceOp for ConstantIf {
             (self.then_body.outputs.len(), self.else_body.outputs.len());
         ensure!(
             then_outputs == else_outputs,
-            "If: then_branch has {then_outputs} outputs and else_branch {else_outputs}; they must be equal"
+            "If node '{}': then_branch has {then_outputs} outputs and else_branch {else_outputs}; they must be equal",
+            self.node
         );
         Ok(then_outputs)
     }
@@ -206,47 +292,578 @@ impl InferenceOp for ConstantIf {
         mapping: &HashMap<OutletId, OutletId>,
     ) -> TractResult<TVec<OutletId>> {
         let inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
+        self.check_mappings(inputs.len())?;
         let condition = target.outlet_fact(inputs[0])?.konst.clone();
-        let Some(condition) = condition else {
+        if let Some(condition) = condition {
+            let cond = condition.cast_to_scalar::<bool>()?;
+            let (_, body_mapping) = self.branch(cond);
+            let body = self.typed(cond)?;
+            let branch_inputs: TVec<OutletId> = body_mapping.iter().map(|&i| inputs[i]).collect();
+            return inline(target, &node.name, branch_name(cond), &body, &branch_inputs);
+        }
+        let then_body = self.typed(true)?;
+        let else_body = self.typed(false)?;
+        let then_mapping = self.then_mapping.clone();
+        let else_mapping = self.else_mapping.clone();
+        let stock_is_right = (0..then_body.outputs.len()).all(|ix| {
+            match (then_body.output_fact(ix), else_body.output_fact(ix)) {
+                (Ok(t), Ok(e)) => then_fact_holds_for_else(t, e),
+                _ => false,
+            }
+        });
+        if stock_is_right {
             let op = IfThenElse {
-                then_body: self.then_body.clone().into_typed()?,
-                else_body: self.else_body.clone().into_typed()?,
-                then_input_mapping: self.then_mapping.clone(),
-                else_input_mapping: self.else_mapping.clone(),
+                then_body,
+                else_body,
+                then_input_mapping: then_mapping,
+                else_input_mapping: else_mapping,
             };
             return target.wire_node(&node.name, op, &inputs);
-        };
-        let cond = condition.cast_to_scalar::<bool>()?;
-        let branch = if cond { "then_branch" } else { "else_branch" };
-        let (body, body_mapping) = self.branch(cond);
-        let body = body.clone().into_typed().with_context(|| {
-            format!(
-                "If node '{}': typing its {branch} (condition constant {cond})",
-                node.name
-            )
-        })?;
-        // Inline the taken branch: its sources are the node's inputs.
-        let mut wires: HashMap<OutletId, OutletId> = HashMap::default();
-        for (outlet, &outer_ix) in body.input_outlets()?.iter().zip(body_mapping) {
-            wires.insert(*outlet, inputs[outer_ix]);
         }
-        for id in body.eval_order()? {
-            let inner = body.node(id);
-            if TypedModel::is_source(&inner.op) {
-                continue;
-            }
-            let node_inputs: TVec<OutletId> = inner.inputs.iter().map(|o| wires[o]).collect();
-            let outs = target.wire_node(
-                format!("{}.{branch}.{}", node.name, inner.name),
-                inner.op.clone(),
-                &node_inputs,
-            )?;
-            for (slot, outlet) in outs.into_iter().enumerate() {
-                wires.insert(OutletId::new(id, slot), outlet);
-            }
-        }
-        body.outputs.iter().map(|o| Ok(wires[o])).collect()
+        let op = RunTimeIf::new(
+            &self.node,
+            [(then_body, then_mapping), (else_body, else_mapping)],
+            &target.symbols,
+        )?;
+        target.wire_node(&node.name, op, &inputs)
     }
 
     as_op!();
+}
+
+/// Whether tract's `IfThenElse`, which gives the then-branch's fact `t`
+/// whichever branch runs, is right for the else-branch's `e` too: the same
+/// type and shape, and every value `t` claims (constant, uniform value,
+/// symbolic value) claimed alike by `e`.
+fn then_fact_holds_for_else(t: &TypedFact, e: &TypedFact) -> bool {
+    fn same<T: PartialEq>(t: &Option<T>, e: &Option<T>) -> bool {
+        t.is_none() || t == e
+    }
+    t.without_value() == e.without_value()
+        && same(&t.konst, &e.konst)
+        && same(&t.uniform, &e.uniform)
+        && same(&t.uniform_tdim, &e.uniform_tdim)
+        && same(&t.region_of_interest, &e.region_of_interest)
+}
+
+/// Wires `body` into `target` in place of an `If` named `name` taking
+/// `branch`, its sources fed by `inputs`; gives the body's outputs.
+fn inline(
+    target: &mut TypedModel,
+    name: &str,
+    branch: &str,
+    body: &TypedModel,
+    inputs: &[OutletId],
+) -> TractResult<TVec<OutletId>> {
+    let mut wires: HashMap<OutletId, OutletId> = HashMap::default();
+    for (outlet, &input) in body.input_outlets()?.iter().zip(inputs) {
+        wires.insert(*outlet, input);
+    }
+    for id in body.eval_order()? {
+        let inner = body.node(id);
+        if TypedModel::is_source(&inner.op) {
+            continue;
+        }
+        let node_inputs: TVec<OutletId> = inner.inputs.iter().map(|o| wires[o]).collect();
+        let outs = target.wire_node(
+            format!("{name}.{branch}.{}", inner.name),
+            inner.op.clone(),
+            &node_inputs,
+        )?;
+        for (slot, outlet) in outs.into_iter().enumerate() {
+            wires.insert(OutletId::new(id, slot), outlet);
+        }
+    }
+    body.outputs.iter().map(|o| Ok(wires[o])).collect()
+}
+
+/// One branch of a [`RunTimeIf`], typed and planned.
+#[derive(Debug, Clone)]
+pub struct RunTimeBranch {
+    /// The branch, typed and decluttered: what a condition that becomes
+    /// a constant inlines.
+    pub body: TypedModel,
+    /// The branch, optimized and planned once: what runs.
+    pub plan: Arc<TypedSimplePlan>,
+    /// For each input of the branch, its input position on the node.
+    pub mapping: Vec<usize>,
+    /// For each output, how many leading axes of size 1 it gains to take
+    /// the output's rank (0 but for a branch of the lower rank).
+    pub pad: Vec<usize>,
+}
+
+/// `If` whose condition only the run knows, its branches giving different
+/// facts (or a value only one of them holds): runs the chosen branch; each
+/// output's fact holds what both branches give. See docs/contract.md, "If".
+#[derive(Debug, Clone)]
+pub struct RunTimeIf {
+    /// The ONNX node's name, for errors.
+    pub node: String,
+    /// The branch run when the condition is true.
+    pub then_branch: RunTimeBranch,
+    /// The branch run when the condition is false.
+    pub else_branch: RunTimeBranch,
+    /// The output facts: a dim the branches disagree on is a symbol of
+    /// `minted`; a constant only where both branches hold the same.
+    pub output_facts: TVec<TypedFact>,
+    /// The symbols the outputs bind when the op runs (fresh at typing).
+    pub minted: Vec<Symbol>,
+}
+
+impl PartialEq for RunTimeIf {
+    fn eq(&self, other: &Self) -> bool {
+        self.node == other.node
+            && Arc::ptr_eq(&self.then_branch.plan, &other.then_branch.plan)
+            && Arc::ptr_eq(&self.else_branch.plan, &other.else_branch.plan)
+    }
+}
+impl Eq for RunTimeIf {}
+
+impl RunTimeIf {
+    /// The op for typed `branches` (then, else) and their input mappings;
+    /// an error naming the node, the output and both facts where the two
+    /// cannot give one fact.
+    pub fn new(
+        node: &str,
+        branches: [(TypedModel, Vec<usize>); 2],
+        symbols: &SymbolScope,
+    ) -> TractResult<RunTimeIf> {
+        let [(mut then_body, then_mapping), (mut else_body, else_mapping)] = branches;
+        for ix in 0..then_body.outputs.len() {
+            // tract types some int64 values as TDim (shapes, a Cast to
+            // int64): where the other branch gives int64, so does this one.
+            let (t, e) = (then_body.output_fact(ix)?, else_body.output_fact(ix)?);
+            let (tdim, int64) = (TDim::datum_type(), i64::datum_type());
+            if t.datum_type == tdim && e.datum_type == int64 {
+                as_int64(&mut then_body, ix)?;
+            } else if t.datum_type == int64 && e.datum_type == tdim {
+                as_int64(&mut else_body, ix)?;
+            }
+        }
+        let mut minted = vec![];
+        let mut output_facts = tvec![];
+        let (mut then_pad, mut else_pad) = (vec![], vec![]);
+        for ix in 0..then_body.outputs.len() {
+            let (t, e) = (then_body.output_fact(ix)?, else_body.output_fact(ix)?);
+            let (fact, pads) = union(node, ix, t, e, symbols, &mut minted)?;
+            output_facts.push(fact);
+            then_pad.push(pads[0]);
+            else_pad.push(pads[1]);
+        }
+        let branch = |body: TypedModel, mapping, pad, cond: bool| -> TractResult<RunTimeBranch> {
+            let which = branch_name(cond);
+            let body = body
+                .into_decluttered()
+                .with_context(|| format!("If node '{node}': decluttering its {which}"))?;
+            let optimized = body
+                .clone()
+                .into_optimized()
+                .with_context(|| format!("If node '{node}': optimizing its {which}"))?;
+            Ok(RunTimeBranch {
+                body,
+                plan: SimplePlan::new(optimized)?,
+                mapping,
+                pad,
+            })
+        };
+        Ok(RunTimeIf {
+            node: node.to_string(),
+            then_branch: branch(then_body, then_mapping, then_pad, true)?,
+            else_branch: branch(else_body, else_mapping, else_pad, false)?,
+            output_facts,
+            minted,
+        })
+    }
+}
+
+/// Output `ix` of `body`, typed TDim, cast to int64.
+fn as_int64(body: &mut TypedModel, ix: usize) -> TractResult<()> {
+    let outlet = body.outputs[ix];
+    let op = tract_core::ops::cast::cast(i64::datum_type());
+    body.outputs[ix] = body.wire_node(format!("output_{ix}.as_i64"), op, &[outlet])?[0];
+    Ok(())
+}
+
+/// `F32 [1, n]`: a fact's datum type and shape, for errors.
+fn show(fact: &TypedFact) -> String {
+    let dims: Vec<String> = fact.shape.iter().map(|d| d.to_string()).collect();
+    format!("{:?} [{}]", fact.datum_type, dims.join(", "))
+}
+
+/// The fact of output `ix` holding both branches' facts `t` and `e`, and
+/// the leading axes each branch's value gains. The datum types must agree;
+/// the ranks too, or differ by leading axes of size 1 only (the shorter is
+/// padded to the longer, as broadcasting aligns them); dims that differ
+/// become fresh symbols (prefix `if`), added to `minted`.
+fn union(
+    node: &str,
+    ix: usize,
+    t: &TypedFact,
+    e: &TypedFact,
+    symbols: &SymbolScope,
+    minted: &mut Vec<Symbol>,
+) -> TractResult<(TypedFact, [usize; 2])> {
+    let refuse = |why: &str| {
+        format_err!(
+            "If node '{node}': output {ix} is {} in then_branch and {} in else_branch; {why}",
+            show(t),
+            show(e)
+        )
+    };
+    if t.datum_type != e.datum_type {
+        return Err(refuse("the branches must give one datum type"));
+    }
+    let rank = t.rank().max(e.rank());
+    let pads = [rank - t.rank(), rank - e.rank()];
+    let padded = |f: &TypedFact, pad: usize| -> TVec<TDim> {
+        let mut dims: TVec<TDim> = tvec![TDim::from(1); pad];
+        dims.extend(f.shape.iter().cloned());
+        dims
+    };
+    let (ts, es) = (padded(t, pads[0]), padded(e, pads[1]));
+    // The axes the shorter branch gains must be of size 1 in the longer.
+    let (pad, longer) = if pads[0] > 0 {
+        (pads[0], &es)
+    } else {
+        (pads[1], &ts)
+    };
+    if !longer[..pad].iter().all(|d| d.is_one()) {
+        return Err(refuse(
+            "their ranks differ by more than leading axes of size 1 (the lower rank is padded with leading axes of size 1 only)",
+        ));
+    }
+    let shape: TVec<TDim> = ts
+        .iter()
+        .zip(&es)
+        .map(|(a, b)| {
+            if a == b {
+                a.clone()
+            } else {
+                let s = symbols.new_with_prefix("if");
+                minted.push(s.clone());
+                s.to_dim()
+            }
+        })
+        .collect();
+    let mut fact = t.datum_type.fact(shape);
+    if let (Some(a), Some(b)) = (&t.konst, &e.konst)
+        && pads == [0, 0]
+        && a == b
+    {
+        fact.konst = Some(a.clone());
+    }
+    Ok((fact, pads))
+}
+
+impl Op for RunTimeIf {
+    fn name(&self) -> StaticName {
+        "If".into()
+    }
+
+    fn info(&self) -> TractResult<Vec<String>> {
+        Ok(vec![format!(
+            "then_branch: {} nodes, else_branch: {} nodes, run-time dims: {}",
+            self.then_branch.plan.model().nodes().len(),
+            self.else_branch.plan.model().nodes().len(),
+            self.minted.len()
+        )])
+    }
+
+    fn mints_runtime_symbols(&self) -> bool {
+        !self.minted.is_empty()
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for RunTimeIf {
+    not_out_of_plan!();
+
+    fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let node = &self.node;
+        let condition = inputs.first().context("no condition")?;
+        ensure!(
+            condition.len() == 1 && condition.datum_type() == bool::datum_type(),
+            "If node '{node}': the condition must be one bool, got {:?} of shape {:?}",
+            condition.datum_type(),
+            condition.shape()
+        );
+        let cond = condition.try_as_plain_ram()?.as_slice::<bool>()?[0];
+        let branch = if cond {
+            &self.then_branch
+        } else {
+            &self.else_branch
+        };
+        let branch_inputs: TVec<TValue> = branch
+            .mapping
+            .iter()
+            .map(|&ix| {
+                inputs.get(ix).cloned().with_context(|| {
+                    format!("If node '{node}': reads input {ix} of {}", inputs.len())
+                })
+            })
+            .collect::<TractResult<_>>()?;
+        drop(inputs);
+        let mut state = TypedSimpleState::new(&branch.plan)?;
+        // A branch reads values of the enclosing graph holding its symbols:
+        // the run's values of those symbols, before its inputs bind the rest.
+        state.turn_state.resolved_symbols = ctx.symbols.clone();
+        let outputs = state
+            .run(branch_inputs)
+            .with_context(|| format!("If node '{node}': running its {}", branch_name(cond)))?;
+        outputs
+            .into_iter()
+            .zip(&branch.pad)
+            .map(|(v, &pad)| {
+                if pad == 0 {
+                    return Ok(v);
+                }
+                let mut t = v.into_tensor();
+                for _ in 0..pad {
+                    t.insert_axis(0)?;
+                }
+                Ok(t.into_tvalue())
+            })
+            .collect()
+    }
+}
+
+impl TypedOp for RunTimeIf {
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        let cond = inputs.first().context("no condition")?;
+        ensure!(
+            cond.datum_type == bool::datum_type() && cond.shape.volume().is_one(),
+            "If node '{}': the condition must be one bool, got {}",
+            self.node,
+            show(cond)
+        );
+        Ok(self.output_facts.clone())
+    }
+
+    fn declutter(
+        &self,
+        model: &TypedModel,
+        node: &TypedNode,
+    ) -> TractResult<Option<TypedModelPatch>> {
+        // A condition that became a constant: the taken branch, inlined.
+        let Some(cond) = &model.outlet_fact(node.inputs[0])?.konst else {
+            return Ok(None);
+        };
+        let cond = cond.cast_to_scalar::<bool>()?;
+        let branch = if cond {
+            &self.then_branch
+        } else {
+            &self.else_branch
+        };
+        let mut patch = TypedModelPatch::default();
+        let taps: TVec<OutletId> = branch
+            .mapping
+            .iter()
+            .map(|&ix| patch.tap_model(model, node.inputs[ix]))
+            .collect::<TractResult<_>>()?;
+        let outputs = inline(
+            &mut patch,
+            &node.name,
+            branch_name(cond),
+            &branch.body,
+            &taps,
+        )?;
+        for (slot, (mut outlet, &pad)) in outputs.into_iter().zip(&branch.pad).enumerate() {
+            for _ in 0..pad {
+                outlet = patch.wire_node(
+                    format!("{}.pad_{slot}", node.name),
+                    AxisOp::Add(0),
+                    &[outlet],
+                )?[0];
+            }
+            patch.shunt_outside(model, OutletId::new(node.id, slot), outlet)?;
+        }
+        Ok(Some(patch))
+    }
+
+    as_op!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tract_core::ops::math::{add, mul};
+
+    /// A branch of one input `x` of `fact`: `x + x` or `x * x`.
+    fn doubling(fact: TypedFact, square: bool) -> TypedModel {
+        let mut body = TypedModel::default();
+        let x = body.add_source("x", fact).unwrap();
+        let op = if square { mul() } else { add() };
+        let y = body.wire_node("y", op, &[x, x]).unwrap();
+        body.select_output_outlets(&y).unwrap();
+        body
+    }
+
+    /// A branch giving the constant `value`, reading nothing.
+    fn constant(value: Tensor) -> TypedModel {
+        let mut body = TypedModel::default();
+        let c = body.add_const("c", value).unwrap();
+        body.select_output_outlets(&[c]).unwrap();
+        body
+    }
+
+    /// Runs `op` in a model of inputs `(cond, x)`.
+    fn run(op: &RunTimeIf, cond: bool, x: Tensor) -> TractResult<Tensor> {
+        let mut model = TypedModel::default();
+        let c = model.add_source("cond", bool::scalar_fact())?;
+        let x_in = model.add_source("x", TypedFact::shape_and_dt_of(&x))?;
+        let out = model.wire_node("if", op.clone(), &[c, x_in])?;
+        model.select_output_outlets(&out)?;
+        let inputs = tvec!(tensor0(cond).into_tvalue(), x.into_tvalue());
+        let mut outputs = model.into_runnable()?.run(inputs)?;
+        Ok(outputs.remove(0).into_tensor())
+    }
+
+    #[test]
+    fn a_constant_then_branch_is_not_the_output_s_value() {
+        let symbols = SymbolScope::default();
+        let op = RunTimeIf::new(
+            "choose",
+            [
+                (constant(tensor1(&[7f32, 7.0, 7.0])), vec![]),
+                (doubling(f32::fact([3]), false), vec![1]),
+            ],
+            &symbols,
+        )
+        .unwrap();
+        assert!(op.output_facts[0].konst.is_none());
+        assert_eq!(
+            run(&op, true, tensor1(&[1f32, 2.0, 3.0])).unwrap(),
+            tensor1(&[7f32, 7.0, 7.0])
+        );
+        assert_eq!(
+            run(&op, false, tensor1(&[1f32, 2.0, 3.0])).unwrap(),
+            tensor1(&[2f32, 4.0, 6.0])
+        );
+    }
+
+    #[test]
+    fn two_equal_constants_keep_their_value_in_the_fact() {
+        let symbols = SymbolScope::default();
+        let op = RunTimeIf::new(
+            "choose",
+            [
+                (constant(tensor1(&[1f32, 2.0])), vec![]),
+                (constant(tensor1(&[1f32, 2.0])), vec![]),
+            ],
+            &symbols,
+        )
+        .unwrap();
+        assert_eq!(
+            op.output_facts[0].konst.as_deref(),
+            Some(&tensor1(&[1f32, 2.0]))
+        );
+    }
+
+    #[test]
+    fn dims_the_branches_disagree_on_become_symbols_bound_by_the_run() {
+        let symbols = SymbolScope::default();
+        let op = RunTimeIf::new(
+            "choose",
+            [
+                (constant(tensor1(&[1f32, 2.0])), vec![]),
+                (doubling(f32::fact([3]), true), vec![1]),
+            ],
+            &symbols,
+        )
+        .unwrap();
+        assert_eq!(op.minted.len(), 1);
+        assert_eq!(
+            op.output_facts[0].shape.to_tvec(),
+            tvec![op.minted[0].to_dim()]
+        );
+        assert!(op.mints_runtime_symbols());
+        assert_eq!(
+            run(&op, true, tensor1(&[1f32, 2.0, 3.0])).unwrap(),
+            tensor1(&[1f32, 2.0])
+        );
+        assert_eq!(
+            run(&op, false, tensor1(&[1f32, 2.0, 3.0])).unwrap(),
+            tensor1(&[1f32, 4.0, 9.0])
+        );
+    }
+
+    #[test]
+    fn a_scalar_against_a_vector_of_one_gains_a_leading_axis() {
+        let symbols = SymbolScope::default();
+        let op = RunTimeIf::new(
+            "flag",
+            [
+                (constant(tensor0(false)), vec![]),
+                (constant(tensor1(&[true])), vec![]),
+            ],
+            &symbols,
+        )
+        .unwrap();
+        assert_eq!(op.output_facts[0].shape.to_tvec(), tvec![1.to_dim()]);
+        assert_eq!(op.then_branch.pad, vec![1]);
+        assert_eq!(op.else_branch.pad, vec![0]);
+        assert!(op.output_facts[0].konst.is_none());
+    }
+
+    #[test]
+    fn ranks_differing_by_an_axis_longer_than_one_are_an_error_naming_both_facts() {
+        let symbols = SymbolScope::default();
+        let err = RunTimeIf::new(
+            "choose",
+            [
+                (constant(tensor2(&[[1f32, 2.0], [3.0, 4.0]])), vec![]),
+                (constant(tensor1(&[1f32, 2.0, 3.0, 4.0])), vec![]),
+            ],
+            &symbols,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "If node 'choose': output 0 is F32 [2, 2] in then_branch and F32 [4] in else_branch; their ranks differ by more than leading axes of size 1 (the lower rank is padded with leading axes of size 1 only)"
+        );
+    }
+
+    #[test]
+    fn datum_types_that_differ_are_an_error_naming_both_facts() {
+        let symbols = SymbolScope::default();
+        let err = RunTimeIf::new(
+            "choose",
+            [
+                (constant(tensor1(&[1f32])), vec![]),
+                (constant(tensor1(&[1i32])), vec![]),
+            ],
+            &symbols,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "If node 'choose': output 0 is F32 [1] in then_branch and I32 [1] in else_branch; the branches must give one datum type"
+        );
+    }
+
+    #[test]
+    fn a_condition_that_becomes_a_constant_inlines_its_branch() {
+        let symbols = SymbolScope::default();
+        let op = RunTimeIf::new(
+            "choose",
+            [
+                (constant(tensor0(5f32)), vec![]),
+                (doubling(f32::fact([1]), false), vec![1]),
+            ],
+            &symbols,
+        )
+        .unwrap();
+        for (cond, want) in [(true, tensor1(&[5f32])), (false, tensor1(&[2f32]))] {
+            let mut model = TypedModel::default();
+            let c = model.add_const("cond", tensor0(cond)).unwrap();
+            let x = model.add_const("x", tensor1(&[1f32])).unwrap();
+            let out = model.wire_node("if", op.clone(), &[c, x]).unwrap();
+            model.select_output_outlets(&out).unwrap();
+            let model = model.into_decluttered().unwrap();
+            assert!(!model.nodes().iter().any(|n| n.op.name() == "If"));
+            let got = model.into_runnable().unwrap().run(tvec!()).unwrap();
+            assert_eq!(got[0].clone().into_tensor(), want);
+        }
+    }
 }
