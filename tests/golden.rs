@@ -84,6 +84,27 @@ pub fn check_recurrent(name: &str) {
         .into_iter()
         .find(|s| s.name == format!("recurrent/{name}"))
         .unwrap_or_else(|| panic!("no recurrent suite {name:?}"));
+    check_both_modes(&layout, suite, recurrent::holds_loop);
+}
+
+/// Runs every control-flow suite (`onnx-testdata/control-flow/*/`) through
+/// `onnx()` in both input modes, every case gated; gives the suites' names.
+pub fn check_control_flow() -> Vec<String> {
+    let layout = layout();
+    let suites = layout
+        .control_flow_suites()
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let names = suites.iter().map(|s| s.name.clone()).collect();
+    for suite in suites {
+        check_both_modes(&layout, suite, |_| true);
+    }
+    names
+}
+
+/// Runs `suite` through `onnx()` with declared and with pinned input facts,
+/// a case passing when it passes in both; gates the cases `gated` accepts
+/// and prints the others.
+fn check_both_modes(layout: &Layout, suite: Suite, gated: fn(&std::path::Path) -> bool) {
     let expected = layout
         .expected_failures()
         .unwrap_or_else(|e| panic!("{e:#}"));
@@ -103,12 +124,12 @@ pub fn check_recurrent(name: &str) {
     let suite_name = suite.name.clone();
     let results = run_suites(&[suite], &frameworks, None, &mut |_, _, _| {})
         .unwrap_or_else(|e| panic!("listing {suite_name}: {e:#}"));
-    let mut gated = vec![];
+    let mut kept = vec![];
     for mut case in results {
         let both = recurrent::both_modes(&case.outcomes[0], &case.outcomes[1]);
-        if recurrent::holds_loop(&case.dir) {
+        if gated(&case.dir) {
             case.outcomes = vec![both];
-            gated.push(case);
+            kept.push(case);
         } else {
             println!(
                 "{suite_name} {} (no Loop or Scan, not gated): {}",
@@ -117,7 +138,7 @@ pub fn check_recurrent(name: &str) {
             );
         }
     }
-    let report = Report::new(vec!["plugin".into()], 0, gated, &expected);
+    let report = Report::new(vec!["plugin".into()], 0, kept, &expected);
     println!(
         "{suite_name}: {} gated tests, {} passed in both modes, {} expected failures",
         report.cases.len(),
@@ -126,7 +147,7 @@ pub fn check_recurrent(name: &str) {
     );
     assert!(
         report.gate.is_ok(),
-        "recurrent suite {suite_name} failed (details: `cargo xtask conformance --filter NAME`):\n{}",
+        "suite {suite_name} failed (details: `cargo xtask conformance --filter NAME`):\n{}",
         report.gate.explain()
     );
 }

@@ -1,7 +1,8 @@
 //! The overrides of tract operators outside the scatter family
 //! (`tract_onnx_scatter::tract_overrides`): `If` with a condition known at
 //! load takes its branch whatever the other branch's facts; a run-time
-//! condition behaves as tract's `If`; `Reshape` keeps symbolic shapes and
+//! condition is tract's `If` where the branches agree and runs the chosen
+//! branch where they do not; `Reshape` keeps symbolic shapes and
 //! checks the volume at run time where tract cannot prove it at load, and
 //! is tract's own Reshape wherever tract's loads. `tract_overrides: false`
 //! gives stock behaviour back.
@@ -167,14 +168,87 @@ fn an_if_with_a_run_time_condition_takes_either_branch_as_tract_does() {
 }
 
 #[test]
-fn a_run_time_condition_still_needs_branches_of_equal_facts() {
+fn a_run_time_condition_keeps_stock_s_if_when_the_branches_agree() {
+    let model = runtime_if(false).load().unwrap().into_typed().unwrap();
+    let ops = op_names(&model);
+    assert!(ops.iter().any(|o| o == "IfThenElse"), "{ops:?}");
+}
+
+#[test]
+fn ranks_differing_by_more_than_unit_axes_are_an_error_naming_the_node_and_both_facts() {
     let err = runtime_if(true)
         .load()
         .and_then(|m| m.into_typed())
         .map(drop)
         .unwrap_err();
     let err = chain(&err);
-    assert!(err.contains("If") || err.contains("unify"), "{err}");
+    assert!(
+        err.contains(
+            "If node 'out': output 0 is F32 [2, 2] in then_branch and F32 [4] in else_branch"
+        ),
+        "{err}"
+    );
+}
+
+/// `If(cond)`: then the constant `[7, 7]`, else `x + x`; the output negated
+/// (a consumer reading the `If` alone, which tract folds when it can).
+fn constant_then_branch() -> Graph {
+    let dt = DatumType::F32;
+    let then_branch = Graph::new(18)
+        .node(
+            "Constant",
+            &[],
+            &["then_out"],
+            vec![graph::attr_tensor("value", &tensor(dt, &[2], &[7, 7]))],
+        )
+        .output("then_out", dt);
+    let else_branch = Graph::new(18)
+        .node("Add", &["x", "x"], &["else_out"], vec![])
+        .output("else_out", dt);
+    Graph::new(18)
+        .input_c("cond", DatumType::Bool, &[])
+        .input_c("x", dt, &[2])
+        .node(
+            "If",
+            &["cond"],
+            &["chosen"],
+            vec![
+                attr_graph("then_branch", then_branch.graph_proto()),
+                attr_graph("else_branch", else_branch.graph_proto()),
+            ],
+        )
+        .node("Neg", &["chosen"], &["out"], vec![])
+        .output("out", dt)
+}
+
+#[test]
+fn a_constant_then_branch_is_not_folded_into_a_run_time_condition() {
+    let g = constant_then_branch();
+    let x = tensor1(&[1f32, 3.0]);
+    let inputs = |cond: bool| tvec![tensor0(cond).into(), x.clone().into()];
+    let ours = |cond| run_with(&g, &tract_onnx_scatter::onnx(), inputs(cond)).unwrap();
+    assert_eq!(ours(true)[0].clone().into_tensor(), tensor1(&[-7f32, -7.0]));
+    assert_eq!(ours(false)[0].clone().into_tensor(), tensor1(&[-2f32, -6.0]));
+    // Stock tract folds the output to the then-branch's constant: the
+    // else-branch never runs.
+    let stock = run_with(&g, &tract_onnx_scatter::tract_onnx::onnx(), inputs(false)).unwrap();
+    assert_eq!(stock[0].clone().into_tensor(), tensor1(&[-7f32, -7.0]));
+}
+
+#[test]
+fn an_if_of_more_than_one_input_is_an_error_naming_the_node() {
+    let g = runtime_if(false);
+    let mut proto = g.proto();
+    proto.graph.as_mut().unwrap().node[0].input.push("x".into());
+    let err = tract_onnx_scatter::onnx()
+        .model_for_proto_model(&proto)
+        .map(drop)
+        .unwrap_err();
+    assert!(
+        chain(&err).contains("If node 'out': has 2 inputs, expected 1 (the condition)"),
+        "{}",
+        chain(&err)
+    );
 }
 
 /// jax2onnx's drop-mode filter: `Reshape(x, [count, 3])` where `count` is

@@ -210,6 +210,16 @@ pub fn attr_string(name: &str, s: &str) -> AttributeProto {
     }
 }
 
+/// A tensor attribute (a `Constant`'s `value`).
+pub fn attr_tensor(name: &str, t: &Tensor) -> AttributeProto {
+    AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Tensor as i32,
+        t: Some(tensor_proto(name, t)),
+        ..Default::default()
+    }
+}
+
 fn value_info(name: &str, dt: DatumType, shape: Option<TensorShapeProto>) -> ValueInfoProto {
     ValueInfoProto {
         name: name.into(),

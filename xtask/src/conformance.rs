@@ -43,6 +43,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     let conformance_suites = layout.all_suites(&source)?;
     let exporter_suites = layout.exporter_suites()?;
     let recurrent_suites = layout.recurrent_suites()?;
+    let control_flow_suites = layout.control_flow_suites()?;
     // The training-domain gradient ops: stock tract has none, so its
     // column there is informational (every case fails).
     let autograd_suites = vec![layout.autograd_suite()];
@@ -77,6 +78,12 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
             stock,
         ),
         (recurrent_suites, Gated::PluginBothModes, compat, stock),
+        (
+            control_flow_suites,
+            Gated::PluginBothModesAll,
+            compat,
+            stock,
+        ),
         (
             autograd_suites,
             Gated::Plugin(InputFacts::Pinned),
@@ -127,7 +134,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
             Gated::Plugin(InputFacts::Pinned) => Some((0, 1)),
             Gated::Plugin(InputFacts::Declared) => Some((2, 3)),
             Gated::Other(_) => Some((4, 1)),
-            Gated::PluginBothModes | Gated::Ungated => None,
+            Gated::PluginBothModes | Gated::PluginBothModesAll | Gated::Ungated => None,
         };
         let results = run_suites(
             suites,
@@ -151,7 +158,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
                 case.outcomes = vec![case.outcomes[plugin].clone(), case.outcomes[stock].clone()];
                 case
             }));
-        } else if let Gated::PluginBothModes = gated {
+        } else if let Gated::PluginBothModes | Gated::PluginBothModesAll = gated {
             // Declared facts are runs 2 (plugin) and 3 (stock), pinned 0 and 1.
             for mut case in results {
                 let both = |declared: usize, pinned: usize| {
@@ -159,7 +166,7 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
                 };
                 let outcomes = vec![both(2, 0), both(3, 1)];
                 case.outcomes = outcomes;
-                if holds_loop(&case.dir) {
+                if matches!(gated, Gated::PluginBothModesAll) || holds_loop(&case.dir) {
                     cases.push(case);
                 } else {
                     ungated.push(case);
@@ -214,6 +221,8 @@ enum Gated<'a> {
     /// outcome (the recurrent suites); cases without a Loop or Scan are
     /// reported apart, not gated.
     PluginBothModes,
+    /// The same, every case gated (the control-flow suites).
+    PluginBothModesAll,
     /// Another configuration of the plugin, with pinned input facts.
     Other(&'a dyn LoadOnnx),
     /// None: the group only feeds the never-worse gate.

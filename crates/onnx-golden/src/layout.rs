@@ -206,6 +206,14 @@ impl Layout {
     pub fn recurrent_suites(&self) -> Result<Vec<Suite>> {
         suites_below(&self.recurrent_dir(), "recurrent/")
     }
+
+    /// The control-flow suites (`onnx-testdata/control-flow/`: run-time
+    /// `If`, recurrent ops with run-time lengths, float16 as exporters
+    /// compute it), one per directory holding test directories, named
+    /// `control-flow/<directory>`.
+    pub fn control_flow_suites(&self) -> Result<Vec<Suite>> {
+        suites_below(&self.testdata().join("control-flow"), "control-flow/")
+    }
 }
 
 /// One suite per directory of `dir` holding test directories, sorted by
