@@ -13,6 +13,12 @@
 //! - [`EMPTY`] `loop_empty_body_1000_iters`: 1000 iterations of a body that
 //!   passes its carried value through (`Identity`): the per-iteration
 //!   overhead.
+//! - [`GREEDY`] `loop_greedy_decoder_if`: a paddle2onnx-style greedy
+//!   decoder (`models/greedy_decoder_if.onnx`, written by
+//!   `onnx-testdata/control-flow/gen/paddle_style.py`): 64 steps of a
+//!   64-unit state over 256 tokens, each writing its token and score with
+//!   ScatterElements and deciding whether to go on with an `If` whose
+//!   condition only the run knows (an end token no step meets).
 //!
 //! The buffer is input 0: the owned mode moves a copy of it made before
 //! the call, so the loop owns it from its first step.
@@ -36,8 +42,11 @@ pub const DECODE_16X: &str = "loop_decode_256_steps_4096x512_buf";
 /// The per-iteration overhead.
 pub const EMPTY: &str = "loop_empty_body_1000_iters";
 
+/// The greedy decoder with a run-time `If` break flag.
+pub const GREEDY: &str = "loop_greedy_decoder_if";
+
 /// The rows' names, in table order.
-pub const NAMES: [&str; 3] = [DECODE, DECODE_16X, EMPTY];
+pub const NAMES: [&str; 4] = [DECODE, DECODE_16X, EMPTY, GREEDY];
 
 /// Steps of the decode loop, and its row width.
 pub const DECODE_STEPS: usize = 256;
@@ -169,6 +178,12 @@ fn empty_body() -> GraphProto {
 
 /// The case of row `name` (one of [`NAMES`]).
 pub fn case(name: &str) -> Result<Case> {
+    if name == GREEDY {
+        let path = crate::exported::dir().join("greedy_decoder_if.onnx");
+        let mut rng = crate::workloads::Rng::new(29);
+        let h0: Vec<f32> = (0..64).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        return Case::from_file(name, &path, vec![Tensor::from_shape(&[1, 64], &h0)?]);
+    }
     let decode = |rows: usize| -> Result<(Vec<u8>, Vec<Tensor>)> {
         Ok((
             loop_model(

@@ -881,6 +881,7 @@ fn loop_targets(rows: &[Row]) -> Vec<String> {
         r.vs_ort(Mode::OneShot)
     });
     let empty = listed(&of(&[loops::EMPTY]), |r| r.vs_ort(Mode::OneShot));
+    let greedy = listed(&of(&[loops::GREEDY]), |r| r.vs_ort(Mode::OneShot));
     let owned = |name: &str| {
         rows.iter()
             .find(|r| r.name == name)
@@ -919,6 +920,10 @@ fn loop_targets(rows: &[Row]) -> Vec<String> {
             loops::BIG_BUFFER_FACTOR,
             loops::DECODE_16X,
             loops::DECODE
+        ),
+        format!(
+            "greedy decoder Loop with a run-time If (one-shot) within 2× of onnxruntime: {}",
+            verdict(&greedy, 2.0)
         ),
     ]
 }
