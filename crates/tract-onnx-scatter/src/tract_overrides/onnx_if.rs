@@ -305,12 +305,16 @@ impl InferenceOp for InferIf {
         let else_body = self.typed(false)?;
         let then_mapping = self.then_mapping.clone();
         let else_mapping = self.else_mapping.clone();
-        let stock_is_right = (0..then_body.outputs.len()).all(|ix| {
-            match (then_body.output_fact(ix), else_body.output_fact(ix)) {
-                (Ok(t), Ok(e)) => then_fact_holds_for_else(t, e),
-                _ => false,
-            }
-        });
+        // Stock's `IfThenElse` types only a condition proved to hold one
+        // value; one of symbolic shape (`[batch]`) is checked at run.
+        let one_condition = target.outlet_fact(inputs[0])?.shape.volume().is_one();
+        let stock_is_right = one_condition
+            && (0..then_body.outputs.len()).all(|ix| {
+                match (then_body.output_fact(ix), else_body.output_fact(ix)) {
+                    (Ok(t), Ok(e)) => then_fact_holds_for_else(t, e),
+                    _ => false,
+                }
+            });
         if stock_is_right {
             let op = IfThenElse {
                 then_body,
@@ -631,8 +635,9 @@ impl EvalOp for RunTimeIf {
 impl TypedOp for RunTimeIf {
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
         let cond = inputs.first().context("no condition")?;
+        let volume = cond.shape.volume();
         ensure!(
-            cond.datum_type == bool::datum_type() && cond.shape.volume().is_one(),
+            cond.datum_type == bool::datum_type() && volume.as_i64().is_none_or(|v| v == 1),
             "If node '{}': the condition must be one bool, got {}",
             self.node,
             show(cond)
