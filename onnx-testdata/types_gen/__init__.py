@@ -15,7 +15,7 @@ checked against the plain per-step-rounding oracle (oracle.py); onnxruntime is a
 cross-check only.
 
 Deterministic: every case draws from its own RNG seeded by crc32(case name).
-Usage: /root/venvs/types/bin/python onnx-testdata/generate_types.py [--out DIR] [--torch-python PY]
+Usage: ~/venvs/types/bin/python onnx-testdata/generate_types.py [--out DIR] [--torch-python PY]
 
 Modules, one per concern:
   values.py           element types (bf16, c64, c128), random values, shapes, indices

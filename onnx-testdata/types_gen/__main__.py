@@ -34,7 +34,7 @@ from .values import BF16
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # onnx-testdata/
 DEFAULT_OUT = os.path.join(HERE, "types")
-DEFAULT_TORCH_PY = os.environ.get("TYPES_TORCH_PYTHON", "/root/venvs/torch/bin/python")
+DEFAULT_TORCH_PY = os.environ.get("TYPES_TORCH_PYTHON", os.path.expanduser("~/venvs/torch/bin/python"))
 
 
 def check_versions():
@@ -78,7 +78,7 @@ def main(argv=None):
     ap.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                     help="output directory, deleted and rewritten (default: onnx-testdata/types)")
     ap.add_argument("--torch-python", default=DEFAULT_TORCH_PY, metavar="PY",
-                    help="python of the torch venv for the PyTorch exports (default: /root/venvs/torch/bin/python, "
+                    help="python of the torch venv for the PyTorch exports (default: ~/venvs/torch/bin/python, "
                          "or $TYPES_TORCH_PYTHON)")
     args = ap.parse_args(argv)
     check_versions()

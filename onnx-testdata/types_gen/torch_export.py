@@ -5,8 +5,8 @@ exported with fixed input shapes by the TorchScript exporter (dynamo=False, opse
 Expected outputs are PyTorch eager's bf16 outputs (written as BFLOAT16 tensors).
 The ONNX reference and onnxruntime run every export as cross-checks only.
 
-Runs in the torch venv (/root/venvs/torch), as a subprocess of the main generator:
-  cd onnx-testdata && /root/venvs/torch/bin/python -m types_gen.torch_export OUT RESULTS.json
+Runs in the torch venv (~/venvs/torch), as a subprocess of the main generator:
+  cd onnx-testdata && ~/venvs/torch/bin/python -m types_gen.torch_export OUT RESULTS.json
 It writes OUT/torch_<idiom>__<path><opset>/ and a JSON list of results (exported or
 failed, with the message; reference / onnxruntime vs eager).
 """

@@ -25,6 +25,42 @@ pub const EXPECTED_ERROR_FILE: &str = "expected_error.txt";
 /// model's outputs, computed in another order than the reference's).
 pub const TOLERANCE_FILE: &str = "tolerance.toml";
 
+/// The float tolerances of the node test at `dir`, in a suite whose
+/// directory is `root`: the nearest `tolerance.toml` (`rtol = ...`,
+/// `atol = ...`, both required) in `dir` or in a directory above it up to
+/// `root` (one for a whole suite, or a group of its tests), else
+/// `default`. An unreadable or malformed file, or a negative or NaN
+/// tolerance, is an error naming the file.
+pub fn tolerance_of(
+    dir: &Path,
+    root: &Path,
+    default: crate::compare::Tolerance,
+) -> Result<crate::compare::Tolerance> {
+    let mut searched = dir.ancestors();
+    let mut at = searched.next();
+    while let Some(directory) = at {
+        let file = directory.join(TOLERANCE_FILE);
+        if file.is_file() {
+            let text = fs::read_to_string(&file).with_context(|| format!("reading {file:?}"))?;
+            let tolerance: crate::compare::Tolerance =
+                toml::from_str(&text).with_context(|| format!("parsing {file:?}"))?;
+            if !(tolerance.rtol >= 0.0 && tolerance.atol >= 0.0) {
+                bail!(
+                    "{file:?}: rtol = {}, atol = {}: tolerances must be non-negative numbers",
+                    tolerance.rtol,
+                    tolerance.atol
+                );
+            }
+            return Ok(tolerance);
+        }
+        if directory == root || !directory.starts_with(root) {
+            break;
+        }
+        at = searched.next();
+    }
+    Ok(default)
+}
+
 /// One node-test directory, with its data sets decoded.
 #[derive(Debug, Clone)]
 pub struct NodeTest {

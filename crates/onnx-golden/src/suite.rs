@@ -1,7 +1,8 @@
 //! Running many node tests with several named frameworks side by side.
 
+use crate::compare::Tolerance;
 use crate::framework::Framework;
-use crate::node_test::{NodeTest, discover};
+use crate::node_test::{NodeTest, discover, tolerance_of};
 use crate::outcome::{FrameworkOutcome, Outcome, Phase};
 use crate::run::run_test;
 use anyhow::Result;
@@ -122,18 +123,46 @@ pub fn run_shard(
     shard: Option<Shard>,
     progress: &mut dyn FnMut(usize, usize, &CaseResult),
 ) -> Result<Vec<CaseResult>> {
+    run_shard_with_tolerance(
+        suites,
+        frameworks,
+        filter,
+        shard,
+        Tolerance::default(),
+        progress,
+    )
+}
+
+/// As [`run_shard`], comparing floats with `default` in the tests that
+/// set no tolerance of their own ([`tolerance_of`]: a `tolerance.toml` in
+/// the test's directory or above it, up to its suite's).
+pub fn run_shard_with_tolerance(
+    suites: &[Suite],
+    frameworks: &[NamedFramework<'_>],
+    filter: Option<&str>,
+    shard: Option<Shard>,
+    default: Tolerance,
+    progress: &mut dyn FnMut(usize, usize, &CaseResult),
+) -> Result<Vec<CaseResult>> {
     let mut selected = Vec::new();
     for suite in suites {
         for (name, dir) in list_tests(suite, filter)? {
             if shard.is_none_or(|s| s.holds(&suite.name, &name)) {
-                selected.push((suite.name.clone(), name, dir));
+                selected.push((suite, name, dir));
             }
         }
     }
     let total = selected.len();
     let mut results = Vec::with_capacity(total);
     for (done, (suite, test, dir)) in selected.into_iter().enumerate() {
-        let case = run_case(suite, test, &dir, frameworks);
+        let case = run_case_in(
+            suite.name.clone(),
+            test,
+            &dir,
+            &suite.root,
+            default,
+            frameworks,
+        );
         progress(done + 1, total, &case);
         results.push(case);
     }
@@ -148,7 +177,24 @@ pub fn run_case(
     dir: &Path,
     frameworks: &[NamedFramework<'_>],
 ) -> CaseResult {
-    let (opset, outcomes) = match NodeTest::load(dir) {
+    run_case_in(suite, test, dir, dir, Tolerance::default(), frameworks)
+}
+
+/// [`run_case`] of a test of the suite at `root`, with its tolerances
+/// chosen by [`tolerance_of`].
+fn run_case_in(
+    suite: String,
+    test: String,
+    dir: &Path,
+    root: &Path,
+    default: Tolerance,
+    frameworks: &[NamedFramework<'_>],
+) -> CaseResult {
+    let loaded = NodeTest::load(dir).and_then(|mut node_test| {
+        node_test.tolerance = tolerance_of(dir, root, default)?;
+        Ok(node_test)
+    });
+    let (opset, outcomes) = match loaded {
         Ok(node_test) => (
             node_test.opset().ok().flatten(),
             frameworks

@@ -35,6 +35,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let inputs = &prepared.inputs;
     let rounds = args.rounds as usize;
     let failed = |e: anyhow::Error| Failed(e.context(format!("running {path}")));
+    // One checked run first: a failure (on random inputs, one that says
+    // so) before any timing.
+    crate::run_cmd::checked_run(&prepared, &path, || plan.run(inputs.clone()))?;
     // Every call is a step: each mode's warm-up and rounds, the profile's rounds.
     let progress = Progress::new(args.quiet, 4 * rounds + 3);
     let done =

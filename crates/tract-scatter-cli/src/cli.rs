@@ -36,7 +36,7 @@ pub enum Command {
     /// Run a model on given or random inputs; print or save its outputs.
     #[command(after_help = "Example:
   tract-scatter run model.onnx x.npy --input mask=mask.npy --output outputs.npz
-  tract-scatter run model.onnx --set batch=4 --seed 1")]
+  tract-scatter run model.onnx --set batch=4 --random --seed 1")]
     Run(RunArgs),
     /// Run a model and compare its outputs with a reference.
     #[command(after_help = "Example:
@@ -105,6 +105,15 @@ pub struct TestArgs {
     /// Also run stock tract (informational column).
     #[arg(long)]
     pub stock: bool,
+    /// Relative tolerance of float outputs, |got - expected| <= atol +
+    /// rtol * |expected| (default ONNX's 1e-3), for the tests without a
+    /// tolerance.toml of their own or above them in their suite.
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of float outputs (default ONNX's 1e-7), as
+    /// --rtol.
+    #[arg(long)]
+    pub atol: Option<f64>,
     /// Run the never-worse gate against stock tract, with declared and
     /// pinned input facts; fail on any model where the plugin does worse.
     #[arg(long)]
@@ -169,7 +178,8 @@ pub struct ModelArgs {
     pub set: Vec<(String, i64)>,
 }
 
-/// Where the inputs come from; inputs not given are seeded random tensors.
+/// Where the inputs come from; an input not given is an error, unless
+/// `--random` asks for a seeded random tensor.
 #[derive(Debug, Args)]
 pub struct InputArgs {
     /// Input files (.npy or TensorProto .pb), in the model's input order.
@@ -184,10 +194,15 @@ pub struct InputArgs {
     /// A node-test data set directory: its `input_<i>.pb` files.
     #[arg(long, value_name = "DIR")]
     pub data_set: Option<PathBuf>,
-    /// Seed of the random inputs (shapes from the declared facts, symbols
-    /// without --set taking the value 1).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Make the inputs not given seeded random tensors (shapes from the
+    /// declared facts, symbols without --set taking the value 1; integers
+    /// that index an axis the model names stay below its size); the seed
+    /// and the symbols' values are printed on stderr.
+    #[arg(long)]
+    pub random: bool,
+    /// Seed of the random inputs (default 0); implies --random.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Type the model with the given inputs' types and shapes (every input
     /// must be given) instead of the facts it declares.
     #[arg(long)]

@@ -25,6 +25,11 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
             args.atol
         );
     }
+    if args.reference.is_none() && args.inputs.data_set.is_none() && args.intermediates.is_none() {
+        bail!(
+            "compare needs a reference: --reference FILE.npz, --data-set DIR or --intermediates REF.npz"
+        )
+    }
     let bundle = match &args.intermediates {
         Some(npz) => read_npz(npz)?,
         None => vec![],

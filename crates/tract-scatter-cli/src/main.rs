@@ -104,6 +104,15 @@ fn out_of_memory(size: usize) -> ! {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so a closed stdout (`tract-scatter ... | head`)
+    // makes `println!` panic; with the default action the process ends
+    // quietly, as other command-line tools do.
+    #[cfg(unix)]
+    // SAFETY: called first in main, before any other thread exists;
+    // SIG_DFL is a valid action for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

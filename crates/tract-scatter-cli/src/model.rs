@@ -207,6 +207,20 @@ pub fn unsupported_text(ops: &[Unsupported]) -> String {
     ops.iter().map(op_text).collect::<Vec<_>>().join(", ")
 }
 
+/// The error of loading the model at `path`, naming the file and the
+/// stage: a file that does not decode as protobuf is not an ONNX model;
+/// other errors are the loader's, after `loading PATH`.
+pub fn load_error(path: &Path, e: anyhow::Error) -> anyhow::Error {
+    if e.chain().any(|cause| cause.is::<prost::DecodeError>()) {
+        return anyhow::anyhow!(
+            "{}: not an ONNX model: decoding it as an ONNX ModelProto (protobuf) failed: {}",
+            path.display(),
+            crate::one_line(&e)
+        );
+    }
+    e.context(format!("loading {}", path.display()))
+}
+
 /// A decluttered model with its input and output names.
 pub struct Loaded {
     pub typed: TypedModel,
@@ -214,6 +228,9 @@ pub struct Loaded {
     pub output_names: Vec<String>,
     /// The `--set` values.
     pub values: SymbolValues,
+    /// When some inputs are random (`--random`): which, the seed and the
+    /// symbols' values, for the messages of a run that fails on them.
+    pub random: Option<String>,
 }
 
 /// Loads `args.model` with `engine`, with `--set` symbols made concrete, and
@@ -223,7 +240,7 @@ pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Resu
     let path = args.model.display().to_string();
     let mut model = engine
         .model_for_path(&args.model, !args.set.is_empty() || pinned.is_some())
-        .with_context(|| format!("loading {path}"))?;
+        .map_err(|e| load_error(&args.model, e))?;
 
     let mut values = SymbolValues::default();
     for (name, n) in &args.set {
@@ -294,6 +311,7 @@ pub fn load(args: &ModelArgs, engine: Engine, pinned: Option<&[Tensor]>) -> Resu
         input_names,
         output_names,
         values,
+        random: None,
     })
 }
 
@@ -310,7 +328,11 @@ pub fn given_inputs(args: &InputArgs, input_names: &[String]) -> Result<Vec<Opti
         })
     };
     if let Some(dir) = &args.data_set {
-        for (ix, t) in read_data_set(dir, "input")?.into_iter().enumerate() {
+        let tensors = read_data_set(dir, "input")?;
+        if tensors.is_empty() {
+            bail!("{}", no_data_set(dir));
+        }
+        for (ix, t) in tensors.into_iter().enumerate() {
             if ix >= given.len() {
                 bail!(
                     "{} has input_{ix}.pb but the model has only {} input(s)",
@@ -357,6 +379,53 @@ pub fn given_inputs(args: &InputArgs, input_names: &[String]) -> Result<Vec<Opti
     Ok(given)
 }
 
+/// Why `dir`, given as `--data-set`, is not a data set (it holds no
+/// `input_0.pb`): what it holds, and the data set it holds if any (a node
+/// test's directory, the natural mistake).
+fn no_data_set(dir: &Path) -> String {
+    let mut entries: Vec<(String, bool)> = std::fs::read_dir(dir)
+        .map(|read| {
+            read.filter_map(|e| e.ok())
+                .map(|e| {
+                    let is_dir = e.path().is_dir();
+                    (e.file_name().to_string_lossy().into_owned(), is_dir)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    entries.sort();
+    const SHOWN: usize = 6;
+    let shown: Vec<String> = entries
+        .iter()
+        .take(SHOWN)
+        .map(|(name, is_dir)| format!("{name}{}", if *is_dir { "/" } else { "" }))
+        .collect();
+    let holds = if entries.is_empty() {
+        "it is empty".to_string()
+    } else {
+        format!(
+            "it holds {}{}",
+            shown.join(", "),
+            if entries.len() > SHOWN { ", ..." } else { "" }
+        )
+    };
+    let data_set = entries
+        .iter()
+        .find(|(name, is_dir)| *is_dir && name.starts_with("test_data_set_"))
+        .map(|(name, _)| dir.join(name));
+    match data_set {
+        Some(data_set) => format!(
+            "--data-set {}: no input_0.pb in it ({holds}): give the data set directory, --data-set {}",
+            dir.display(),
+            data_set.display()
+        ),
+        None => format!(
+            "--data-set {}: no input_0.pb in it ({holds}): a data set directory holds input_<i>.pb files (a node test's test_data_set_N)",
+            dir.display()
+        ),
+    }
+}
+
 /// `input_<i>.pb` (or `output_<i>.pb`) of a node-test data set, in order.
 pub fn read_data_set(dir: &Path, prefix: &str) -> Result<Vec<Tensor>> {
     if !dir.is_dir() {
@@ -376,10 +445,17 @@ pub fn read_data_set(dir: &Path, prefix: &str) -> Result<Vec<Tensor>> {
     Ok(out)
 }
 
-/// The inputs: the given ones, checked against the model's input facts,
-/// and seeded random ones of the declared shapes for the rest (symbols
-/// without `--set` take the value 1).
-pub fn inputs(loaded: &Loaded, given: Vec<Option<Tensor>>, seed: u64) -> Result<TVec<TValue>> {
+/// The inputs: the given ones, checked against the model's input facts;
+/// the others are an error naming them, unless `random` (the seed) asks
+/// for seeded random ones of the declared shapes (symbols neither `--set`
+/// nor bound by a given input take 1). Random inputs are announced on
+/// stderr with the seed and every symbol's value, and described in the
+/// second value for the messages of a run that fails on them.
+pub fn inputs(
+    loaded: &Loaded,
+    given: Vec<Option<Tensor>>,
+    random: Option<u64>,
+) -> Result<(TVec<TValue>, Option<String>)> {
     let mut bound = loaded.values.clone();
     let facts: Vec<TypedFact> = loaded
         .typed
@@ -394,28 +470,152 @@ pub fn inputs(loaded: &Loaded, given: Vec<Option<Tensor>>, seed: u64) -> Result<
             check_input(name, fact, t, &mut bound)?;
         }
     }
-    let mut rng = tensors::Lcg::new(seed);
-    facts
+    let missing: Vec<String> = loaded
+        .input_names
         .iter()
-        .zip(given)
-        .map(|(fact, t)| {
-            Ok(match t {
-                Some(t) => t.into_tvalue(),
-                None => {
-                    let mut shape = vec![];
-                    for dim in fact.shape.iter() {
-                        for sym in dim.symbols() {
-                            if bound.get(&sym).is_none() {
-                                bound.set(&sym, 1);
-                            }
-                        }
-                        shape.push(dim.eval(&bound).to_i64()? as usize);
-                    }
-                    tensors::random_tensor(fact.datum_type, &shape, &mut rng)?.into_tvalue()
-                }
-            })
+        .zip(&facts)
+        .zip(&given)
+        .filter(|(_, t)| t.is_none())
+        .map(|((name, fact), _)| {
+            format!("{name} ({:?} {})", fact.datum_type, shape_text(&fact.shape))
         })
-        .collect()
+        .collect();
+    let Some(seed) = random.filter(|_| !missing.is_empty()) else {
+        if !missing.is_empty() {
+            bail!(
+                "missing input(s): {} (the model has {} input(s): {}): give them as files, --input NAME=FILE, --inputs FILE.npz or --data-set DIR, or ask for random ones with --random",
+                missing.join(", "),
+                loaded.input_names.len(),
+                loaded.input_names.join(", ")
+            );
+        }
+        let inputs = given
+            .into_iter()
+            .flatten()
+            .map(Tensor::into_tvalue)
+            .collect();
+        return Ok((inputs, None));
+    };
+    // Every symbol of the inputs' shapes takes a value before any tensor
+    // is made, so the announcement lists them all.
+    let mut symbols: Vec<Symbol> = vec![];
+    for fact in &facts {
+        for dim in fact.shape.iter() {
+            for sym in dim.symbols() {
+                if bound.get(&sym).is_none() {
+                    bound.set(&sym, 1);
+                }
+                if !symbols.contains(&sym) {
+                    symbols.push(sym);
+                }
+            }
+        }
+    }
+    let index_bounds = index_bounds(&loaded.typed, &bound);
+    let mut rng = tensors::Lcg::new(seed);
+    let mut inputs = tvec![];
+    for (ix, (fact, t)) in facts.iter().zip(given).enumerate() {
+        let t = match t {
+            Some(t) => t,
+            None => {
+                let shape: Vec<usize> = fact
+                    .shape
+                    .iter()
+                    .map(|dim| {
+                        let n = dim.eval(&bound).to_i64()?;
+                        usize::try_from(n).with_context(|| {
+                            format!(
+                                "input {:?}: dim {dim} = {n} (a random input needs sizes >= 0: --set its symbols)",
+                                loaded.input_names[ix]
+                            )
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                tensors::random_tensor(
+                    fact.datum_type,
+                    &shape,
+                    index_bounds.get(&ix).copied(),
+                    &mut rng,
+                )
+                .with_context(|| format!("input {:?}", loaded.input_names[ix]))?
+            }
+        };
+        inputs.push(t.into_tvalue());
+    }
+    // And those --set or a given input bound: every symbol with a value,
+    // in the model's order.
+    let ordered: Vec<Symbol> = loaded
+        .typed
+        .symbols
+        .all_symbols()
+        .into_iter()
+        .filter(|s| bound.get(s).is_some())
+        .collect();
+    let unordered: Vec<Symbol> = symbols
+        .into_iter()
+        .filter(|s| !ordered.contains(s))
+        .collect();
+    let symbols: Vec<Symbol> = ordered.into_iter().chain(unordered).collect();
+    let symbols = if symbols.is_empty() {
+        "none".to_string()
+    } else {
+        symbols
+            .iter()
+            .map(|s| format!("{s}={}", bound.get(s).unwrap_or(1)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let names: Vec<&str> = missing
+        .iter()
+        .map(|m| m.split(" (").next().unwrap_or(m))
+        .collect();
+    let description = format!(
+        "random inputs {} (--random, seed {seed}; symbols: {symbols})",
+        names.join(", ")
+    );
+    eprintln!("{description}");
+    Ok((inputs, Some(description)))
+}
+
+/// For the model's integer inputs that index another tensor where the
+/// model says so (the indices of Gather, GatherElements and the plugin's
+/// ScatterElements, fed straight from the input), the size of the axis
+/// they index, by input index: random values then stay below it. Sizes
+/// that stay symbolic, and other uses, give no bound.
+fn index_bounds(model: &TypedModel, bound: &SymbolValues) -> HashMap<usize, i64> {
+    use tract_onnx_scatter::tract_core::ops::array::{Gather, GatherElements};
+    let inputs = model
+        .input_outlets()
+        .map(<[OutletId]>::to_vec)
+        .unwrap_or_default();
+    let mut bounds: HashMap<usize, i64> = HashMap::new();
+    for node in model.nodes() {
+        let axis = if let Some(op) = node.op_as::<Gather>() {
+            Some(op.axis)
+        } else if let Some(op) = node.op_as::<GatherElements>() {
+            Some(op.axis)
+        } else {
+            node.op_as::<tract_onnx_scatter::ops::ScatterElements>()
+                .map(|op| op.axis)
+        };
+        let (Some(axis), [data, indices, ..]) = (axis, &node.inputs[..]) else {
+            continue;
+        };
+        let Some(ix) = inputs.iter().position(|o| o == indices) else {
+            continue;
+        };
+        let Some(size) = model
+            .outlet_fact(*data)
+            .ok()
+            .and_then(|f| f.shape.get(axis).cloned())
+            .and_then(|d| d.eval(bound).to_i64().ok())
+        else {
+            continue;
+        };
+        let entry = bounds.entry(ix).or_insert(size);
+        *entry = (*entry).min(size);
+    }
+    bounds
 }
 
 /// One line naming the input, what it got and what the model expects.
@@ -470,6 +670,8 @@ pub fn shape_text(shape: &ShapeFact) -> String {
 /// its inputs.
 pub struct Prepared {
     pub loaded_names: (Vec<String>, Vec<String>),
+    /// [`Loaded::random`].
+    pub random: Option<String>,
     pub plan: std::sync::Arc<TypedSimplePlan>,
     pub inputs: TVec<TValue>,
 }
@@ -493,11 +695,10 @@ pub fn load_with_inputs(
     // whose declared facts do not type is what pinning is for. Otherwise
     // the declared load gives them.
     let (declared, names) = if input.pinned {
-        let path = model.model.display();
         tensors::require_file(&model.model, "an .onnx model")?;
         let parsed = Engine::of(model)
             .model_for_path(&model.model, true)
-            .with_context(|| format!("loading {path}"))?;
+            .map_err(|e| load_error(&model.model, e))?;
         (None, input_names(&parsed)?)
     } else {
         let declared = load(model, Engine::of(model), None)?;
@@ -527,7 +728,10 @@ pub fn load_with_inputs(
             load(model, Engine::of(model), Some(&all))?
         }
     };
-    let inputs = inputs(&loaded, given, input.seed)?;
+    let mut loaded = loaded;
+    let random = (input.random || input.seed.is_some()).then(|| input.seed.unwrap_or(0));
+    let (inputs, description) = inputs(&loaded, given, random)?;
+    loaded.random = description;
     Ok((loaded, inputs))
 }
 
@@ -535,6 +739,7 @@ pub fn load_with_inputs(
 pub fn optimize(loaded: Loaded, inputs: TVec<TValue>, model: &Path) -> Result<Prepared> {
     let path = model.display();
     let names = (loaded.input_names.clone(), loaded.output_names.clone());
+    let random = loaded.random.clone();
     let plan = loaded
         .typed
         .into_optimized()
@@ -543,6 +748,7 @@ pub fn optimize(loaded: Loaded, inputs: TVec<TValue>, model: &Path) -> Result<Pr
         .with_context(|| format!("planning {path}"))?;
     Ok(Prepared {
         loaded_names: names,
+        random,
         plan,
         inputs,
     })

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::Failed;
@@ -40,12 +40,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
 /// Runs the plan once on its inputs; the outputs by name. A run-time error
 /// is the model's failure (exit 1), not a usage error.
+/// A panic of tract's is such a failure too; on random inputs the message
+/// says so.
 pub fn run_once(prepared: &Prepared, model: &str) -> Result<Vec<(String, Tensor)>> {
-    let outputs = prepared
-        .plan
-        .run(prepared.inputs.clone())
-        .with_context(|| format!("running {model}"))
-        .map_err(Failed)?;
+    let outputs = checked_run(prepared, model, || {
+        prepared.plan.run(prepared.inputs.clone())
+    })?;
     Ok(prepared
         .loaded_names
         .1
@@ -53,4 +53,27 @@ pub fn run_once(prepared: &Prepared, model: &str) -> Result<Vec<(String, Tensor)
         .cloned()
         .zip(outputs.into_iter().map(|v| v.into_tensor()))
         .collect())
+}
+
+/// `call`, a run of `prepared`'s plan: an error or a panic is the model's
+/// failure (exit 1) naming the model, and the random inputs it ran on.
+pub fn checked_run<T>(
+    prepared: &Prepared,
+    model: &str,
+    call: impl FnOnce() -> TractResult<T>,
+) -> Result<T> {
+    let result = match onnx_golden::panic_guard::catch(call) {
+        Ok(result) => result,
+        Err(panic) => Err(anyhow!("tract panicked: {}", panic.replace('\n', " "))),
+    };
+    let result = result.with_context(|| format!("running {model}"));
+    match &prepared.random {
+        Some(random) => result.with_context(|| {
+            format!(
+                "on {random}: random values may be out of what the model accepts (an index out of range): give real inputs"
+            )
+        }),
+        None => result,
+    }
+    .map_err(|e| Failed(e).into())
 }

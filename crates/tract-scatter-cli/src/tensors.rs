@@ -3,19 +3,24 @@
 //! and one-line summaries.
 
 use std::fs::File;
-use std::io::{BufWriter, Cursor, Read};
+use std::io::{BufWriter, Cursor, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail, ensure};
-use ndarray_npy::{NpzReader, NpzWriter, ReadNpyError, ReadNpyExt, ReadNpzError};
+use ndarray_npy::{NpzReader, ReadNpyError, ReadNpyExt, ReadNpzError, WriteNpyExt};
 use tract_onnx_scatter::onnx_types;
 use tract_onnx_scatter::tract_onnx::prelude::tract_ndarray::{ArrayD, IxDyn, OwnedRepr};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
-/// Element types read from and written to `.npy`/`.npz` (ndarray-npy has no f16).
+/// The element types read and written, as messages list them.
+const SUPPORTED: &str = "expected float16/32/64, int8..64, uint8..64, bool or complex64/128";
+
+/// Element types read from and written to `.npy`/`.npz` through
+/// ndarray-npy (which has no f16, nor complex as tract holds it: see
+/// [`raw_tensor`]).
 macro_rules! for_npy_types {
     ($mac:ident) => {
         $mac!(f32, f64, i64, i32, i16, i8, u64, u32, u16, u8, bool)
@@ -115,12 +120,35 @@ impl NpyHeader {
         Ok(extent.map(|e| if self.shape.contains(&0) { 0 } else { e }))
     }
 
+    /// The shape as dims, for the element types read here rather than by
+    /// ndarray-npy: C order only (`bytes` is the file, or its start up to
+    /// the data at least).
+    fn dims(&self, bytes: &[u8], what: &str) -> Result<Vec<usize>> {
+        let text = String::from_utf8_lossy(&bytes[..self.data_offset]);
+        ensure!(
+            !text.contains("'fortran_order': True"),
+            "{what}: a {} array in Fortran order is not supported (save it in C order)",
+            self.descr
+        );
+        self.shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<std::result::Result<_, _>>()
+            .with_context(|| format!("{what}: shape {:?}", self.shape))
+    }
+
     /// Refuses a header whose data does not fit `present` bytes or the
     /// size limit, naming `what`, the shape and the bytes.
     fn check(&self, what: &str, present: u64) -> Result<()> {
         let limit = MAX_TENSOR_BYTES.load(Ordering::Relaxed);
         let shape = format!("{:?}", self.shape);
-        let Some(declared) = self.data_bytes()? else {
+        let Some(declared) = self.data_bytes().with_context(|| {
+            format!(
+                "{what}: unsupported .npy element type {:?} ({SUPPORTED})",
+                self.descr
+            )
+        })?
+        else {
             bail!(
                 "{what}: its header declares shape {shape} of {}: the size overflows",
                 self.descr
@@ -167,6 +195,18 @@ fn extension(path: &Path) -> String {
 
 /// Fails with a one-line message when `path` is not a readable file.
 pub fn require_file(path: &Path, what: &str) -> Result<()> {
+    if path.is_dir() {
+        let model = path.join("model.onnx");
+        let hint = if what.contains(".onnx") && model.is_file() {
+            format!("; the node test's model is {}", model.display())
+        } else {
+            String::new()
+        };
+        bail!(
+            "{}: a directory, not a file (expected {what}{hint})",
+            path.display()
+        );
+    }
     if !path.is_file() {
         bail!("{}: no such file (expected {what})", path.display());
     }
@@ -201,7 +241,7 @@ fn read_npy(path: &Path) -> Result<Tensor> {
     let what = path.display().to_string();
     let header = NpyHeader::parse(&bytes).with_context(|| format!("reading {what} as .npy"))?;
     header.check(&what, (bytes.len() - header.data_offset) as u64)?;
-    if let Some(t) = complex_as_pairs(&bytes, &header, &what)? {
+    if let Some(t) = raw_tensor(&bytes, &header, &what)? {
         return Ok(t);
     }
     macro_rules! try_types {
@@ -217,9 +257,25 @@ fn read_npy(path: &Path) -> Result<Tensor> {
     }
     for_npy_types!(try_types);
     bail!(
-        "{}: unsupported .npy element type (expected float32/64, int8..64, uint8..64 or bool)",
-        path.display()
+        "{}: unsupported .npy element type {:?} ({SUPPORTED})",
+        path.display(),
+        header.descr
     )
+}
+
+/// The tensor of an `.npy` whose element type ndarray-npy cannot read:
+/// complex ([`complex_as_pairs`]) or float16 (`<f2`); `None` for other
+/// types. `header` has been checked against the bytes present.
+fn raw_tensor(bytes: &[u8], header: &NpyHeader, what: &str) -> Result<Option<Tensor>> {
+    if header.descr != "<f2" {
+        return complex_as_pairs(bytes, header, what);
+    }
+    let shape = header.dims(bytes, what)?;
+    let values: Vec<f16> = bytes[header.data_offset..]
+        .chunks_exact(2)
+        .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+        .collect();
+    Ok(Some(Tensor::from_shape(&shape, &values)?))
 }
 
 /// A complex `.npy` (numpy's `complex64`/`complex128`, `<c8`/`<c16`) as
@@ -232,17 +288,7 @@ fn complex_as_pairs(bytes: &[u8], header: &NpyHeader, what: &str) -> Result<Opti
         "<c16" => 8,
         _ => return Ok(None),
     };
-    let text = String::from_utf8_lossy(&bytes[..header.data_offset]);
-    ensure!(
-        !text.contains("'fortran_order': True"),
-        "{what}: a complex array in Fortran order is not supported"
-    );
-    let mut shape: Vec<usize> = header
-        .shape
-        .iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<std::result::Result<_, _>>()
-        .with_context(|| format!("{what}: shape {:?}", header.shape))?;
+    let mut shape = header.dims(bytes, what)?;
     shape.push(2);
     let data = &bytes[header.data_offset..];
     let tensor = if part_bytes == 4 {
@@ -273,7 +319,7 @@ pub fn read_npz(path: &Path) -> Result<Vec<(String, Tensor)>> {
         .with_context(|| format!("reading {} as .npz", path.display()))?;
     let mut out = vec![];
     for name in names {
-        let tensor = match complex_npz_entry(path, &name)? {
+        let tensor = match raw_npz_entry(path, &name)? {
             Some(t) => t,
             None => npz_entry(&mut npz, path, &name)?,
         };
@@ -308,10 +354,10 @@ fn check_npz_headers(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The array `name` of the `.npz` at `path` as float pairs when it is
-/// complex ([`complex_as_pairs`]); `None` for other types. Its header has
-/// been checked ([`check_npz_headers`]).
-fn complex_npz_entry(path: &Path, name: &str) -> Result<Option<Tensor>> {
+/// The array `name` of the `.npz` at `path` when ndarray-npy cannot read
+/// it ([`raw_tensor`]: complex, float16); `None` for other types. Its
+/// header has been checked ([`check_npz_headers`]).
+fn raw_npz_entry(path: &Path, name: &str) -> Result<Option<Tensor>> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut zip = zip::ZipArchive::new(file)
         .with_context(|| format!("reading {} as .npz", path.display()))?;
@@ -330,13 +376,13 @@ fn complex_npz_entry(path: &Path, name: &str) -> Result<Option<Tensor>> {
         .read_to_end(&mut head)
         .with_context(|| format!("reading {what}"))?;
     let header = NpyHeader::parse(&head).with_context(|| format!("reading {what} as .npy"))?;
-    if !matches!(header.descr.as_str(), "<c8" | "<c16") {
+    if !matches!(header.descr.as_str(), "<c8" | "<c16" | "<f2") {
         return Ok(None);
     }
     entry
         .read_to_end(&mut head)
         .with_context(|| format!("reading {what}"))?;
-    complex_as_pairs(&head, &header, &what)
+    raw_tensor(&head, &header, &what)
 }
 
 fn npz_entry(npz: &mut NpzReader<File>, path: &Path, name: &str) -> Result<Tensor> {
@@ -353,61 +399,103 @@ fn npz_entry(npz: &mut NpzReader<File>, path: &Path, name: &str) -> Result<Tenso
     }
     for_npy_types!(try_types);
     bail!(
-        "{}: array {name:?} has an unsupported element type (expected float32/64, int8..64, uint8..64 or bool)",
+        "{}: array {name:?} has an unsupported element type ({SUPPORTED})",
         path.display()
     )
 }
 
 /// Writes named tensors as an `.npz` (uncompressed, as `numpy.savez`).
-/// f16 is written as float32 and TDim as int64 (`.npy` has no such types).
+/// TDim is written as int64 (`.npy` has no such type); f16 as numpy's
+/// float16 (`<f2`); complex values as numpy's complex arrays; bfloat16
+/// values stay float32 (numpy has no bfloat16).
 pub fn write_npz(
     path: &Path,
     tensors: &[(String, Tensor)],
     held: &HashMap<String, HeldType>,
 ) -> Result<()> {
     let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut npz = NpzWriter::new(BufWriter::new(file));
+    let mut zip = zip::ZipWriter::new(BufWriter::new(file));
     for (name, tensor) in tensors {
-        // Complex values as numpy's complex arrays; bfloat16 values stay
-        // float32 (numpy has no bfloat16).
-        let complex = match held.get(name) {
-            Some(HeldType::Complex64) => {
-                Some(npz.add_array(name.as_str(), &onnx_types::complex_values::<f32>(tensor)?))
-            }
-            Some(HeldType::Complex128) => {
-                Some(npz.add_array(name.as_str(), &onnx_types::complex_values::<f64>(tensor)?))
-            }
-            _ => None,
-        };
-        if let Some(written) = complex {
-            written.with_context(|| format!("writing {name:?} to {}", path.display()))?;
-            continue;
-        }
-        let tensor = match tensor.datum_type() {
-            DatumType::F16 => tensor.cast_to::<f32>()?.into_owned(),
-            DatumType::TDim => tensor.cast_to::<i64>()?.into_owned(),
-            _ => tensor.clone(),
-        };
-        macro_rules! write_as {
-            ($($t:ty),*) => {
-                $(
-                    if tensor.datum_type() == <$t>::datum_type() {
-                        let view = tensor.to_plain_array_view::<$t>()?;
-                        npz.add_array(name.as_str(), &view)
-                            .with_context(|| format!("writing {name:?} to {}", path.display()))?;
-                        continue;
-                    }
-                )*
-            };
-        }
-        for_npy_types!(write_as);
-        bail!(
-            "output {name:?} is {:?}, which .npz cannot hold",
-            tensor.datum_type()
-        );
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            // Zip64 records only where the entry needs them.
+            .large_file(
+                tensor.len().saturating_mul(tensor.datum_type().size_of()) > u32::MAX as usize,
+            );
+        zip.start_file(format!("{name}.npy"), options)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| write_npy_entry(&mut zip, name, tensor, held))
+            .with_context(|| format!("writing {name:?} to {}", path.display()))?;
     }
-    npz.finish()
+    zip.finish()
+        .with_context(|| format!("writing {}", path.display()))?
+        .flush()
         .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// One tensor as `.npy` bytes, see [`write_npz`].
+fn write_npy_entry(
+    w: &mut impl Write,
+    name: &str,
+    tensor: &Tensor,
+    held: &HashMap<String, HeldType>,
+) -> Result<()> {
+    match held.get(name) {
+        Some(HeldType::Complex64) => {
+            return Ok(onnx_types::complex_values::<f32>(tensor)?.write_npy(&mut *w)?);
+        }
+        Some(HeldType::Complex128) => {
+            return Ok(onnx_types::complex_values::<f64>(tensor)?.write_npy(&mut *w)?);
+        }
+        _ => {}
+    }
+    let tensor = match tensor.datum_type() {
+        DatumType::F16 => return write_f16_npy(w, tensor),
+        DatumType::TDim => tensor.cast_to::<i64>()?.into_owned(),
+        _ => tensor.clone(),
+    };
+    macro_rules! write_as {
+        ($($t:ty),*) => {
+            $(
+                if tensor.datum_type() == <$t>::datum_type() {
+                    return Ok(tensor.to_plain_array_view::<$t>()?.write_npy(&mut *w)?);
+                }
+            )*
+        };
+    }
+    for_npy_types!(write_as);
+    bail!(
+        "output {name:?} is {:?}, which .npz cannot hold",
+        tensor.datum_type()
+    )
+}
+
+/// An f16 tensor as numpy's float16 `.npy` (format 1.0, C order), which
+/// ndarray-npy cannot write.
+fn write_f16_npy(w: &mut impl Write, tensor: &Tensor) -> Result<()> {
+    let dims: Vec<String> = tensor.shape().iter().map(|d| d.to_string()).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '<f2', 'fortran_order': False, 'shape': {shape}, }}");
+    // The magic, the version, the header's length, the header and its
+    // newline: a multiple of 64 bytes, as numpy aligns them.
+    let padded = (10 + header.len() + 1).div_ceil(64) * 64;
+    header.push_str(&" ".repeat(padded - 10 - header.len() - 1));
+    header.push('\n');
+    let len = u16::try_from(header.len())
+        .context("the .npy header is too long (a shape of too many dims)")?;
+    w.write_all(b"\x93NUMPY\x01\x00")?;
+    w.write_all(&len.to_le_bytes())?;
+    w.write_all(header.as_bytes())?;
+    let values = tensor.to_plain_array_view::<f16>()?;
+    let mut bytes = Vec::with_capacity(values.len() * 2);
+    for v in values.iter() {
+        bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+    w.write_all(&bytes)?;
     Ok(())
 }
 
@@ -433,8 +521,14 @@ impl Lcg {
 }
 
 /// A random tensor of a concrete shape: floats uniform in [-1, 1), integers
-/// in 0..4 (valid indices into most axes), booleans fair coins.
-pub fn random_tensor(dt: DatumType, shape: &[usize], rng: &mut Lcg) -> Result<Tensor> {
+/// in 0..4 (valid indices into most axes), or in 0..`below` when the model
+/// says what they index, booleans fair coins.
+pub fn random_tensor(
+    dt: DatumType,
+    shape: &[usize],
+    below: Option<i64>,
+    rng: &mut Lcg,
+) -> Result<Tensor> {
     let len: usize = shape.iter().product();
     let t = if dt.is_float() {
         let v: Vec<f64> = (0..len).map(|_| rng.unit()).collect();
@@ -443,7 +537,8 @@ pub fn random_tensor(dt: DatumType, shape: &[usize], rng: &mut Lcg) -> Result<Te
         let v: Vec<bool> = (0..len).map(|_| rng.next() & 1 == 1).collect();
         Tensor::from_shape(shape, &v)?
     } else if dt.is_integer() {
-        let v: Vec<i64> = (0..len).map(|_| (rng.next() % 4) as i64).collect();
+        let below = below.filter(|&b| b > 0).map_or(4, |b| b as u64);
+        let v: Vec<i64> = (0..len).map(|_| (rng.next() % below) as i64).collect();
         Tensor::from_shape(shape, &v)?.cast_to_dt(dt)?.into_owned()
     } else {
         bail!("cannot make a random {dt:?} input: pass it with --input");

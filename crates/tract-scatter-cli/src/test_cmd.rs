@@ -7,17 +7,32 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
-use onnx_golden::suite::{list_tests, run_shard};
+use onnx_golden::compare::Tolerance;
+use onnx_golden::suite::{list_tests, run_shard_with_tolerance};
 use onnx_golden::{
-    ExpectedFailures, Format, GateFrameworks, InputFacts, NamedFramework, NeverWorse, Pairing,
-    Report, Suite, Tract,
+    CaseResult, ExpectedFailures, Format, GateFrameworks, InputFacts, NamedFramework, NeverWorse,
+    Outcome, Pairing, Phase, Report, Suite, Tract,
 };
+use std::collections::HashMap;
+
+use crate::model::{Engine, unsupported_ops, unsupported_text};
 use tract_onnx_scatter::tract_onnx;
 
 use crate::cli::TestArgs;
 use crate::progress::Progress;
 
 pub fn run(args: TestArgs) -> Result<ExitCode> {
+    let tolerance = Tolerance {
+        rtol: args.rtol.unwrap_or(onnx_golden::compare::RTOL),
+        atol: args.atol.unwrap_or(onnx_golden::compare::ATOL),
+    };
+    if !(tolerance.rtol >= 0.0 && tolerance.atol >= 0.0) {
+        bail!(
+            "--rtol {} --atol {}: tolerances must be non-negative numbers",
+            tolerance.rtol,
+            tolerance.atol
+        );
+    }
     let mut suites = vec![];
     for dir in &args.dirs {
         suites.extend(suites_of(dir)?);
@@ -110,11 +125,12 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
         eprintln!("shard {shard}: {in_shard} of {total} tests");
     }
     let progress = Progress::new(quiet, in_shard);
-    let results = run_shard(
+    let results = run_shard_with_tolerance(
         &suites,
         &frameworks,
         args.filter.as_deref(),
         args.shard,
+        tolerance,
         &mut |done, total, case| {
             let cells: Vec<String> = columns
                 .iter()
@@ -140,7 +156,7 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
     let never_worse = args
         .never_worse
         .then(|| NeverWorse::judge(&results, &Pairing::STANDARD));
-    let cases = results
+    let mut cases: Vec<CaseResult> = results
         .into_iter()
         .map(|mut case| {
             case.outcomes = columns
@@ -150,6 +166,12 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
             case
         })
         .collect();
+    let gated = if args.strict {
+        Engine::Strict
+    } else {
+        Engine::Plugin
+    };
+    name_unsupported(&mut cases, &[gated, Engine::Stock]);
     let mut names = vec!["plugin".to_string()];
     if columns.len() > 1 {
         names.push("stock".into());
@@ -162,6 +184,43 @@ pub fn run(args: TestArgs) -> Result<ExitCode> {
         report = report.with_shard(shard, suites.iter().map(|s| s.name.clone()).collect());
     }
     emit(&report, args.format.into(), args.output.as_deref(), quiet)
+}
+
+/// Names the operators an engine lacks (as `dump` lists them, every one
+/// at once) ahead of tract's message in the failures where loading or
+/// typing stopped; `engines[i]` ran the cases' outcome `i`.
+fn name_unsupported(cases: &mut [CaseResult], engines: &[Engine]) {
+    let mut named: HashMap<(PathBuf, usize), Option<String>> = HashMap::new();
+    for case in cases {
+        let model = case.dir.join("model.onnx");
+        for (ix, outcome) in case.outcomes.iter_mut().enumerate() {
+            let Some(&engine) = engines.get(ix) else {
+                continue;
+            };
+            for result in [&mut outcome.decluttered, &mut outcome.optimized] {
+                let Outcome::Fail { phase, reason } = result else {
+                    continue;
+                };
+                if !matches!(phase, Phase::Load | Phase::Analyse | Phase::Typing) {
+                    continue;
+                }
+                let lacking = named.entry((model.clone(), ix)).or_insert_with(|| {
+                    match unsupported_ops(&model, engine) {
+                        Ok(ops) if !ops.is_empty() => Some(format!(
+                            "uses {} operator(s) {}: {}",
+                            ops.len(),
+                            engine.lacking(),
+                            unsupported_text(&ops)
+                        )),
+                        _ => None,
+                    }
+                });
+                if let Some(lacking) = lacking {
+                    *reason = format!("{lacking}; {reason}");
+                }
+            }
+        }
+    }
 }
 
 /// The `--expected-failures` file, or none.

@@ -105,12 +105,7 @@ impl ScatterElementsUpdate {
         let site = &self.site;
         crate::ops::indexed::check_indices_type(site, "indices", indices.datum_type)?;
         crate::ops::indexed::check_same_type(site, data.datum_type, updates.datum_type)?;
-        crate::ops::indexed::check_reduction_for(
-            site,
-            data.datum_type,
-            OnnxElement::Native,
-            self.reduction,
-        )?;
+        check_openvino_reduction(site, data.datum_type, self.reduction)?;
         if let Some(konst) = &axis.konst
             && crate::ops::indexed::known_indices(site, "axis", konst)?.is_some()
         {
@@ -226,6 +221,43 @@ const REDUCTIONS: [(&str, UpdateReduction); 6] = [
     ("max", UpdateReduction::Onnx(Reduction::Max)),
     ("mean", UpdateReduction::Mean),
 ];
+
+/// Refuses a reduction the data's element type cannot do, in OpenVINO's
+/// words: the kernels name reductions as ONNX does (`add`, `mul`), this
+/// op's model names them `sum`, `prod`, and lists `mean` among them.
+fn check_openvino_reduction(
+    site: &NodeSite,
+    dt: DatumType,
+    reduction: UpdateReduction,
+) -> TractResult<()> {
+    let can = |r: UpdateReduction| {
+        crate::ops::indexed::check_reduction_for(site, dt, OnnxElement::Native, r).is_ok()
+    };
+    if can(reduction) {
+        return Ok(());
+    }
+    let name = |r: UpdateReduction| {
+        REDUCTIONS
+            .iter()
+            .find(|(_, known)| *known == r)
+            .map_or("?", |(name, _)| *name)
+    };
+    let supported: Vec<&str> = REDUCTIONS
+        .iter()
+        .filter(|(_, r)| can(*r))
+        .map(|(name, _)| *name)
+        .collect();
+    bail!(site.error(format!(
+        "reduction '{}' is not supported for {} data (supported: {})",
+        name(reduction),
+        types::onnx_type(dt),
+        if supported.is_empty() {
+            "none of them".to_string()
+        } else {
+            supported.join(", ")
+        }
+    )))
+}
 
 /// The builder of `ScatterElementsUpdate` (any domain): inputs `data`,
 /// `indices`, `updates`, `axis`; attributes `reduction` (OpenVINO's
@@ -497,7 +529,13 @@ mod tests {
         let err = op(UpdateReduction::Mean, true)
             .output_facts(&[&data, &indices, &data, &axis])
             .unwrap_err();
-        assert!(err.to_string().contains("reduction"), "{err}");
+        // OpenVINO's names of the reductions bool data can do, not ONNX's.
+        assert!(
+            format!("{err:#}").ends_with(
+                "reduction 'mean' is not supported for bool data (supported: none, sum, prod, min, max)"
+            ),
+            "{err:#}"
+        );
     }
 }
 
