@@ -214,7 +214,10 @@ fn load(fw: &impl Framework<ModelProto, InferenceModel>, p: &Path) -> TractResul
 fn a_function_generic_over_tract_s_framework_takes_either_with_its_own_loader() {
     let path = bfloat16_model();
     load(&tract_onnx_scatter::onnx(), &path).unwrap();
-    assert!(without_loader(load(&tract_onnx_scatter::tract_onnx::onnx(), &path)));
+    assert!(without_loader(load(
+        &tract_onnx_scatter::tract_onnx::onnx(),
+        &path
+    )));
 }
 
 #[test]
@@ -244,12 +247,15 @@ fn every_reading_path_goes_through_the_loader() {
 #[test]
 fn tract_s_switches_and_fields_are_methods_and_keep_the_loader() {
     let fw = tract_onnx_scatter::onnx();
-    assert!(!fw.ignore_value_info() && !fw.ignore_output_types() && fw.use_output_shapes());
+    // tract's defaults: every declared fact read, output shapes not.
+    assert!(!fw.ignore_value_info() && !fw.ignore_output_types() && !fw.use_output_shapes());
     let fw = fw
         .with_ignore_value_info(true)
         .with_ignore_output_types(true)
-        .with_ignore_output_shapes(true);
-    assert!(fw.ignore_value_info() && fw.ignore_output_types() && !fw.use_output_shapes());
+        .with_ignore_output_shapes(false);
+    assert!(fw.ignore_value_info() && fw.ignore_output_types() && fw.use_output_shapes());
+    let fw = fw.with_ignore_output_shapes(true);
+    assert!(!fw.use_output_shapes());
     fw.model_for_path(bfloat16_model()).unwrap();
     let provider = tract_onnx_scatter::tract_onnx::onnx().provider;
     let fw = fw.with_provider(provider);

@@ -44,9 +44,13 @@ fn the_readme_shows_the_example_whole() {
 
 #[test]
 fn the_example_ships_the_corpus_model() {
-    let shipped = std::fs::read(root().join("crates/tract-onnx-scatter/examples/keras_gru.onnx")).unwrap();
+    let shipped =
+        std::fs::read(root().join("crates/tract-onnx-scatter/examples/keras_gru.onnx")).unwrap();
     let corpus =
         std::fs::read(root().join("onnx-testdata/recurrent/tf2onnx/keras_gru__opset18/model.onnx"))
             .unwrap();
-    assert!(shipped == corpus, "examples/keras_gru.onnx differs from the corpus's model");
+    assert!(
+        shipped == corpus,
+        "examples/keras_gru.onnx differs from the corpus's model"
+    );
 }

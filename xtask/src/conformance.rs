@@ -20,6 +20,7 @@
 //! `--output FILE` or, with `--verbose`, before the summary.
 
 use crate::args::Args;
+use crate::progress::Progress;
 use anyhow::{Context, Result};
 use onnx_golden::all_ops::{ensure_all_node_tests, newest_release};
 use onnx_golden::fetch::Source;
@@ -29,7 +30,6 @@ use onnx_golden::{
     Format, GateFrameworks, InputFacts, LoadOnnx, NamedFramework, NeverWorse, Pairing, Report,
     Suite, Tract, run_suites,
 };
-use crate::progress::Progress;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -222,9 +222,8 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
         ));
     }
     if output.is_none() && !verbose {
-        notes.push(
-            "per-test results and stock's failures: --verbose, or --output FILE".to_string(),
-        );
+        notes
+            .push("per-test results and stock's failures: --verbose, or --output FILE".to_string());
     }
     let summary = format!("{}\n{}", notes.join("; "), report.summary());
     if output.is_none() && format != Format::Text {

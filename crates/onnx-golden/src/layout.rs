@@ -321,11 +321,7 @@ mod tests {
 
     #[test]
     fn the_shared_cache_is_the_variable_then_xdg_then_home() {
-        let all = [
-            (CACHE_ENV, "/c"),
-            ("XDG_CACHE_HOME", "/x"),
-            ("HOME", "/h"),
-        ];
+        let all = [(CACHE_ENV, "/c"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")];
         assert_eq!(cache_dir_from(env(&all)), Some(PathBuf::from("/c")));
         assert_eq!(
             cache_dir_from(env(&all[1..])),

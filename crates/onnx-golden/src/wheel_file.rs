@@ -292,7 +292,11 @@ mod tests {
         let ours = temp_dir("ours");
         let theirs = pin.ensure(&ours, &Source::Local(cache.clone())).unwrap();
         assert_eq!(fs::read(&theirs).unwrap(), b"model");
-        fs::write(cache.join("wheels").join(&pin.wheel).join(&pin.path), b"bad").unwrap();
+        fs::write(
+            cache.join("wheels").join(&pin.wheel).join(&pin.path),
+            b"bad",
+        )
+        .unwrap();
         fs::remove_dir_all(&ours).unwrap();
         let err = format!(
             "{:#}",

@@ -321,7 +321,14 @@ impl AllOpsReport {
     fn header(&self) -> Vec<String> {
         let mut header = vec!["operator".to_string(), "tests".into()];
         for name in &self.frameworks {
-            for what in ["pass", "wrong", "fail", "panic", "unsupported", "unreadable"] {
+            for what in [
+                "pass",
+                "wrong",
+                "fail",
+                "panic",
+                "unsupported",
+                "unreadable",
+            ] {
                 header.push(format!("{name} {what}"));
             }
         }
@@ -773,7 +780,16 @@ mod tests {
         let totals: Vec<(usize, usize, usize, usize, usize, usize)> = r
             .totals
             .iter()
-            .map(|c| (c.pass, c.wrong, c.fail, c.panic, c.unsupported, c.unreadable))
+            .map(|c| {
+                (
+                    c.pass,
+                    c.wrong,
+                    c.fail,
+                    c.panic,
+                    c.unsupported,
+                    c.unreadable,
+                )
+            })
             .collect();
         assert_eq!(totals, [(3, 1, 0, 1, 2, 1), (2, 2, 1, 0, 2, 1)]);
         assert_eq!(r.operators[2].representative[0], None);

@@ -145,9 +145,7 @@ impl Onnx {
     /// data is read from.
     pub fn with_provider(
         mut self,
-        provider: std::sync::Arc<
-            dyn tract_onnx::data_resolver::ModelDataResolver + Send + Sync,
-        >,
+        provider: std::sync::Arc<dyn tract_onnx::data_resolver::ModelDataResolver + Send + Sync>,
     ) -> Onnx {
         self.tract.provider = provider;
         self
