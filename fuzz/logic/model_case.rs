@@ -414,7 +414,7 @@ pub fn registered() -> &'static HashSet<String> {
     static OPS: OnceLock<HashSet<String>> = OnceLock::new();
     OPS.get_or_init(|| {
         tract_onnx_scatter::onnx()
-            .op_register
+            .op_register()
             .0
             .keys()
             .cloned()

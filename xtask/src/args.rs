@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Options that take no value (`--all-ops`, `--help`); read them with
 /// [`Args::switch`].
-const SWITCHES: &[&str] = &["all-ops", "help"];
+const SWITCHES: &[&str] = &["all-ops", "help", "verbose"];
 
 pub struct Args {
     values: BTreeMap<String, String>,

@@ -13,8 +13,14 @@
 //! stock tract with declared and with pinned input facts: the never-worse
 //! gate ([`onnx_golden::never_worse`]) fails the run on any model where the
 //! plugin does worse than stock.
+//!
+//! It talks from its first second (where the data comes from, each wheel it
+//! fetches, a progress line), and prints a short summary whose last line is
+//! the verdict; the per-test table and every framework's failures go to
+//! `--output FILE` or, with `--verbose`, before the summary.
 
 use crate::args::Args;
+use crate::progress::Progress;
 use anyhow::{Context, Result};
 use onnx_golden::all_ops::{ensure_all_node_tests, newest_release};
 use onnx_golden::fetch::Source;
@@ -25,6 +31,7 @@ use onnx_golden::{
     Suite, Tract, run_suites,
 };
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Index of the gating framework in the list below.
 const PLUGIN: usize = 0;
@@ -36,8 +43,18 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     let format: Format = args.take("--format").as_deref().unwrap_or("text").parse()?;
     let output = args.path("--output");
     let filter = args.take("--filter");
+    let verbose = args.switch("--verbose");
     let source = Source::resolve(args.path("--from"));
     args.finish()?;
+    let started = Instant::now();
+    eprintln!(
+        "conformance: test data in {} ({}); fetched and hash-checked on first use",
+        layout.cache_dir().display(),
+        match &source {
+            Source::Pip => "missing data: pip downloads the pinned onnx wheels".to_string(),
+            Source::Local(dir) => format!("missing data from {}", dir.display()),
+        }
+    );
 
     let expected = layout.expected_failures()?;
     let conformance_suites = layout.all_suites(&source)?;
@@ -105,11 +122,19 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
         (vec![all_ops], Gated::Ungated, compat, stock),
     ];
     let mut total = 0;
+    let mut suite_count = 0;
     for (suites, _, _, _) in &groups {
         for suite in suites {
             total += onnx_golden::suite::list_tests(suite, filter.as_deref())?.len();
+            suite_count += 1;
         }
     }
+    eprintln!(
+        "conformance: {total} tests in {suite_count} suites, each through the plugin and stock \
+         tract with declared and pinned input facts (data ready after {:.0} s)",
+        started.elapsed().as_secs_f64()
+    );
+    let mut progress = Progress::new(total);
     let mut cases = vec![];
     // Recurrent cases without a Loop or Scan: tract's own LSTM/GRU ops.
     let mut ungated = vec![];
@@ -141,14 +166,16 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
             &frameworks,
             filter.as_deref(),
             &mut |done, _, case| {
-                let cells: Vec<String> = case.outcomes.iter().map(|o| o.short()).collect();
-                eprintln!(
-                    "[{}/{total}] {} {}: {}",
-                    done_before + done,
-                    case.suite,
-                    case.test,
-                    cells.join(" / ")
-                );
+                let what = format!("{} {}", case.suite, case.test);
+                if verbose {
+                    let cells: Vec<String> = case.outcomes.iter().map(|o| o.short()).collect();
+                    progress.line(&format!(
+                        "[{}/{total}] {what}: {}",
+                        done_before + done,
+                        cells.join(" / ")
+                    ));
+                }
+                progress.step(done_before + done, &what);
             },
         )?;
         done_before += results.len();
@@ -174,25 +201,49 @@ pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
             }
         }
     }
+    progress.finish();
     let names = vec!["plugin".to_string(), "stock".to_string()];
     let report = Report::new(names, PLUGIN, cases, &expected).with_never_worse(never_worse);
     let mut rendered = report.render(format);
     if !ungated.is_empty() && format == Format::Text {
         rendered.push_str(&ungated_table(&ungated));
     }
-    match output {
+    // The full report: to the file, else (asked for, or a format for
+    // machines) to stdout; the summary, verdict last, ends the output.
+    match &output {
         Some(path) => {
-            std::fs::write(&path, &rendered).with_context(|| format!("writing {path:?}"))?;
-            eprintln!("report written to {}", path.display());
+            std::fs::write(path, &rendered).with_context(|| format!("writing {path:?}"))?;
+            eprintln!("full report written to {}", path.display());
         }
-        None => print!("{rendered}"),
+        None if verbose || format != Format::Text => println!("{rendered}"),
+        None => {}
     }
-    if report.is_ok() {
-        Ok(ExitCode::SUCCESS)
+    let mut notes = vec![format!(
+        "{total} tests in {:.0} s",
+        started.elapsed().as_secs_f64()
+    )];
+    if !ungated.is_empty() {
+        notes.push(format!(
+            "{} recurrent cases without Loop or Scan reported, not gated",
+            ungated.len()
+        ));
+    }
+    if output.is_none() && !verbose {
+        notes
+            .push("per-test results and stock's failures: --verbose, or --output FILE".to_string());
+    }
+    let summary = format!("{}\n{}", notes.join("; "), report.summary());
+    if output.is_none() && format != Format::Text {
+        // stdout holds the machine-readable report.
+        eprint!("{summary}");
     } else {
-        eprint!("conformance gate failed:\n{}", report.explain());
-        Ok(ExitCode::FAILURE)
+        print!("{summary}");
     }
+    Ok(if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// The recurrent cases that hold no `Loop` or `Scan`, with both modes'

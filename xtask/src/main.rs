@@ -6,6 +6,7 @@ mod bench;
 mod conformance;
 mod fuzz;
 mod generated;
+mod progress;
 mod update_manifest;
 
 use anyhow::Result;
@@ -19,17 +20,37 @@ usage: cargo xtask <command> [options]
 commands:
   fetch-testdata [--from DIR]
       Download (pip) the pinned onnx wheels, extract their node tests into
-      onnx-testdata/cache/ and verify every hash. --from DIR (or
-      ONNX_TESTDATA_FROM=DIR) uses an onnx checkout, unpacked wheel or a
-      directory of the pinned wheels instead of pip. Generated releases
+      the shared test-data cache (see conformance) and verify every hash.
+      --from DIR (or ONNX_TESTDATA_FROM=DIR) uses an onnx checkout, unpacked
+      wheel, a directory of the pinned wheels or another clone's cache
+      instead of pip. Generated releases
       (wheels without test data, onnx >= 1.23): regenerate their node tests
-      in a venv under onnx-testdata/cache/ (python3 with venv and pip) and
+      in a venv under the cache (python3 with venv and pip) and
       verify them and the committed copy in onnx-testdata/generated/.
-  conformance [--format text|markdown|json|junit] [--output FILE]
+  conformance [--verbose] [--output FILE] [--format text|markdown|json|junit]
               [--filter SUBSTRING] [--from DIR]
-      Run the pinned official tests and onnx-testdata/extended/ with the
-      plugin and stock tract; exit non-zero on an unexpected plugin failure
-      or a stale entry of onnx-testdata/expected-failures.toml.
+      Run every golden suite with the plugin and stock tract, each with the
+      inputs' declared and pinned facts:
+        - the official node tests of every pinned onnx release (fetched on
+          first use, see fetch-testdata) and of the generated releases
+          (committed), and onnx-testdata/extended/: gated with the plugin
+          strict (onnx_strict());
+        - onnx-testdata/exporters/<exporter>/ (models by real exporters),
+          recurrent/<exporter>/ (Loop, Scan, LSTM; both input modes),
+          autograd/ (training-domain gradient ops), types/bfloat16 and
+          types/complex, real-models/: gated with onnx();
+        - every official node test of the newest pinned release with data
+          (the --all-ops set): only for the never-worse gate.
+      Exits non-zero on an unexpected plugin failure, a stale entry of
+      onnx-testdata/expected-failures.toml, or a model the plugin runs worse
+      than stock tract (never-worse gate). Prints where the data comes from,
+      a progress line (a bar on a terminal), then a summary per suite whose
+      last line is the verdict. --verbose also prints each test's result
+      and the full report (every failure, stock's included) before the
+      summary; --output FILE writes the full report there in --format.
+      Test data is cached in $TRACT_ONNX_SCATTER_CACHE, else
+      $XDG_CACHE_HOME/tract-onnx-scatter, else ~/.cache/tract-onnx-scatter,
+      shared by every clone (see docs/conformance.md).
   conformance --all-ops [--format ...] [--output FILE] [--filter SUBSTRING]
               [--release VERSION] [--from DIR]
       Run every official node test of the newest pinned release that ships
@@ -142,6 +163,27 @@ fn fetch(layout: &Layout, source: &Source) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_usage_describes_everything_conformance_runs() {
+        for what in [
+            "extended/",
+            "exporters/",
+            "recurrent/",
+            "autograd/",
+            "types/bfloat16",
+            "types/complex",
+            "real-models/",
+            "generated releases",
+            "--all-ops set",
+            "never-worse",
+            "expected-failures.toml",
+            "--verbose",
+            "TRACT_ONNX_SCATTER_CACHE",
+        ] {
+            assert!(super::USAGE.contains(what), "{what} is not in the usage");
+        }
+    }
+
     #[test]
     fn the_usage_names_every_fuzz_target() {
         for target in crate::fuzz::TARGETS {

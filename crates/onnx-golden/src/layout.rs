@@ -4,7 +4,9 @@
 //! ```text
 //! <root>/onnx-testdata/manifest.toml            pinned releases and hashes
 //! <root>/onnx-testdata/expected-failures.toml   known failures of the gating framework
-//! <root>/onnx-testdata/cache/<version>/node/    fetched official tests (git-ignored)
+//! <cache>/<version>/node/                      fetched official tests, shared by
+//!                                               every clone ([`shared_cache_dir`])
+//! <root>/onnx-testdata/cache/                   this clone's assembled suites (git-ignored)
 //! <root>/onnx-testdata/generated/onnx-<version>/node/  official tests generated from
 //!                                               wheels without data (committed)
 //! <root>/onnx-testdata/extended/                the project's own corpus
@@ -59,9 +61,21 @@ impl Layout {
         self.testdata().join("expected-failures.toml")
     }
 
-    /// `onnx-testdata/cache/`: the git-ignored cache of downloaded test data
-    /// (each fetched release in `<version>/node/`).
+    /// The cache of downloaded test data (each fetched release in
+    /// `<version>/node/`, every node test of one in `<version>-all/`,
+    /// files of pinned wheels in `wheels/`): [`shared_cache_dir`], one
+    /// directory for every clone, else (no home directory, or one that
+    /// cannot be written) this clone's [`clone_cache_dir`](Layout::clone_cache_dir).
+    /// Everything in it is checked against the manifest's hashes on use, so
+    /// clones of different commits share it safely.
     pub fn cache_dir(&self) -> PathBuf {
+        usable(shared_cache_dir()).unwrap_or_else(|| self.clone_cache_dir())
+    }
+
+    /// `onnx-testdata/cache/` (git-ignored): what this clone assembles from
+    /// its own files (the real-model suite), and the cache when there is no
+    /// shared one.
+    pub fn clone_cache_dir(&self) -> PathBuf {
         self.testdata().join("cache")
     }
 
@@ -245,7 +259,12 @@ fn suites_below(dir: &Path, prefix: &str) -> Result<Vec<Suite>> {
 impl Layout {
     /// The real models with expected outputs (see [`crate::real_models`]).
     pub fn real_model_suite(&self, source: &Source) -> Result<Suite> {
-        crate::real_models::real_model_suite(&self.testdata(), &self.cache_dir(), source)
+        crate::real_models::real_model_suite(
+            &self.testdata(),
+            &self.cache_dir(),
+            &self.clone_cache_dir(),
+            source,
+        )
     }
 
     /// One exporter suite by name (`torch`, `tf2onnx`, `jax2onnx`).
@@ -259,6 +278,33 @@ impl Layout {
     }
 }
 
+/// Environment variable naming the shared test-data cache directory.
+pub const CACHE_ENV: &str = "TRACT_ONNX_SCATTER_CACHE";
+
+/// The test-data cache shared by every clone: `$TRACT_ONNX_SCATTER_CACHE`
+/// if set, else `$XDG_CACHE_HOME/tract-onnx-scatter`, else
+/// `$HOME/.cache/tract-onnx-scatter`; `None` when none of them is set
+/// (relative paths in `XDG_CACHE_HOME` are ignored, as the XDG spec says).
+pub fn shared_cache_dir() -> Option<PathBuf> {
+    cache_dir_from(|name| std::env::var_os(name))
+}
+
+/// `dir` if it exists or can be made.
+fn usable(dir: Option<PathBuf>) -> Option<PathBuf> {
+    dir.filter(|dir| std::fs::create_dir_all(dir).is_ok())
+}
+
+fn cache_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set(CACHE_ENV) {
+        return Some(dir);
+    }
+    if let Some(xdg) = set("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return Some(xdg.join("tract-onnx-scatter"));
+    }
+    set("HOME").map(|home| home.join(".cache").join("tract-onnx-scatter"))
+}
+
 /// The workspace root of a crate whose manifest dir is one level below it
 /// (`xtask/`, `tests/`).
 pub fn root_above(manifest_dir: &str) -> PathBuf {
@@ -266,4 +312,57 @@ pub fn root_above(manifest_dir: &str) -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn the_shared_cache_is_the_variable_then_xdg_then_home() {
+        let all = [(CACHE_ENV, "/c"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")];
+        assert_eq!(cache_dir_from(env(&all)), Some(PathBuf::from("/c")));
+        assert_eq!(
+            cache_dir_from(env(&all[1..])),
+            Some(PathBuf::from("/x/tract-onnx-scatter"))
+        );
+        assert_eq!(
+            cache_dir_from(env(&all[2..])),
+            Some(PathBuf::from("/h/.cache/tract-onnx-scatter"))
+        );
+        assert_eq!(cache_dir_from(env(&[])), None);
+    }
+
+    #[test]
+    fn empty_and_relative_values_are_skipped() {
+        let vars = [(CACHE_ENV, ""), ("XDG_CACHE_HOME", "rel"), ("HOME", "/h")];
+        assert_eq!(
+            cache_dir_from(env(&vars)),
+            Some(PathBuf::from("/h/.cache/tract-onnx-scatter"))
+        );
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_made_is_not_used() {
+        let base = std::env::temp_dir().join(format!("onnx-golden-usable-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        // A file where the directory would go: it cannot be made.
+        let file = base.join("file");
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(usable(Some(file.join("cache"))), None);
+        let fresh = base.join("a/b");
+        assert_eq!(usable(Some(fresh.clone())), Some(fresh.clone()));
+        assert!(fresh.is_dir());
+        assert_eq!(usable(None), None);
+        std::fs::remove_dir_all(&base).ok();
+    }
 }

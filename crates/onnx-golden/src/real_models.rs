@@ -4,8 +4,9 @@
 //! `onnx-testdata/real-models/models.toml` pins each model (committed, or
 //! in a PyPI wheel, by SHA-256); `real-models/<name>/test_data_set_*/` hold
 //! inputs and expected outputs, `real-models/<name>/tolerance.toml` the
-//! float tolerances. A model with data sets is assembled under
-//! `cache/real-models/<name>/` (model file, data sets, tolerance), so the
+//! float tolerances. A model with data sets is assembled under the clone's
+//! `onnx-testdata/cache/real-models/<name>/` (model file, data sets,
+//! tolerance; per clone, since the data sets are the clone's), so the
 //! harness runs it like any node test.
 
 use crate::fetch::{Source, sha256_file};
@@ -19,13 +20,18 @@ use std::path::Path;
 /// Suite name of the real models.
 pub const REAL_MODELS: &str = "real-models";
 
-/// Assembles the suite from `testdata` (the `onnx-testdata/` directory),
-/// fetching pinned models from `source` into `cache`.
-pub fn real_model_suite(testdata: &Path, cache: &Path, source: &Source) -> Result<Suite> {
+/// Assembles the suite from `testdata` (the `onnx-testdata/` directory)
+/// under `assembled`, fetching pinned models from `source` into `cache`.
+pub fn real_model_suite(
+    testdata: &Path,
+    cache: &Path,
+    assembled: &Path,
+    source: &Source,
+) -> Result<Suite> {
     let dir = testdata.join(REAL_MODELS);
     let list = dir.join("models.toml");
     let text = fs::read_to_string(&list).with_context(|| format!("reading {list:?}"))?;
-    let root = cache.join(REAL_MODELS);
+    let root = assembled.join(REAL_MODELS);
     for model in wheel_files_from_toml(&text, "model")? {
         let data = dir.join(&model.name);
         if !data.join("test_data_set_0").is_dir() {

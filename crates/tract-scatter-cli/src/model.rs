@@ -85,11 +85,11 @@ pub struct Unsupported {
 pub fn unsupported_ops(path: &Path, engine: Engine) -> Result<Vec<Unsupported>> {
     let plugin = tract_onnx_scatter::onnx();
     let stock = tract_onnx_scatter::tract_onnx::onnx();
-    let onnx: &tract_onnx_scatter::tract_onnx::Onnx = match engine {
-        Engine::Plugin | Engine::Strict => &plugin,
-        Engine::Stock => &stock,
+    let register = match engine {
+        Engine::Plugin | Engine::Strict => plugin.op_register(),
+        Engine::Stock => &stock.op_register,
     };
-    let proto = onnx
+    let proto = stock
         .proto_model_for_path(path)
         .with_context(|| format!("reading {} as an ONNX model", path.display()))?;
     let proto: Cow<'_, ModelProto> = match engine {
@@ -100,7 +100,7 @@ pub fn unsupported_ops(path: &Path, engine: Engine) -> Result<Vec<Unsupported>> 
     let mut found: Vec<Unsupported> = vec![];
     let mut index: HashMap<String, usize> = HashMap::new();
     if let Some(graph) = &proto.graph {
-        walk_ops(graph, &onnx.op_register.0, &mut found, &mut index);
+        walk_ops(graph, &register.0, &mut found, &mut index);
     }
     Ok(found)
 }

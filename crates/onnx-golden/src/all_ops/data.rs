@@ -44,8 +44,9 @@ fn version_key(version: &str) -> Vec<u64> {
 /// `release`'s wheel, each file matching the hash recorded when it was
 /// extracted from the hash-verified wheel. Returns the `node/` directory.
 ///
-/// `source`: pip, or a local directory that must hold the pinned wheel
-/// itself (an unpacked checkout has no pin covering its files).
+/// `source`: pip, or a local directory that holds the pinned wheel itself
+/// (an unpacked checkout has no pin covering its files) or is another
+/// clone's cache (its `<version>-all/`, verified as the cache is).
 pub fn ensure_all_node_tests(
     release: &Release,
     cache_root: &Path,
@@ -65,6 +66,13 @@ pub fn ensure_all_node_tests(
         std::process::id()
     ));
     let _ = fs::remove_dir_all(&staging);
+    let started = std::time::Instant::now();
+    eprintln!(
+        "onnx {}: fetching every node test ({}) into {}",
+        release.version,
+        source.describe(&release.wheel),
+        dir.display()
+    );
     let result = populate(release, source, &staging).and_then(|()| {
         verify_all(release, &staging)?;
         if dir.exists() {
@@ -74,6 +82,11 @@ pub fn ensure_all_node_tests(
     });
     let _ = fs::remove_dir_all(&staging);
     result.with_context(|| format!("fetching every node test of onnx {}", release.version))?;
+    eprintln!(
+        "onnx {}: every node test verified in {:.1} s",
+        release.version,
+        started.elapsed().as_secs_f64()
+    );
     Ok(dir.join("node"))
 }
 
@@ -87,14 +100,20 @@ fn populate(release: &Release, source: &Source, staging: &Path) -> Result<()> {
             Ok(())
         }
         Source::Local(root) => {
+            let other_cache = all_ops_dir(root, &release.version);
+            if verify_all(release, &other_cache).is_ok() {
+                return copy_tree(&other_cache, staging);
+            }
             let wheel = root.join(&release.wheel);
             if !wheel.is_file() {
                 bail!(
-                    "{root:?} does not hold the pinned wheel {}: the all-ops run extracts every \
-                     node test from the hash-verified wheel (an unpacked checkout has no pin \
-                     covering all its files). Put the wheel there, or unset --from / \
-                     ONNX_TESTDATA_FROM to download it with pip.",
-                    release.wheel
+                    "{root:?} holds neither the pinned wheel {} nor a cache's {:?} matching it: \
+                     the all-ops run extracts every node test from the hash-verified wheel (an \
+                     unpacked checkout has no pin covering all its files). Put the wheel there, \
+                     point --from / ONNX_TESTDATA_FROM at another clone's cache, or unset them \
+                     to download it with pip.",
+                    release.wheel,
+                    other_cache.file_name().unwrap_or_default()
                 );
             }
             let got = sha256_file(&wheel)?;
@@ -107,6 +126,23 @@ fn populate(release: &Release, source: &Source, staging: &Path) -> Result<()> {
             extract_node_dir(release, &wheel, staging)
         }
     }
+}
+
+/// Copies the files below `from` (another cache's `<version>-all/`) into
+/// `to`; the caller verifies the copy.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir_all(to).with_context(|| format!("creating {to:?}"))?;
+    for entry in fs::read_dir(from).with_context(|| format!("listing {from:?}"))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)
+                .with_context(|| format!("copying {:?} to {target:?}", entry.path()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Extracts every file below `onnx/backend/test/data/node/` of the (already
@@ -278,9 +314,36 @@ mod tests {
             "{:#}",
             ensure_all_node_tests(&release, &cache, &Source::Local(cache.clone())).unwrap_err()
         );
-        assert!(err.contains("does not hold the pinned wheel"), "{err}");
+        assert!(err.contains("holds neither the pinned wheel"), "{err}");
         fs::remove_dir_all(&wheels).ok();
         fs::remove_dir_all(&cache).ok();
+    }
+
+    #[test]
+    fn another_clones_cache_is_a_source_once_it_verifies() {
+        let wheels = temp_dir("wheels");
+        let theirs = temp_dir("theirs");
+        let ours = temp_dir("ours");
+        let (_, release) = fake_wheel(&wheels);
+        ensure_all_node_tests(&release, &theirs, &Source::Local(wheels.clone())).unwrap();
+        // No wheel in their cache: the extracted tree is copied and verified.
+        let node = ensure_all_node_tests(&release, &ours, &Source::Local(theirs.clone())).unwrap();
+        assert_eq!(
+            fs::read(node.join("test_abs/model.onnx")).unwrap(),
+            b"model"
+        );
+        // A tampered cache is no source.
+        fs::remove_dir_all(all_ops_dir(&ours, "9.9.9")).unwrap();
+        let theirs_node = all_ops_dir(&theirs, "9.9.9").join("node");
+        fs::write(theirs_node.join("test_abs/model.onnx"), b"tampered").unwrap();
+        let err = format!(
+            "{:#}",
+            ensure_all_node_tests(&release, &ours, &Source::Local(theirs.clone())).unwrap_err()
+        );
+        assert!(err.contains("holds neither the pinned wheel"), "{err}");
+        for dir in [wheels, theirs, ours] {
+            fs::remove_dir_all(dir).ok();
+        }
     }
 
     #[test]

@@ -23,7 +23,12 @@ const MAX_ERROR_LINE: usize = 160;
 pub enum Category {
     /// Both modes (decluttered and optimized) match the expected outputs.
     Pass,
-    /// Loading, preparing or running failed, or the outputs differ.
+    /// A mode ran without an error and returned a wrong value: outputs
+    /// that differ from the expected ones, or outputs where the test
+    /// expects an error. The worst outcome (nothing tells the user).
+    Wrong,
+    /// Loading, preparing or running failed with an error (no mode
+    /// returned a wrong value).
     Fail,
     /// A panic in either mode (caught by the panic guard).
     Panic,
@@ -42,7 +47,9 @@ impl Category {
     /// The category of one framework's outcome on one test, the first that
     /// applies: [`Pass`](Category::Pass) when both modes pass,
     /// [`Unreadable`](Category::Unreadable) when both failed to read the test
-    /// data, [`Panic`](Category::Panic) when either mode panicked,
+    /// data, [`Wrong`](Category::Wrong) when either mode returned a wrong
+    /// value without an error, [`Panic`](Category::Panic) when either mode
+    /// panicked,
     /// [`Unsupported`](Category::Unsupported) when every failing mode failed on
     /// an operator the framework does not implement, else
     /// [`Fail`](Category::Fail).
@@ -52,6 +59,8 @@ impl Category {
             Category::Pass
         } else if modes.iter().all(|o| is_unreadable(o)) {
             Category::Unreadable
+        } else if modes.iter().any(|o| is_wrong(o)) {
+            Category::Wrong
         } else if modes.iter().any(|o| matches!(o, Outcome::Panic { .. })) {
             Category::Panic
         } else if modes.iter().all(|o| match o {
@@ -69,6 +78,19 @@ impl Category {
 /// (the framework never ran).
 fn is_unreadable(outcome: &Outcome) -> bool {
     matches!(outcome, Outcome::Fail { phase: Phase::Load, reason } if reason.starts_with(UNREADABLE_PREFIX))
+}
+
+/// Whether the framework ran without an error and its result was wrong:
+/// [`crate::run`] fails at [`Phase::Compare`] exactly then (outputs that
+/// differ, or outputs where an error was expected).
+fn is_wrong(outcome: &Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Fail {
+            phase: Phase::Compare,
+            ..
+        }
+    )
 }
 
 /// How [`crate::suite::run_case`] prefixes a failure to read test data.
@@ -121,6 +143,8 @@ impl AllOpsCase {
 pub struct Counts {
     /// Tests in [`Category::Pass`].
     pub pass: usize,
+    /// Tests in [`Category::Wrong`]: a wrong value without an error.
+    pub wrong: usize,
     /// Tests in [`Category::Fail`].
     pub fail: usize,
     /// Tests in [`Category::Panic`].
@@ -135,6 +159,7 @@ impl Counts {
     fn add(&mut self, category: Category) {
         match category {
             Category::Pass => self.pass += 1,
+            Category::Wrong => self.wrong += 1,
             Category::Fail => self.fail += 1,
             Category::Panic => self.panic += 1,
             Category::Unsupported => self.unsupported += 1,
@@ -142,9 +167,10 @@ impl Counts {
         }
     }
 
-    fn cells(&self) -> [String; 5] {
+    fn cells(&self) -> [String; 6] {
         [
             self.pass,
+            self.wrong,
             self.fail,
             self.panic,
             self.unsupported,
@@ -295,7 +321,14 @@ impl AllOpsReport {
     fn header(&self) -> Vec<String> {
         let mut header = vec!["operator".to_string(), "tests".into()];
         for name in &self.frameworks {
-            for what in ["pass", "fail", "panic", "unsupported", "unreadable"] {
+            for what in [
+                "pass",
+                "wrong",
+                "fail",
+                "panic",
+                "unsupported",
+                "unreadable",
+            ] {
                 header.push(format!("{name} {what}"));
             }
         }
@@ -330,8 +363,8 @@ impl AllOpsReport {
         )];
         for (name, t) in self.frameworks.iter().zip(&self.totals) {
             lines.push(format!(
-                "{name}: {} passed, {} failed, {} panicked, {} unsupported, {} unreadable data",
-                t.pass, t.fail, t.panic, t.unsupported, t.unreadable
+                "{name}: {} passed, {} wrong without an error, {} failed with an error, {} panicked, {} unsupported, {} unreadable data",
+                t.pass, t.wrong, t.fail, t.panic, t.unsupported, t.unreadable
             ));
         }
         lines.push(
@@ -341,10 +374,37 @@ impl AllOpsReport {
         lines
     }
 
+    /// Per framework, each operator where it returned a wrong value
+    /// without an error, with those tests: `"<framework>: none"`, or
+    /// `"<framework>: <operator> (<test>, ...)"` one line per operator.
+    pub fn wrong_lines(&self) -> Vec<String> {
+        let mut lines = vec![];
+        for (ix, name) in self.frameworks.iter().enumerate() {
+            let mut by_operator: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for case in &self.cases {
+                if case.categories.get(ix) == Some(&Category::Wrong) {
+                    by_operator
+                        .entry(&case.operator)
+                        .or_default()
+                        .push(&case.result.test);
+                }
+            }
+            if by_operator.is_empty() {
+                lines.push(format!("{name}: none"));
+            }
+            for (operator, tests) in by_operator {
+                lines.push(format!("{name}: {operator} ({})", tests.join(", ")));
+            }
+        }
+        lines
+    }
+
     /// What the columns count.
     pub const LEGEND: &'static str = "\
 pass: decluttered and optimized both match the expected outputs. \
-fail: an error while loading, typing, optimizing or running, or a wrong output. \
+wrong: a mode ran without an error and returned a wrong value (outputs that \
+differ, or outputs where the test expects an error): silently wrong. \
+fail: an error while loading, typing, optimizing or running (no wrong value). \
 panic: a panic in either mode (caught). \
 unsupported: the model uses an operator the framework does not implement \
 (tract's `Unimplemented(<op>)`). \
@@ -372,6 +432,10 @@ first line of its error.";
                     let _ = writeln!(out, "  [{name}] {}: {rep}", row.operator);
                 }
             }
+        }
+        out.push_str("\nwrong values without an error (silently wrong), by operator:\n");
+        for l in self.wrong_lines() {
+            let _ = writeln!(out, "  {l}");
         }
         if !self.skipped.is_empty() {
             out.push_str("\nskipped:\n");
@@ -417,6 +481,10 @@ first line of its error.";
             rows.push(cells);
         }
         markdown_table(&mut out, &header, &rows);
+        out.push_str("\n## Wrong values without an error (silently wrong), by operator\n\n");
+        for l in self.wrong_lines() {
+            let _ = writeln!(out, "- {}", markdown_escape(&l));
+        }
         if !self.skipped.is_empty() {
             out.push_str("\n## Skipped\n\n");
             for s in &self.skipped {
@@ -444,7 +512,7 @@ first line of its error.";
                 xml(&self.release),
                 xml(name),
                 self.cases.len(),
-                t.fail,
+                t.fail + t.wrong,
                 t.panic,
                 t.unsupported + t.unreadable
             );
@@ -476,6 +544,9 @@ first line of its error.";
                     ),
                     Some(Category::Unreadable) => format!(
                         "      <skipped message=\"unreadable test data\">{description}</skipped>"
+                    ),
+                    Some(Category::Wrong) => format!(
+                        "      <failure message=\"wrong value without an error: {description}\"/>"
                     ),
                     _ => format!("      <failure message=\"{description}\"/>"),
                 };
@@ -627,6 +698,38 @@ mod tests {
                 SingleNode,
                 vec![Outcome::Pass, Outcome::Pass],
             ),
+            // Wrong in one mode, an error in the other: silently wrong.
+            AllOpsCase::new(
+                Ok(TestOperator {
+                    operator: "Softmax".into(),
+                    rule: SingleNode,
+                }),
+                CaseResult {
+                    suite: "1.22.0".into(),
+                    test: "test_softmax_axis_1".into(),
+                    dir: Default::default(),
+                    opset: Some(22),
+                    outcomes: vec![
+                        FrameworkOutcome {
+                            decluttered: fail(Phase::Run, "out of memory"),
+                            optimized: fail(
+                                Phase::Compare,
+                                "output 0: value mismatch at [1]: got 0.0 expected 0.5",
+                            ),
+                        },
+                        FrameworkOutcome {
+                            decluttered: fail(
+                                Phase::Compare,
+                                "expected error containing 'axis', got Ok",
+                            ),
+                            optimized: Outcome::Panic {
+                                phase: Phase::Run,
+                                message: "boom".into(),
+                            },
+                        },
+                    ],
+                },
+            ),
         ];
         AllOpsReport::new(
             "1.22.0".into(),
@@ -651,8 +754,8 @@ mod tests {
                     .iter()
                     .map(|c| {
                         format!(
-                            "{}/{}/{}/{}/{}",
-                            c.pass, c.fail, c.panic, c.unsupported, c.unreadable
+                            "{}/{}/{}/{}/{}/{}",
+                            c.pass, c.wrong, c.fail, c.panic, c.unsupported, c.unreadable
                         )
                     })
                     .collect();
@@ -668,22 +771,58 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "Cast 1 (0 expanded): 0/0/0/0/1 0/0/0/0/1",
-                "Det 2 (0 expanded): 0/0/0/2/0 0/0/0/2/0",
-                "ScatterND 2 (0 expanded): 2/0/0/0/0 1/1/0/0/0",
-                "Softmax 2 (1 expanded): 1/0/1/0/0 1/1/0/0/0",
+                "Cast 1 (0 expanded): 0/0/0/0/0/1 0/0/0/0/0/1",
+                "Det 2 (0 expanded): 0/0/0/0/2/0 0/0/0/0/2/0",
+                "ScatterND 2 (0 expanded): 2/0/0/0/0/0 1/0/1/0/0/0",
+                "Softmax 3 (1 expanded): 1/1/0/1/0/0 1/2/0/0/0/0",
             ]
         );
-        let totals: Vec<(usize, usize, usize, usize, usize)> = r
+        let totals: Vec<(usize, usize, usize, usize, usize, usize)> = r
             .totals
             .iter()
-            .map(|c| (c.pass, c.fail, c.panic, c.unsupported, c.unreadable))
+            .map(|c| {
+                (
+                    c.pass,
+                    c.wrong,
+                    c.fail,
+                    c.panic,
+                    c.unsupported,
+                    c.unreadable,
+                )
+            })
             .collect();
-        assert_eq!(totals, [(3, 0, 1, 2, 1), (2, 2, 0, 2, 1)]);
+        assert_eq!(totals, [(3, 1, 0, 1, 2, 1), (2, 2, 1, 0, 2, 1)]);
         assert_eq!(r.operators[2].representative[0], None);
         assert_eq!(
             r.operators[2].representative[1].as_deref(),
             Some("test_scatternd_max: FAIL at load: Building node (ScatterND): reduction max <&>")
+        );
+    }
+
+    #[test]
+    fn a_wrong_value_in_either_mode_counts_as_wrong_not_as_an_error() {
+        let r = sample();
+        let category = |test: &str| {
+            r.cases
+                .iter()
+                .find(|c| c.result.test == test)
+                .map(|c| c.categories.clone())
+                .unwrap()
+        };
+        assert_eq!(
+            category("test_softmax_axis_1"),
+            [Category::Wrong, Category::Wrong]
+        );
+        assert_eq!(
+            category("test_scatternd_max"),
+            [Category::Pass, Category::Fail]
+        );
+        assert_eq!(
+            r.wrong_lines(),
+            [
+                "plugin: Softmax (test_softmax_axis_1)",
+                "stock: Softmax (test_softmax_axis_0_expanded, test_softmax_axis_1)",
+            ]
         );
     }
 

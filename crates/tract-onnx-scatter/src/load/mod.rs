@@ -33,7 +33,6 @@ pub mod loop_lists;
 pub mod validate;
 
 use std::borrow::Cow;
-use std::ops::{Deref, DerefMut};
 use std::path::Path;
 
 use tract_hir::internal::*;
@@ -41,8 +40,56 @@ use tract_onnx::model::ParseResult;
 use tract_onnx::pb::ModelProto;
 
 /// `tract_onnx::Onnx` with the plugin's registry, and the loader's
-/// rewrites before each parse (see the module documentation). Derefs to
-/// the tract framework it wraps, for its fields (`op_register`, ...).
+/// rewrites before each parse (see the module documentation).
+///
+/// It is not a `tract_onnx::Onnx`, and nothing turns it into one without
+/// saying so: no `Deref`, no `From`. A function written for tract's type
+/// would load through tract's parser without the loader (a bfloat16 model
+/// then fails with `Unknown DatumType Bfloat16`), so it does not compile:
+///
+/// ```compile_fail,E0308
+/// use std::path::Path;
+/// use tract_onnx_scatter::tract_onnx::prelude::*;
+///
+/// fn load(fw: &tract_onnx::Onnx, p: &Path) -> TractResult<InferenceModel> {
+///     fw.model_for_path(p)
+/// }
+/// load(&tract_onnx_scatter::onnx(), Path::new("model.onnx"));
+/// ```
+///
+/// nor does asking for tract's type by conversion:
+///
+/// ```compile_fail,E0277
+/// let fw: tract_onnx_scatter::tract_onnx::Onnx = tract_onnx_scatter::onnx().into();
+/// ```
+///
+/// Write the function generic over tract's [`Framework`] and it takes
+/// either, each with its own loader:
+///
+/// ```no_run
+/// use std::path::Path;
+/// use tract_onnx_scatter::tract_onnx::pb::ModelProto;
+/// use tract_onnx_scatter::tract_onnx::prelude::*;
+///
+/// fn load(
+///     fw: &impl Framework<ModelProto, InferenceModel>,
+///     p: &Path,
+/// ) -> TractResult<InferenceModel> {
+///     fw.model_for_path(p)
+/// }
+/// let path = Path::new("model.onnx");
+/// let plugin = load(&tract_onnx_scatter::onnx(), path)?; // with the loader
+/// let stock = load(&tract_onnx::onnx(), path)?; // tract's own
+/// # Ok::<(), TractError>(())
+/// ```
+///
+/// What callers reach on `tract_onnx::Onnx` is here as methods: the
+/// `with_*` switches, [`parse`](Onnx::parse), the op register
+/// ([`op_register`](Onnx::op_register) and
+/// [`op_register_mut`](Onnx::op_register_mut), to add your own ops), the
+/// [`Framework`] methods (`model_for_path`, `proto_model_for_path`, ...).
+/// [`into_tract_without_loader`](Onnx::into_tract_without_loader) is the
+/// one explicit way out.
 #[derive(Clone)]
 pub struct Onnx {
     tract: tract_onnx::Onnx,
@@ -54,9 +101,54 @@ impl Onnx {
         Onnx { tract }
     }
 
-    /// The tract framework inside, without the loader's rewrites.
-    pub fn into_tract(self) -> tract_onnx::Onnx {
+    /// The tract framework inside, WITHOUT the loader: models it loads
+    /// skip the rewrites and the validation of the module documentation
+    /// (bfloat16 and complex models fail, `Loop`s building lists stop,
+    /// `value_info` is read as facts, malformed models reach tract's
+    /// parser). Only for code that needs tract's own type and the
+    /// plugin's op register alone.
+    pub fn into_tract_without_loader(self) -> tract_onnx::Onnx {
         self.tract
+    }
+
+    /// The op register: builders by ONNX op type (tract's, with the
+    /// plugin's overrides).
+    pub fn op_register(&self) -> &tract_onnx::model::OnnxOpRegister {
+        &self.tract.op_register
+    }
+
+    /// The op register, to add or replace builders (your own ops); models
+    /// still go through the loader.
+    pub fn op_register_mut(&mut self) -> &mut tract_onnx::model::OnnxOpRegister {
+        &mut self.tract.op_register
+    }
+
+    /// Whether output shapes declared by the model are read as facts
+    /// (tract's `use_output_shapes`; see
+    /// [`with_ignore_output_shapes`](Onnx::with_ignore_output_shapes)).
+    pub fn use_output_shapes(&self) -> bool {
+        self.tract.use_output_shapes
+    }
+
+    /// Whether output types declared by the model are ignored (tract's
+    /// `ignore_output_types`).
+    pub fn ignore_output_types(&self) -> bool {
+        self.tract.ignore_output_types
+    }
+
+    /// Whether `value_info` is ignored (tract's `ignore_value_info`).
+    pub fn ignore_value_info(&self) -> bool {
+        self.tract.ignore_value_info
+    }
+
+    /// As setting `tract_onnx::Onnx::provider`: where external tensor
+    /// data is read from.
+    pub fn with_provider(
+        mut self,
+        provider: std::sync::Arc<dyn tract_onnx::data_resolver::ModelDataResolver + Send + Sync>,
+    ) -> Onnx {
+        self.tract.provider = provider;
+        self
     }
 
     /// As `tract_onnx::Onnx::with_ignore_output_shapes`.
@@ -105,26 +197,6 @@ impl Onnx {
             "Could not resolve inputs at top-level: {unresolved_inputs:?}"
         );
         Ok(model)
-    }
-}
-
-impl Deref for Onnx {
-    type Target = tract_onnx::Onnx;
-
-    fn deref(&self) -> &tract_onnx::Onnx {
-        &self.tract
-    }
-}
-
-impl DerefMut for Onnx {
-    fn deref_mut(&mut self) -> &mut tract_onnx::Onnx {
-        &mut self.tract
-    }
-}
-
-impl From<Onnx> for tract_onnx::Onnx {
-    fn from(onnx: Onnx) -> tract_onnx::Onnx {
-        onnx.tract
     }
 }
 
