@@ -546,7 +546,8 @@ mod builder_tests {
     use tract_onnx::pb::{AttributeProto, attribute_proto::AttributeType};
 
     fn build(attrs: Vec<AttributeProto>) -> TractResult<InferScatterElementsUpdate> {
-        let onnx = crate::onnx();
+        // A builder sees tract's framework (the loader has run before it).
+        let onnx = crate::onnx().into_tract_without_loader();
         let ctx = ParsingContext {
             onnx_operator_set_version: 18,
             framework: &onnx,
