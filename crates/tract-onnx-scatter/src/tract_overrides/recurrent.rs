@@ -914,6 +914,10 @@ impl<T: RecurrentFloat> Direction1<'_, T> {
     }
 }
 
+// tract compares ops for equality; the floats here (clip, activation
+// parameters) come from attributes, never NaN in a valid model.
+impl Eq for Recurrent {}
+
 impl Op for Recurrent {
     fn name(&self) -> StaticName {
         self.op_type().into()
