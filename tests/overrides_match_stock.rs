@@ -288,3 +288,58 @@ fn a_squeeze_of_axes_of_known_length_is_built_exactly_as_stock() {
 fn a_squeeze_without_axes_is_built_exactly_as_stock() {
     assert_built_as_stock(&squeeze(13, None), None);
 }
+
+/// A one-node `op` (GRU, LSTM or RNN) of hidden size 2 over `x` of shape
+/// `[5, batch, 3]` with initial states (`c0` unread but by LSTM), weights as initializers; with
+/// `lens`, a constant `sequence_lens` of that many rows, each 5 (the time
+/// dim), and a batch of that many rows.
+fn recurrent(op: &str, direction: &str, lens: Option<usize>) -> Graph {
+    let (gates, dirs) = (
+        match op {
+            "GRU" => 3,
+            "LSTM" => 4,
+            _ => 1,
+        },
+        if direction == "bidirectional" { 2 } else { 1 },
+    );
+    let dt = DatumType::F32;
+    let w = Tensor::zero::<f32>(&[dirs, gates * 2, 3]).unwrap();
+    let r = Tensor::zero::<f32>(&[dirs, gates * 2, 2]).unwrap();
+    let b = Tensor::zero::<f32>(&[dirs, gates * 4]).unwrap();
+    let batch = lens.map_or(D::S("N"), |n| D::N(n as i64));
+    let mut g = Graph::new(14)
+        .input("x", dt, &[D::N(5), batch.clone(), D::N(3)])
+        .input("h0", dt, &[D::N(dirs as i64), batch.clone(), D::N(2)])
+        .input("c0", dt, &[D::N(dirs as i64), batch, D::N(2)])
+        .init("W", &w)
+        .init("R", &r)
+        .init("B", &b);
+    let mut inputs = vec!["x", "W", "R", "B", "", "h0"];
+    if op == "LSTM" {
+        inputs.push("c0");
+    }
+    if let Some(n) = lens {
+        g = g.init("lens", &tensor(DatumType::I32, &[n], &vec![5; n]));
+        inputs[4] = "lens";
+    }
+    let mut attrs = vec![graph::attr_string("direction", direction)];
+    if op == "GRU" {
+        attrs.push(attr_int("linear_before_reset", 1));
+    }
+    g.node(op, &inputs, &["y", "y_h"], attrs)
+        .output("y", dt)
+        .output("y_h", dt)
+}
+
+/// Forward and bidirectional (time-major), with an initial state, without
+/// `sequence_lens` or with a constant one equal to the time dim: stock's
+/// cell computes these, and the override builds it.
+#[test]
+fn recurrent_nodes_stock_computes_are_built_exactly_as_stock() {
+    for op in ["GRU", "LSTM", "RNN"] {
+        for direction in ["forward", "bidirectional"] {
+            assert_built_as_stock(&recurrent(op, direction, None), None);
+            assert_built_as_stock(&recurrent(op, direction, Some(2)), None);
+        }
+    }
+}

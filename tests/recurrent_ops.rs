@@ -900,3 +900,209 @@ fn two_counted_loops_scan_outputs_share_the_trip_count_and_concatenate() {
         assert_eq!(y, want, "{facts:?}");
     }
 }
+
+// ------------------------------------------ GRU / LSTM / RNN, TopK (#50)
+
+#[path = "support/snap.rs"]
+#[macro_use]
+mod snap;
+
+use integration_tests::golden::check_never_worse;
+use onnx_golden::framework::Tract;
+use onnx_golden::suite::{NamedFramework, Suite, run_suites};
+
+/// `onnx-testdata/control-flow/<name>`, a suite of node tests.
+fn control_flow_suite(name: &str) -> Suite {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .join("onnx-testdata/control-flow")
+        .join(name);
+    Suite {
+        name: format!("control-flow/{name}"),
+        root,
+    }
+}
+
+/// Every case of the suite passes through `onnx()` with the declared and
+/// with pinned input facts, and never does worse than stock tract.
+fn check_control_flow_suite(name: &str) {
+    let suite = control_flow_suite(name);
+    let plugin = tract_onnx_scatter::onnx();
+    let (declared, pinned) = (Tract::declared(&plugin), Tract::pinned(&plugin));
+    let frameworks = [
+        NamedFramework {
+            name: "declared".into(),
+            framework: &declared,
+        },
+        NamedFramework {
+            name: "pinned".into(),
+            framework: &pinned,
+        },
+    ];
+    let results = run_suites(
+        std::slice::from_ref(&suite),
+        &frameworks,
+        None,
+        &mut |_, _, _| {},
+    )
+    .unwrap();
+    assert!(results.len() >= 12, "{name}: {} cases", results.len());
+    let failed: Vec<String> = results
+        .iter()
+        .flat_map(|case| {
+            case.outcomes
+                .iter()
+                .zip(["declared", "pinned"])
+                .filter(|(o, _)| !o.is_pass())
+                .map(move |(o, mode)| format!("{} ({mode}): {}", case.test, o.describe()))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{name}:\n{}", failed.join("\n"));
+    check_never_worse(&[suite], &plugin, &tract_onnx_scatter::tract_onnx::onnx());
+}
+
+/// GRU, LSTM and RNN × forward/reverse/bidirectional × layout 0/1 × with
+/// and without initial states, run-time lengths (unsorted, 0 and full),
+/// every activation, clip, peepholes, input_forget; and TopK of a symbolic
+/// k. Expected values from the generator's numpy reference.
+#[test]
+fn hand_written_recurrent_cases_match_the_onnx_reference() {
+    check_control_flow_suite("rnn-onnx");
+}
+
+/// PyTorch's pack_padded_sequence(enforce_sorted=False) exports: TopK of
+/// the lengths, the recurrent op with run-time sequence_lens, ScatterElements
+/// restoring the batch order. Expected values from eager PyTorch.
+#[test]
+fn torch_packed_sequence_exports_match_pytorch_eager() {
+    check_control_flow_suite("torch-packed");
+}
+
+/// A forward RNN named "rnn" over `x` `[time, batch, 1]`, hidden size 1,
+/// run-time `sequence_lens`.
+fn rnn_with_lengths() -> ModelProto {
+    Graph::new(OPSET)
+        .input("x", DatumType::F32, &[D::S("time"), D::S("batch"), D::N(1)])
+        .input("lens", DatumType::I32, &[D::S("batch")])
+        .init("W", &tensor3(&[[[1f32]]]))
+        .init("R", &tensor3(&[[[0.5f32]]]))
+        .node(
+            "RNN",
+            &["x", "W", "R", "", "lens"],
+            &["rnn", "rnn_h"],
+            vec![attr_int("hidden_size", 1)],
+        )
+        .output("rnn", DatumType::F32)
+        .output("rnn_h", DatumType::F32)
+        .proto()
+}
+
+#[test]
+fn a_run_time_length_outside_the_time_dim_is_an_error_naming_node_row_length_and_bound() {
+    let x = tensor3(&[[[1f32], [2.]], [[3.], [4.]]]);
+    for facts in EVERY_MODE {
+        let err = run(
+            &rnn_with_lengths(),
+            facts,
+            &[x.clone(), tensor1(&[2i32, 3])],
+        )
+        .unwrap_err();
+        snap!("rnn_length_past_the_time_dim", chain(&err));
+        let err = run(
+            &rnn_with_lengths(),
+            facts,
+            &[x.clone(), tensor1(&[-2i32, 1])],
+        )
+        .unwrap_err();
+        snap!("rnn_negative_length", chain(&err));
+    }
+}
+
+#[test]
+fn stock_tract_stops_on_run_time_lengths_and_the_plugin_runs_them() {
+    let x = tensor3(&[[[1f32], [2.]], [[3.], [4.]]]);
+    let lens = tensor1(&[1i32, 2]);
+    let err = run_with(
+        &rnn_with_lengths(),
+        &stock(),
+        Facts::Declared,
+        &[x.clone(), lens.clone()],
+    )
+    .unwrap_err();
+    assert!(
+        chain(&err).contains("Non constant seq_len is not supported"),
+        "{err:#}"
+    );
+    for facts in EVERY_MODE {
+        let out = run(&rnn_with_lengths(), facts, &[x.clone(), lens.clone()]).unwrap();
+        // Row 0 stops after step 0 (tanh(1)); row 1 runs both steps.
+        let h1 = (2f32).tanh();
+        let want_y = [1f32.tanh(), h1, 0., (4. + 0.5 * h1).tanh()];
+        let close = |got: Vec<f32>, want: &[f32]| {
+            got.len() == want.len() && got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6)
+        };
+        assert!(close(values::<f32>(&out[0]), &want_y), "{facts:?}: {out:?}");
+        assert!(
+            close(values::<f32>(&out[1]), &[want_y[0], want_y[3]]),
+            "{facts:?}: {out:?}"
+        );
+    }
+}
+
+/// `TopK(lengths, k = Gather(Shape(lengths), 0))`, `lengths` of symbolic
+/// batch, as PyTorch's packed-sequence exports sort lengths.
+fn topk_of_the_batch() -> ModelProto {
+    Graph::new(OPSET)
+        .input("lengths", DatumType::I64, &[D::S("batch")])
+        .init("zero", &tensor0(0i64))
+        .init("axes", &tensor1(&[0i64]))
+        .node("Shape", &["lengths"], &["shape"], vec![])
+        .node(
+            "Gather",
+            &["shape", "zero"],
+            &["k0"],
+            vec![attr_int("axis", 0)],
+        )
+        .node("Unsqueeze", &["k0", "axes"], &["k"], vec![])
+        .node(
+            "TopK",
+            &["lengths", "k"],
+            &["values", "indices"],
+            vec![attr_int("axis", 0)],
+        )
+        .output("values", DatumType::I64)
+        .output("indices", DatumType::I64)
+        .proto()
+}
+
+#[test]
+fn topk_of_a_symbolic_k_runs_with_declared_and_pinned_facts() {
+    let lengths = tensor1(&[3i64, 9, 6]);
+    let err = run_with(
+        &topk_of_the_batch(),
+        &stock(),
+        Facts::Declared,
+        std::slice::from_ref(&lengths),
+    )
+    .unwrap_err();
+    assert!(
+        chain(&err).contains("Undetermined symbol in expression: batch"),
+        "{err:#}"
+    );
+    for facts in EVERY_MODE {
+        let model = optimized(
+            &topk_of_the_batch(),
+            &tract_onnx_scatter::onnx(),
+            facts,
+            std::slice::from_ref(&lengths),
+        )
+        .unwrap();
+        if facts == Facts::Declared {
+            assert_eq!(output_facts(&model), ["batch,I64", "batch,I64"]);
+        }
+        let out = run_model(&model, std::slice::from_ref(&lengths)).unwrap();
+        assert_eq!(out[0], tensor1(&[9i64, 6, 3]), "{facts:?}");
+        assert_eq!(out[1], tensor1(&[1i64, 2, 0]), "{facts:?}");
+    }
+}

@@ -707,7 +707,9 @@ fn main() -> Result<()> {
          buffer, and an empty body's 1000 iterations. rnn_*: a Keras GRU (128 units) and a \
          masked Keras BiLSTM as tf2onnx writes them (`Loop`s), and the same layers as one ONNX \
          GRU/LSTM op (PyTorch's TorchScript exporter), on x [8, 64 steps, 64]; each Loop row is \
-         timed in shared rounds with its op row. *_new_indices: the random-index rows with \
+         timed in shared rounds with its op row; rnn_torch_gru_packed: an nn.GRU(64, 128) \
+         behind pack_padded_sequence(enforce_sorted=False), lengths 16 to 64 (run-time \
+         sequence_lens, which stock tract refuses). *_new_indices: the random-index rows with \
          a new copy of the indices (made before the timed call) moved into every owned call, \
          so the plugin checks (and sorts) them every call: in the other modes the same \
          indices come back and the plugin keeps its check.\n\n",

@@ -14,6 +14,13 @@
 //!   direction; [`TORCH_BILSTM`] `rnn_torch_bilstm_op`: `nn.LSTM(64, 128,
 //!   batch_first=True, bidirectional=True)`: one bidirectional `LSTM`, no
 //!   mask (the same work; equal outputs on the rows without padding).
+//! - [`TORCH_GRU_PACKED`] `rnn_torch_gru_packed` (issue 50, no twin):
+//!   `nn.GRU(64, 128, batch_first=True)` behind
+//!   `pack_padded_sequence(enforce_sorted=False)`, opset 17: a `TopK` of the
+//!   lengths, one `GRU` with run-time `sequence_lens` (which stock tract
+//!   refuses), a `ScatterElements` restoring the batch order
+//!   (`onnx-testdata/control-flow/gen/torch_packed.py bench`); lengths
+//!   [`PACKED_LENGTHS`], 16 to 64.
 //!
 //! Input `x` f32 [8, 64, 64] (batch, time, features), seeded, the same for
 //! both rows of a pair; the last [`PAD`] steps of the second half of the
@@ -40,8 +47,21 @@ pub const TORCH_GRU: &str = "rnn_torch_gru_op";
 /// The same BiLSTM as one ONNX `LSTM`.
 pub const TORCH_BILSTM: &str = "rnn_torch_bilstm_op";
 
-/// The rows' names, in table order (each Loop row, then its op row).
-pub const NAMES: [&str; 4] = [KERAS_GRU, TORCH_GRU, KERAS_BILSTM, TORCH_BILSTM];
+/// A packed-sequence GRU: run-time `sequence_lens` (no twin).
+pub const TORCH_GRU_PACKED: &str = "rnn_torch_gru_packed";
+
+/// The rows' names, in table order (each Loop row, then its op row; the
+/// packed GRU last).
+pub const NAMES: [&str; 5] = [
+    KERAS_GRU,
+    TORCH_GRU,
+    KERAS_BILSTM,
+    TORCH_BILSTM,
+    TORCH_GRU_PACKED,
+];
+
+/// The lengths of the packed GRU's rows, unsorted.
+pub const PACKED_LENGTHS: [i64; BATCH] = [64, 16, 40, 23, 57, 31, 48, 19];
 
 /// `(layer, Loop row, op row, the op)`.
 pub const PAIRS: [(&str, &str, &str, &str); 2] = [
@@ -98,6 +118,19 @@ pub fn case(name: &str) -> Result<Case> {
         TORCH_GRU => ("torch_gru_op", false),
         KERAS_BILSTM => ("keras_bilstm_masked_loop", true),
         TORCH_BILSTM => ("torch_bilstm_op", true),
+        TORCH_GRU_PACKED => {
+            let path = crate::exported::dir().join("torch_gru_packed.onnx");
+            let inputs = vec![input(false)?, tensor1(&PACKED_LENGTHS)];
+            let mut case = Case::from_file(name, &path, inputs)?;
+            if case.input_names != ["x", "lengths"] {
+                bail!(
+                    "{name}: inputs {:?}, expected [\"x\", \"lengths\"]",
+                    case.input_names
+                );
+            }
+            case.typed_from_inputs = true;
+            return Ok(case);
+        }
         _ => bail!("unknown recurrent row {name:?} (known: {NAMES:?})"),
     };
     let path = crate::exported::dir().join(format!("{file}.onnx"));
@@ -127,6 +160,16 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
         _ => String::new(),
     };
     let mut lines = vec![];
+    if let Some(packed) = find(TORCH_GRU_PACKED) {
+        let ort = packed.vs_ort(Mode::OneShot);
+        lines.push(format!(
+            "packed-sequence GRU ({TORCH_GRU_PACKED}): plugin one-shot ≤ {VS_ORT}× onnxruntime \
+             one-shot: {}{}: {}",
+            rcell(ort),
+            times(packed.plugin(Mode::OneShot), packed.ort),
+            verdict(ort, VS_ORT)
+        ));
+    }
     for (layer, l, op, op_type) in PAIRS {
         let (lp, native) = (find(l), find(op));
         if lp.is_none() && native.is_none() {
@@ -253,6 +296,23 @@ mod tests {
         let differs =
             (0..UNITS).any(|u| (a[[BATCH - 1, last, u]] - b[[BATCH - 1, last, u]]).abs() > 1e-3);
         assert!(differs, "the mask changed nothing");
+    }
+
+    /// The packed row holds a GRU with run-time lengths, which stock tract
+    /// refuses, and the plugin runs it: row 1 (length 16) is 0 past step 16.
+    #[test]
+    fn the_packed_row_runs_through_the_plugin_and_stops_stock() {
+        let case = case(TORCH_GRU_PACKED).unwrap();
+        let stock = Runner::new(&case, &tract_onnx::onnx());
+        let err = format!("{:#}", stock.err().expect("stock refuses run-time lengths"));
+        assert!(err.contains("Non constant seq_len"), "{err}");
+        let runner = Runner::new(&case, &tract_onnx_scatter::onnx()).unwrap();
+        let inputs = (0..2).map(|i| runner.input(i).clone()).collect();
+        let y = runner.plan().run(inputs).unwrap().remove(0).into_tensor();
+        assert_eq!(y.shape(), [BATCH, STEPS, UNITS]);
+        let y = y.to_plain_array_view::<f32>().unwrap();
+        assert!((0..UNITS).any(|u| y[[1, 15, u]] != 0.0));
+        assert!((16..STEPS).all(|t| (0..UNITS).all(|u| y[[1, t, u]] == 0.0)));
     }
 
     #[test]

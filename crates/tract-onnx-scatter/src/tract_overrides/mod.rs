@@ -20,7 +20,11 @@
 //!   body is typed, whether it runs its trip count);
 //! - `Squeeze` of an axis whose length only the run knows (`x[i]` in a loop
 //!   body: a slice at the loop index) ([`squeeze`]);
-//! - `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
+//! - `ReverseSequence`, which tract lacks ([`reverse_sequence`]);
+//! - `GRU`, `LSTM` and `RNN` with run-time `sequence_lens`, every
+//!   activation, `clip`, the reverse direction and both layouts
+//!   ([`recurrent`]);
+//! - `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk)).
 //!
 //! Shared by several: [`retyped`] (tract's inference op with its typing
 //! replaced, and the fence around tract's code), [`fold_budget`] (no
@@ -38,12 +42,14 @@ pub mod expand;
 pub mod fold_budget;
 pub mod onnx_if;
 pub mod onnx_loop;
+pub mod recurrent;
 pub mod reshape;
 pub mod retyped;
 pub mod reverse_sequence;
 pub mod run_symbols;
 pub mod slice;
 pub mod squeeze;
+pub mod topk;
 pub mod unique;
 
 use std::fmt;
@@ -88,13 +94,22 @@ pub enum TractOverride {
     Squeeze,
     /// `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
     ReverseSequence,
+    /// `GRU` as ONNX specifies it: run-time `sequence_lens`, every
+    /// activation ([`recurrent`]).
+    Gru,
+    /// `LSTM` as ONNX specifies it ([`recurrent`]).
+    Lstm,
+    /// `RNN` as ONNX specifies it ([`recurrent`]).
+    Rnn,
+    /// `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk)).
+    TopK,
 }
 
 impl TractOverride {
     /// Every override, in declaration order (the order [`TractOverrides`]
     /// iterates in); the contract of each is in docs/contract.md,
     /// "Operators outside the scatter family".
-    pub const ALL: [TractOverride; 12] = [
+    pub const ALL: [TractOverride; 16] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
@@ -107,6 +122,10 @@ impl TractOverride {
         TractOverride::Loop,
         TractOverride::Squeeze,
         TractOverride::ReverseSequence,
+        TractOverride::Gru,
+        TractOverride::Lstm,
+        TractOverride::Rnn,
+        TractOverride::TopK,
     ];
 
     /// The ONNX op type whose builder it replaces.
@@ -124,6 +143,10 @@ impl TractOverride {
             TractOverride::Loop => "Loop",
             TractOverride::Squeeze => "Squeeze",
             TractOverride::ReverseSequence => "ReverseSequence",
+            TractOverride::Gru => "GRU",
+            TractOverride::Lstm => "LSTM",
+            TractOverride::Rnn => "RNN",
+            TractOverride::TopK => "TopK",
         }
     }
 
@@ -141,11 +164,15 @@ impl TractOverride {
             TractOverride::Loop => onnx_loop::onnx_loop,
             TractOverride::Squeeze => squeeze::squeeze,
             TractOverride::ReverseSequence => reverse_sequence::reverse_sequence,
+            TractOverride::Gru => recurrent::gru,
+            TractOverride::Lstm => recurrent::lstm,
+            TractOverride::Rnn => recurrent::rnn,
+            TractOverride::TopK => topk::topk,
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 }
 
@@ -174,7 +201,7 @@ impl FromStr for TractOverride {
 
 /// A set of [`TractOverride`]s.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TractOverrides(u16);
+pub struct TractOverrides(u32);
 
 impl TractOverrides {
     /// Every override (the default).
@@ -260,7 +287,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, CastLike, Unique, ConstantOfShape, Expand, Loop, Squeeze, ReverseSequence"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, CastLike, Unique, ConstantOfShape, Expand, Loop, Squeeze, ReverseSequence, GRU, LSTM, RNN, TopK"
         );
     }
 

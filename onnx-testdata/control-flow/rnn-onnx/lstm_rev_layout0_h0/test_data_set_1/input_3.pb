@@ -1,0 +1,1 @@
+B	initial_cJrzf¾çGq¾šhs¿•~4¿
