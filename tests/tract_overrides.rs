@@ -228,7 +228,10 @@ fn a_constant_then_branch_is_not_folded_into_a_run_time_condition() {
     let inputs = |cond: bool| tvec![tensor0(cond).into(), x.clone().into()];
     let ours = |cond| run_with(&g, &tract_onnx_scatter::onnx(), inputs(cond)).unwrap();
     assert_eq!(ours(true)[0].clone().into_tensor(), tensor1(&[-7f32, -7.0]));
-    assert_eq!(ours(false)[0].clone().into_tensor(), tensor1(&[-2f32, -6.0]));
+    assert_eq!(
+        ours(false)[0].clone().into_tensor(),
+        tensor1(&[-2f32, -6.0])
+    );
     // Stock tract folds the output to the then-branch's constant: the
     // else-branch never runs.
     let stock = run_with(&g, &tract_onnx_scatter::tract_onnx::onnx(), inputs(false)).unwrap();
