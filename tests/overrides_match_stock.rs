@@ -340,6 +340,62 @@ fn recurrent_nodes_stock_computes_are_built_exactly_as_stock() {
         for direction in ["forward", "bidirectional"] {
             assert_built_as_stock(&recurrent(op, direction, None), None);
             assert_built_as_stock(&recurrent(op, direction, Some(2)), None);
+
+/// One node of `op` on an input `x` of type `dt` and shape `shape`, with
+/// `inits` as initializers (values 1, 2, 3, ... cast to `dt`).
+fn one_float_op(
+    dt: DatumType,
+    op: &str,
+    shape: &[usize],
+    inits: &[(&str, &[usize])],
+    attrs: Vec<tract_onnx_scatter::tract_onnx::pb::AttributeProto>,
+) -> Graph {
+    let mut g = Graph::new(18).input_c("x", dt, shape);
+    let mut inputs = vec!["x"];
+    for (name, shape) in inits {
+        let len: usize = shape.iter().product();
+        let values: Vec<i64> = (1..=len as i64).collect();
+        g = g.init(name, &tensor(dt, shape, &values));
+        inputs.push(name);
+    }
+    g.node(op, &inputs, &["y"], attrs).output("y", dt)
+}
+
+/// The float16 ops the plugin computes in float32
+/// (`tract_overrides::float16::IN_FLOAT32`) are stock's op and facts on
+/// float32 and float64: only a float16 input changes their typing.
+#[test]
+fn float32_and_float64_ops_that_accumulate_are_built_exactly_as_stock() {
+    use graph::attr_ints;
+    for dt in [DatumType::F32, DatumType::F64] {
+        let graphs = [
+            one_float_op(
+                dt,
+                "Conv",
+                &[1, 4, 6, 6],
+                &[("w", &[2, 4, 3, 3]), ("b", &[2])],
+                vec![attr_ints("pads", &[1, 1, 1, 1])],
+            ),
+            one_float_op(dt, "ReduceSum", &[2, 8], &[], vec![attr_int("keepdims", 0)]),
+            one_float_op(dt, "Softmax", &[2, 8], &[], vec![attr_int("axis", -1)]),
+            one_float_op(
+                dt,
+                "BatchNormalization",
+                &[1, 3, 4, 4],
+                &[("s", &[3]), ("b", &[3]), ("m", &[3]), ("v", &[3])],
+                vec![],
+            ),
+            one_float_op(
+                dt,
+                "AveragePool",
+                &[1, 2, 8, 8],
+                &[],
+                vec![attr_ints("kernel_shape", &[4, 4])],
+            ),
+            one_float_op(dt, "GlobalAveragePool", &[1, 2, 8, 8], &[], vec![]),
+        ];
+        for g in &graphs {
+            assert_built_as_stock(g, None);
         }
     }
 }

@@ -780,3 +780,159 @@ fn a_slice_of_fed_bounds_runs_on_a_valid_axis() {
         tensor(DatumType::F32, &[2, 2], &[0, 1, 3, 4])
     );
 }
+
+/// One case of `onnx-testdata/control-flow/float16/` (written by
+/// `onnx-testdata/control-flow/gen/float16.py`): a float16 op that
+/// accumulates, its float64 result (`reference/output_0.pb`), and what
+/// `float16.toml` records of it.
+struct Float16Case {
+    name: String,
+    test: onnx_golden::NodeTest,
+    reference: Tensor,
+    op: String,
+    shape: String,
+    /// One float16 step at the reference's largest magnitude.
+    ulp: f64,
+    /// onnxruntime 1.31.1's largest error against the reference.
+    onnxruntime: f64,
+}
+
+fn float16_cases() -> Vec<Float16Case> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../onnx-testdata/control-flow/float16");
+    let mut cases = vec![];
+    for dir in onnx_golden::node_test::discover(&root).unwrap() {
+        // The Keras model is a whole network, without a float64 reference.
+        if !dir.join("float16.toml").is_file() {
+            continue;
+        }
+        let test = onnx_golden::NodeTest::load(&dir).unwrap();
+        let bytes = std::fs::read(dir.join("reference/output_0.pb")).unwrap();
+        let reference = onnx_golden::tensor_proto::decode_tensor_bytes(&bytes).unwrap();
+        let toml = std::fs::read_to_string(dir.join("float16.toml")).unwrap();
+        let field = |key: &str| -> String {
+            toml.lines()
+                .find_map(|l| l.strip_prefix(key)?.trim().strip_prefix('='))
+                .unwrap_or_else(|| panic!("{dir:?}: float16.toml has no {key}"))
+                .trim()
+                .trim_matches('"')
+                .to_string()
+        };
+        cases.push(Float16Case {
+            name: test.name.clone(),
+            reference,
+            op: field("op "),
+            shape: field("shape "),
+            ulp: field("ulp ").parse().unwrap(),
+            onnxruntime: field("onnxruntime_max_error ").parse().unwrap(),
+            test,
+        });
+    }
+    assert!(cases.len() >= 19, "float16 cases: {}", cases.len());
+    cases
+}
+
+/// The case's output through `onnx`, optimized (the casts the plugin wires
+/// must survive `into_optimized`), with the data set's input facts pinned.
+fn float16_run(case: &Float16Case, onnx: &impl graph::Loader) -> Tensor {
+    let set = &case.test.data_sets[0];
+    let mut model = onnx.model_for_path(case.test.model_path()).unwrap();
+    for (ix, input) in set.inputs.iter().enumerate() {
+        model
+            .set_input_fact(ix, InferenceFact::dt_shape_from_tensor(input))
+            .unwrap();
+    }
+    let inputs = set
+        .inputs
+        .iter()
+        .cloned()
+        .map(|t| t.into_tvalue())
+        .collect();
+    let mut outputs = model
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap()
+        .run(inputs)
+        .unwrap_or_else(|e| panic!("{}: {e:#}", case.name));
+    outputs.remove(0).into_tensor()
+}
+
+/// The largest `|got - reference|`; `got` must be float16 of the
+/// reference's shape.
+fn float16_error(case: &Float16Case, got: &Tensor) -> f64 {
+    assert_eq!(got.datum_type(), DatumType::F16, "{}", case.name);
+    assert_eq!(got.shape(), case.reference.shape(), "{}", case.name);
+    let got = got.cast_to::<f64>().unwrap();
+    let got = got.try_as_plain_ram().unwrap();
+    let want = case.reference.try_as_plain_ram().unwrap();
+    got.as_slice::<f64>()
+        .unwrap()
+        .iter()
+        .zip(want.as_slice::<f64>().unwrap())
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0, f64::max)
+}
+
+fn float16_stock_accumulation() -> tract_onnx_scatter::Onnx {
+    Options {
+        float16_accumulation: tract_onnx_scatter::Float16Accumulation::Stock,
+        ..Options::default()
+    }
+    .onnx()
+}
+
+/// docs/contract.md's float16 table: every op's largest error against the
+/// float64 result through stock tract, the plugin and onnxruntime (printed
+/// with `-- --nocapture`); the plugin is within onnxruntime's error or one
+/// float16 step of it, on every op.
+#[test]
+fn float16_ops_that_accumulate_are_within_onnxruntime_s_error_or_one_float16_step() {
+    let stock = tract_onnx_scatter::tract_onnx::onnx();
+    let plugin = tract_onnx_scatter::onnx();
+    println!("| op | input shape | stock tract | plugin | onnxruntime 1.31.1 | float16 ulp |");
+    println!("|---|---|---|---|---|---|");
+    let mut worse = vec![];
+    for case in float16_cases() {
+        // Known limits of tract 0.23.9 in any precision (docs/contract.md,
+        // "float16 arithmetic"): `Gemm` of float16 does not type, and
+        // `GlobalLpPool` is wrong in float32 as in float16.
+        if ["Gemm", "GlobalLpPool"].contains(&case.op.as_str()) {
+            continue;
+        }
+        let stock_error = float16_error(&case, &float16_run(&case, &stock));
+        let plugin_error = float16_error(&case, &float16_run(&case, &plugin));
+        println!(
+            "| {} | {} | {stock_error:.3e} | {plugin_error:.3e} | {:.3e} | {:.3e} |",
+            case.op, case.shape, case.onnxruntime, case.ulp
+        );
+        if plugin_error > case.onnxruntime.max(case.ulp) {
+            worse.push(format!("{}: {plugin_error} (ulp {})", case.name, case.ulp));
+        }
+    }
+    assert!(worse.is_empty(), "past onnxruntime's error: {worse:?}");
+}
+
+/// The plugin's float16 `Conv` stays within half a float16 step of the
+/// float64 result (float32 accumulation rounded once), where tract's own
+/// float16 arithmetic is several steps off; `Float16Accumulation::Stock`
+/// gives tract's result back, bit for bit.
+#[test]
+fn a_float16_conv_is_computed_in_float32_and_the_switch_gives_stock_s_result_back() {
+    let case = float16_cases()
+        .into_iter()
+        .find(|c| c.op == "Conv")
+        .unwrap();
+    let stock = float16_run(&case, &tract_onnx_scatter::tract_onnx::onnx());
+    let plugin = float16_run(&case, &tract_onnx_scatter::onnx());
+    let stock_error = float16_error(&case, &stock);
+    let plugin_error = float16_error(&case, &plugin);
+    assert!(
+        plugin_error <= case.ulp / 2.0,
+        "plugin {plugin_error}, ulp {}",
+        case.ulp
+    );
+    assert!(stock_error > 2.0 * case.ulp, "stock {stock_error}");
+    let switched = float16_run(&case, &float16_stock_accumulation());
+    assert_eq!(switched, stock);
+}

@@ -62,6 +62,7 @@ pub use ops::nnef::{WithScatter, nnef};
 pub use ops::output_pool::OutputPool;
 pub use ops::output_pools;
 pub use parse::Deviations;
+pub use tract_overrides::float16::Float16Accumulation;
 pub use tract_overrides::{TractOverride, TractOverrides};
 
 /// How the plugin loads ONNX models.
@@ -76,6 +77,12 @@ pub struct Options {
     /// `TractOverrides::ALL.without("Slice".parse()?)`;
     /// [`TractOverrides::NONE`] keeps every stock tract operator.
     pub tract_overrides: TractOverrides,
+    /// How float16 ops that accumulate (`Conv`, `ConvTranspose`, `CumSum`,
+    /// softmax, normalizations, ...: [`tract_overrides::float16::IN_FLOAT32`])
+    /// are computed: in float32 and rounded once to float16, as onnxruntime
+    /// computes them (default, [`Float16Accumulation::Float32`]), or in
+    /// tract's own float16 arithmetic ([`Float16Accumulation::Stock`]).
+    pub float16_accumulation: Float16Accumulation,
 }
 
 impl Default for Options {
@@ -83,6 +90,7 @@ impl Default for Options {
         Options {
             deviations: Deviations::Accept,
             tract_overrides: TractOverrides::ALL,
+            float16_accumulation: Float16Accumulation::Float32,
         }
     }
 }
@@ -102,6 +110,7 @@ impl Options {
         tract_overrides::retyped::fence_stock_builders(reg);
         ops::register(reg, self.deviations);
         self.tract_overrides.register(reg);
+        self.float16_accumulation.register(reg);
         reg.insert(
             load::loop_lists::CONCAT_FROM_STACK,
             load::list_reads::concat_from_stack,

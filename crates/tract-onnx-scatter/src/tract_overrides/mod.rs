@@ -31,6 +31,10 @@
 //! constant folded at load that tract would throw away) and
 //! [`run_symbols`] (constants holding symbols only the run binds).
 //!
+//! Apart from these, [`float16`] computes the float16 ops that accumulate
+//! (`Conv`, `ConvTranspose`, `CumSum`, `ReduceProd`, softmax, normalizations) in float32,
+//! rounded once, as onnxruntime does ([`crate::Options::float16_accumulation`]).
+//!
 //! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
 //! switches any of them off by name, [`TractOverrides::NONE`] keeps every
 //! stock tract operator.
@@ -39,6 +43,7 @@ pub mod cast;
 pub mod concat;
 pub mod constant_of_shape;
 pub mod expand;
+pub mod float16;
 pub mod fold_budget;
 pub mod onnx_if;
 pub mod onnx_loop;

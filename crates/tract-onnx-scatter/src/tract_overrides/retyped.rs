@@ -105,6 +105,12 @@ pub fn fence_stock_builders(reg: &mut OnnxOpRegister) {
     }
 }
 
+/// Whether `builder` is tract's own behind the fence
+/// ([`fence_stock_builders`]), not one a caller registered.
+pub(crate) fn is_fenced_stock(builder: Builder) -> bool {
+    std::ptr::fn_addr_eq(builder, fenced_stock as Builder)
+}
+
 /// tract's builder for the node's op type, its call and its op fenced
 /// ([`fence_stock_builders`]).
 fn fenced_stock(
