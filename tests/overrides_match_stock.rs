@@ -340,6 +340,9 @@ fn recurrent_nodes_stock_computes_are_built_exactly_as_stock() {
         for direction in ["forward", "bidirectional"] {
             assert_built_as_stock(&recurrent(op, direction, None), None);
             assert_built_as_stock(&recurrent(op, direction, Some(2)), None);
+        }
+    }
+}
 
 /// One node of `op` on an input `x` of type `dt` and shape `shape`, with
 /// `inits` as initializers (values 1, 2, 3, ... cast to `dt`).
