@@ -539,7 +539,7 @@ impl Recurrent {
         let gates = self.cell.gates();
         let r = &inputs[2];
         ensure!(
-            r.rank() == 3 && r.shape()[1] % gates == 0,
+            r.rank() == 3 && r.shape()[1].is_multiple_of(gates),
             "{op} node '{node}': R has shape {:?}, expected [{dirs}, {gates}*hidden_size, hidden_size]",
             r.shape()
         );
@@ -812,13 +812,13 @@ impl<T: RecurrentFloat> Direction1<'_, T> {
             let mut c_new = Array2::<T>::zeros((n, hidden));
             match self.op.cell {
                 Cell::Rnn => {
-                    let hr = h_prev.dot(&self.r.t()) + &self.rb;
+                    let hr = h_prev.dot(&self.r.t()) + self.rb;
                     g += &hr;
                     self.activate(0, flat(&mut g)?)?;
                     h_new = g;
                 }
                 Cell::Gru { .. } if tract_gru => {
-                    let hr = h_prev.dot(&self.r.t()) + &self.rb;
+                    let hr = h_prev.dot(&self.r.t()) + self.rb;
                     let hr = hr.as_standard_layout();
                     let h_prev = h_prev.as_standard_layout();
                     let done = T::gru_cell(
@@ -840,7 +840,7 @@ impl<T: RecurrentFloat> Direction1<'_, T> {
                     self.gru_step(&mut g, &h_prev, &mut h_new, linear_before_reset)?;
                 }
                 Cell::Lstm { input_forget } => {
-                    let hr = h_prev.dot(&self.r.t()) + &self.rb;
+                    let hr = h_prev.dot(&self.r.t()) + self.rb;
                     g += &hr;
                     let p = |gate: usize| self.p.slice(s![gate * hidden..(gate + 1) * hidden]);
                     let gate = |g: &Array2<T>, i: usize| {
@@ -897,14 +897,14 @@ impl<T: RecurrentFloat> Direction1<'_, T> {
             self.rb.slice(s![..2 * hidden]),
             self.rb.slice(s![2 * hidden..]),
         );
-        let mut zr = g.slice(s![.., ..2 * hidden]).to_owned() + h_prev.dot(&r_zr.t()) + &rb_zr;
+        let mut zr = g.slice(s![.., ..2 * hidden]).to_owned() + h_prev.dot(&r_zr.t()) + rb_zr;
         self.activate(0, flat(&mut zr)?)?;
         let (z, rg) = (zr.slice(s![.., ..hidden]), zr.slice(s![.., hidden..]));
         // rt ⊙ (Ht-1·Rhᵀ + Rbh), or (rt ⊙ Ht-1)·Rhᵀ + Rbh.
         let gated = if linear_before_reset {
-            &rg * &(h_prev.dot(&r_h.t()) + &rb_h)
+            &rg * &(h_prev.dot(&r_h.t()) + rb_h)
         } else {
-            (&rg * h_prev).dot(&r_h.t()) + &rb_h
+            (&rg * h_prev).dot(&r_h.t()) + rb_h
         };
         let mut hh = g.slice(s![.., 2 * hidden..]).to_owned() + &gated;
         self.activate(1, flat(&mut hh)?)?;
