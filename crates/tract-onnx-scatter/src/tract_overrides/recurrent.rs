@@ -39,7 +39,7 @@ use tract_onnx::model::{ParsingContext, optional_inputs, optional_outputs};
 use tract_onnx::pb::NodeProto;
 
 use super::retyped::{Retyped, Typing};
-use super::run_symbols::run_values;
+use super::run_symbols::row_lengths;
 
 /// The builder registered for `GRU`.
 pub fn gru(
@@ -460,19 +460,13 @@ impl Recurrent {
             "{op} node '{node}': sequence_lens has shape {:?}, expected [{batch}] (the batch)",
             lens.shape()
         );
-        let values = run_values(lens, symbols)
-            .with_context(|| format!("{op} node '{node}': reading sequence_lens"))?;
-        values
-            .iter()
-            .enumerate()
-            .map(|(b, &len)| {
-                usize::try_from(len).ok().filter(|&l| l <= time).with_context(|| {
-                    format!(
-                        "{op} node '{node}': sequence_lens[{b}] is {len}, out of range [0, {time}] (seq_length)"
-                    )
-                })
-            })
-            .collect()
+        row_lengths(
+            &format!("{op} node '{node}'"),
+            lens,
+            symbols,
+            time,
+            "seq_length",
+        )
     }
 
     /// Checks that `t` has dims `want`, naming the input.

@@ -19,7 +19,7 @@ use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use super::run_symbols::run_values;
+use super::run_symbols::row_lengths;
 
 /// The builder registered for `ReverseSequence`.
 pub fn reverse_sequence(
@@ -139,19 +139,13 @@ impl Reverse {
         symbols: &SymbolValues,
     ) -> TractResult<Vec<usize>> {
         let node = &self.node;
-        let values = run_values(lens, symbols)
-            .with_context(|| format!("ReverseSequence node '{node}': reading sequence_lens"))?;
-        values
-            .iter()
-            .enumerate()
-            .map(|(b, &len)| {
-                usize::try_from(len).ok().filter(|&l| l <= time).with_context(|| {
-                    format!(
-                        "ReverseSequence node '{node}': sequence_lens[{b}] is {len}, out of range [0, {time}] (the time dim)"
-                    )
-                })
-            })
-            .collect()
+        row_lengths(
+            &format!("ReverseSequence node '{node}'"),
+            lens,
+            symbols,
+            time,
+            "the time dim",
+        )
     }
 
     fn reversed<T: Datum + Clone>(

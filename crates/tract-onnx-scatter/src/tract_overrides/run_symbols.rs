@@ -87,6 +87,34 @@ pub fn run_values(t: &Tensor, symbols: &SymbolValues) -> TractResult<Vec<i64>> {
     }
 }
 
+/// The per-row lengths `lens` holds (`sequence_lens` of a recurrent op or
+/// `ReverseSequence`), with the run's symbols, each checked in `[0, time]`:
+/// an error names `site` (`"GRU node 'g'"`), the row, the length and the
+/// bound, which `bound` describes (`"seq_length"`).
+pub(crate) fn row_lengths(
+    site: &str,
+    lens: &Tensor,
+    symbols: &SymbolValues,
+    time: usize,
+    bound: &str,
+) -> TractResult<Vec<usize>> {
+    let values =
+        run_values(lens, symbols).with_context(|| format!("{site}: reading sequence_lens"))?;
+    values
+        .iter()
+        .enumerate()
+        .map(|(b, &len)| {
+            usize::try_from(len)
+                .ok()
+                .filter(|&l| l <= time)
+                .with_context(|| {
+                    format!(
+                        "{site}: sequence_lens[{b}] is {len}, out of range [0, {time}] ({bound})"
+                    )
+                })
+        })
+        .collect()
+}
 /// The outlets whose nodes bind the run-bound symbols ([`run_bound_symbols`])
 /// held by the constant values of `inputs`, once each: for each symbol, the first node (nodes are added in
 /// dataflow order while a model is typed, before it has outputs to order
