@@ -34,7 +34,7 @@ use scatter_bench::case::Ownership;
 use scatter_bench::child::{self, BASELINE, ChildRounds, ENGINES, FLOOR, Measured, Program};
 use scatter_bench::ort::OrtRounds;
 use scatter_bench::report::{
-    Row, baseline_table, export_ratios, gnn_table, gradient_table, rss_table, targets,
+    Row, baseline_table, bfloat16_ratios, export_ratios, gnn_table, gradient_table, rss_table, targets,
     thread_targets, threads_table, time_table,
 };
 use scatter_bench::runner::Mode;
@@ -603,8 +603,13 @@ fn main() -> Result<()> {
         // An exported pair (or a recurrent Loop row and its op row) is
         // timed in shared rounds when both are asked for.
         let twin = exported::twin(name).or_else(|| recurrent::twin(name));
+        // A bfloat16 row is timed with the float32 row it repeats, asked
+        // for or not: its ratios over that row are what it is for.
+        let float32_twin = workloads::float32_twin(name);
+        let bfloat16_twin = workloads::bfloat16_twin(name).filter(|t| names.contains(t));
         let group: Vec<&str> = std::iter::once(name)
             .chain(twin.filter(|twin| names.contains(twin)))
+            .chain(float32_twin.into_iter().chain(bfloat16_twin))
             .collect();
         done.extend(&group);
         eprintln!("{}:", group.join(" + "));
@@ -798,6 +803,9 @@ fn main() -> Result<()> {
         if let Some(line) = export_ratios(&rows, stem, target) {
             out.push_str(&format!("- {line}.\n"));
         }
+    }
+    for line in bfloat16_ratios(&rows) {
+        out.push_str(&format!("- {line}.\n"));
     }
     print!("{out}");
     if let Some(path) = &o.output {

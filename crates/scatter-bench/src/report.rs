@@ -972,6 +972,55 @@ pub fn export_ratios(rows: &[Row], stem: &str, target: f64) -> Option<String> {
     ))
 }
 
+/// For every bfloat16 row of `rows` beside its float32 twin
+/// ([`crate::workloads::FLOAT32_TWINS`]): `snd_bf16_kv_cache over
+/// snd_kv_cache: one-shot 1.02×, persistent 0.98×, owned 1.10×; within
+/// 1.3× in each mode: met`, the plugin's ratios paired round by round
+/// (the two are timed in shared rounds); a KV row adds its owned target,
+/// within 2× of float32's owned time.
+pub fn bfloat16_ratios(rows: &[Row]) -> Vec<String> {
+    const EACH_MODE: f64 = 1.3;
+    const OWNED_KV: f64 = 2.0;
+    let find = |name: &str| rows.iter().find(|r| r.name == name);
+    crate::workloads::FLOAT32_TWINS
+        .iter()
+        .filter_map(|(bf16, f32)| Some((find(bf16)?, find(f32)?)))
+        .map(|(bf16, f32)| {
+            let ratio_in = |m: Mode| {
+                let i = index(m);
+                Rounds::paired(&bf16.rounds.plugin[i], &f32.rounds.plugin[i])
+                    .or_else(|| ratio(bf16.plugin(m), f32.plugin(m)))
+            };
+            let ratios: Vec<(Mode, Option<f64>)> =
+                Mode::ALL.iter().map(|&m| (m, ratio_in(m))).collect();
+            let verdict = |worst: Option<f64>, target: f64| match worst {
+                None => "n/a",
+                Some(w) if w <= target => "met",
+                Some(_) => "missed",
+            };
+            let worst = ratios.iter().filter_map(|(_, r)| *r).reduce(f64::max);
+            let parts: Vec<String> = ratios
+                .iter()
+                .map(|(m, r)| format!("{} {}", m.name(), rcell(*r)))
+                .collect();
+            let mut line = format!(
+                "{} over {}: {}; within {EACH_MODE}× in each mode: {}",
+                bf16.name,
+                f32.name,
+                parts.join(", "),
+                verdict(worst, EACH_MODE)
+            );
+            if bf16.name.contains("kv") {
+                line.push_str(&format!(
+                    "; owned within {OWNED_KV}× of float32's: {}",
+                    verdict(ratio_in(Mode::Owned), OWNED_KV)
+                ));
+            }
+            line
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,14 +81,15 @@ pub struct Extras {
     /// indices change every call pays their check (and sort) every call.
     pub new_indices_each_call: bool,
     /// Data and updates are bfloat16 in the model (their values bfloat16
-    /// values), so the plugin computes the reduction in bfloat16: the cost
-    /// of rounding after every update, beside the float32 row it repeats.
-    /// Neither stock tract nor onnxruntime's CPU scatter runs it.
+    /// values): the cost of bfloat16 inputs (and of a reduction rounding
+    /// after every update), timed in shared rounds beside the float32 row
+    /// it repeats ([`FLOAT32_TWINS`]). Neither stock tract nor
+    /// onnxruntime's CPU scatter runs it.
     pub bfloat16: bool,
 }
 
 /// The names of [`workloads`], in order.
-pub const NAMES: [&str; 16] = [
+pub const NAMES: [&str; 18] = [
     "se_ov_example6",
     "se_add_axis1",
     "se_bf16_add_axis1",
@@ -105,7 +106,33 @@ pub const NAMES: [&str; 16] = [
     "se_max_dense_new_indices",
     "snd_elems_new_indices",
     "snd_add_hist_new_indices",
+    "snd_bf16_kv_cache",
+    "ts_bf16_kv_decode",
 ];
+
+/// Each bfloat16 row and the float32 row it repeats: timed in shared
+/// rounds, its ratios over the float32 row's paired round by round.
+pub const FLOAT32_TWINS: [(&str, &str); 3] = [
+    ("se_bf16_add_axis1", "se_add_axis1"),
+    ("snd_bf16_kv_cache", "snd_kv_cache"),
+    ("ts_bf16_kv_decode", "ts_kv_decode"),
+];
+
+/// The float32 row that bfloat16 row `name` repeats.
+pub fn float32_twin(name: &str) -> Option<&'static str> {
+    FLOAT32_TWINS
+        .iter()
+        .find(|(bf16, _)| *bf16 == name)
+        .map(|(_, f32)| *f32)
+}
+
+/// The bfloat16 row that repeats float32 row `name`.
+pub fn bfloat16_twin(name: &str) -> Option<&'static str> {
+    FLOAT32_TWINS
+        .iter()
+        .find(|(_, f32)| *f32 == name)
+        .map(|(bf16, _)| *bf16)
+}
 
 /// The large copy-bound, random-index and GNN rows: measured at 1 and
 /// [`crate::THREADS`] threads.
@@ -419,6 +446,9 @@ pub fn workload(name: &str) -> Option<Workload> {
         "snd_elems_new_indices" => new_indices("snd_elems", "snd_elems_new_indices")?,
         "snd_add_hist_new_indices" => new_indices("snd_add_hist", "snd_add_hist_new_indices")?,
         "se_bf16_add_axis1" => in_bfloat16("se_add_axis1", "se_bf16_add_axis1")?,
+        // A bfloat16 KV cache, as LLM decoders keep theirs.
+        "snd_bf16_kv_cache" => in_bfloat16("snd_kv_cache", "snd_bf16_kv_cache")?,
+        "ts_bf16_kv_decode" => in_bfloat16("ts_kv_decode", "ts_bf16_kv_decode")?,
         _ => return None,
     };
     w.extras.threaded |= THREADED.contains(&name);
