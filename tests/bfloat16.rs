@@ -218,9 +218,107 @@ fn a_bfloat16_initializer_shorter_than_its_dims_is_an_error_naming_it() {
     );
 }
 
+/// A ScatterND writing one row of a `[4, 8]` cache of `elem`: the
+/// KV-cache update of a decoder step, its output fed back as the next
+/// call's data. The position is an input, as a decoder's is (constant
+/// indices would let tract rewrite the scatter into slices).
+fn kv_cache_step_of(elem: DataType) -> OneNode {
+    OneNode::new("ScatterND", 18)
+        .value(input("data", elem, &[4, 8]))
+        .value(input("indices", DataType::Int64, &[1, 1]))
+        .value(input("updates", elem, &[1, 8]))
+        .output_elem(elem)
+}
+
+fn kv_cache_step() -> OneNode {
+    kv_cache_step_of(DataType::Bfloat16)
+}
+
+/// The row [`kv_cache_step`] writes.
+fn row_2() -> TValue {
+    tensor2(&[[2i64]]).into_tvalue()
+}
+
+fn values(t: &Tensor) -> Vec<f32> {
+    t.to_plain_array_view::<f32>()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect()
+}
+
+fn address(t: &Tensor) -> *const f32 {
+    t.try_as_plain_ram()
+        .unwrap()
+        .as_slice::<f32>()
+        .unwrap()
+        .as_ptr()
+}
+
+#[test]
+fn an_owned_bfloat16_cache_fed_back_is_written_in_place() {
+    let plan = kv_cache_step().compile().unwrap();
+    let mut state = plan.spawn().unwrap();
+    let mut cache: Vec<f32> = (0..32).map(|i| i as f32 * 0.5).collect();
+    let updates = tensor2(&[[1.5f32; 8]]).into_tvalue();
+    let mut data = Tensor::from_shape(&[4, 8], &cache).unwrap().into_tvalue();
+    for step in 0..3 {
+        let before = address(&data);
+        let out = state.run(tvec![data, row_2(), updates.clone()]).unwrap();
+        let out = out.into_iter().next().unwrap();
+        assert_eq!(address(&out), before, "step {step}: written in place");
+        cache[16..24].fill(1.5);
+        same_bits(&values(&out), &cache);
+        data = out;
+    }
+}
+
+#[test]
+fn a_bfloat16_output_written_by_the_caller_is_rounded_when_it_comes_back() {
+    let plan = kv_cache_step().compile().unwrap();
+    let mut state = plan.spawn().unwrap();
+    let updates = tensor2(&[[1.5f32; 8]]).into_tvalue();
+    let data = Tensor::zero::<f32>(&[4, 8]).unwrap().into_tvalue();
+    let out = state.run(tvec![data, row_2(), updates.clone()]).unwrap();
+    // The caller takes the output back (no copy: it holds it alone) and
+    // writes values that are no bfloat16 values into it.
+    let mut written = out.into_iter().next().unwrap().into_tensor();
+    let awkward = awkward_values();
+    written
+        .try_as_plain_ram_mut()
+        .unwrap()
+        .as_slice_mut::<f32>()
+        .unwrap()[..8]
+        .copy_from_slice(&awkward);
+    let out = state.run(tvec![written.into_tvalue(), row_2(), updates]).unwrap();
+    let got = values(&out[0]);
+    same_bits(
+        &got[..8],
+        &awkward.iter().map(|v| round_bf16(*v)).collect::<Vec<_>>(),
+    );
+}
+
+#[test]
+fn a_kept_input_that_is_no_bfloat16_is_rounded_on_every_call_and_left_as_it_was() {
+    let plan = kv_cache_step().compile().unwrap();
+    let mut data: Vec<f32> = awkward_values();
+    data.extend(awkward_values().iter().map(|v| v * 3.0));
+    data.extend(vec![0.0; 16]);
+    let kept = Tensor::from_shape(&[4, 8], &data).unwrap().into_tvalue();
+    let updates = tensor2(&[[1.5f32; 8]]).into_tvalue();
+    let mut expected: Vec<f32> = data.iter().map(|v| round_bf16(*v)).collect();
+    expected[16..24].fill(1.5);
+    for _call in 0..2 {
+        let out = plan.run(tvec![kept.clone(), row_2(), updates.clone()]).unwrap();
+        same_bits(&values(&out[0]), &expected);
+        same_bits(&values(&kept), &data);
+    }
+}
+
 /// The bfloat16 corpus (onnx's reference evaluator, PyTorch exports),
 /// gated by `onnx-testdata/expected-failures.toml`.
 #[test]
 fn the_bfloat16_corpus_passes_but_its_expected_failures() {
     integration_tests::golden::check_bfloat16();
 }
+

@@ -34,8 +34,8 @@ use scatter_bench::case::Ownership;
 use scatter_bench::child::{self, BASELINE, ChildRounds, ENGINES, FLOOR, Measured, Program};
 use scatter_bench::ort::OrtRounds;
 use scatter_bench::report::{
-    Row, baseline_table, bfloat16_ratios, export_ratios, gnn_table, gradient_table, rss_table, targets,
-    thread_targets, threads_table, time_table,
+    Row, baseline_table, bfloat16_ratios, export_ratios, gnn_table, gradient_table, rss_table,
+    targets, thread_targets, threads_table, time_table,
 };
 use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};

@@ -1,3 +1,5 @@
+use std::mem::MaybeUninit;
+
 use half::{bf16, f16};
 
 use crate::{Reduction, ScatterError, UpdateReduction};
@@ -189,6 +191,50 @@ impl Bfloat16InFloat32 {
     fn rounded(value: f32) -> Self {
         Bfloat16InFloat32(Self::round(value))
     }
+
+    /// The bits [`Bfloat16InFloat32::round`] would change in `value`: zero
+    /// exactly when `value` is a bfloat16 value already.
+    #[inline(always)]
+    fn rounding_changes(value: f32) -> u32 {
+        Self::round(value).to_bits() ^ value.to_bits()
+    }
+
+    /// Whether every value is a bfloat16 value already (rounding would
+    /// change none): a read-only pass, one OR'd test per chunk of
+    /// [`Bfloat16InFloat32::CHUNK`] values, that vectorizes.
+    pub fn all_rounded(values: &[f32]) -> bool {
+        values.chunks(Self::CHUNK).all(|chunk| {
+            chunk
+                .iter()
+                .fold(0, |changed, x| changed | Self::rounding_changes(*x))
+                == 0
+        })
+    }
+
+    /// Rounds every value to bfloat16 in place, in one branchless pass
+    /// that vectorizes.
+    pub fn round_in_place(values: &mut [f32]) {
+        values.iter_mut().for_each(|x| *x = Self::round(*x));
+    }
+
+    /// `dst = round(src)`, element by element, in one pass; `dst` written.
+    ///
+    /// # Panics
+    /// When the lengths differ (a caller's bug, never a user's input).
+    pub fn round_into<'a>(src: &[f32], dst: &'a mut [MaybeUninit<f32>]) -> &'a mut [f32] {
+        assert_eq!(src.len(), dst.len(), "round_into: lengths differ");
+        for (d, s) in dst.iter_mut().zip(src) {
+            d.write(Self::round(*s));
+        }
+        // SAFETY: every element of `dst` was written just above, and
+        // `MaybeUninit<f32>` has the layout of `f32`.
+        unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len()) }
+    }
+
+    /// The values [`Bfloat16InFloat32::all_rounded`] tests at once (16
+    /// KiB): a slice with a value that is no bfloat16 is read only up to
+    /// the chunk holding it.
+    pub const CHUNK: usize = 4096;
 
     #[inline(always)]
     fn is_nan(self) -> bool {
@@ -480,6 +526,51 @@ mod tests {
                 "{bits:#010x}"
             );
         }
+    }
+
+    #[test]
+    fn a_slice_of_bfloat16_values_is_all_rounded_nan_and_infinity_included() {
+        let mut values: Vec<f32> = (0..3 * Bfloat16InFloat32::CHUNK)
+            .map(|i| bf16::from_f32(i as f32 * 0.37 - 100.0).to_f32())
+            .collect();
+        values[5] = f32::NAN;
+        values[6] = f32::INFINITY;
+        values[7] = f32::NEG_INFINITY;
+        values[8] = -0.0;
+        assert!(Bfloat16InFloat32::all_rounded(&values));
+        assert!(Bfloat16InFloat32::all_rounded(&[]));
+    }
+
+    #[test]
+    fn a_value_that_is_no_bfloat16_in_any_chunk_is_found_and_rounded_as_bf16_does() {
+        let chunk = Bfloat16InFloat32::CHUNK;
+        let mut values = vec![1.0f32; 3 * chunk];
+        values[chunk + 7] = 1.0 + 1.0 / 256.0; // a tie: to even, 1.0
+        values[chunk + 8] = 1.0 + 3.0 / 256.0; // a tie: to even, 1 + 4/256
+        values[chunk + 9] = f32::from_bits(0x3f80_0001); // just above 1.0
+        // A signalling NaN whose low 16 bits are zero is no bfloat16 value
+        // either: rounding makes it quiet.
+        values[2 * chunk] = f32::from_bits(0x7f81_0000);
+        values[3 * chunk - 1] = f32::from_bits(0xff80_0001); // a NaN's low bits
+        let expected: Vec<u32> = values
+            .iter()
+            .map(|x| bf16::from_f32(*x).to_f32().to_bits())
+            .collect();
+        for at in [chunk + 7, chunk + 9, 2 * chunk, 3 * chunk - 1] {
+            let mut one = vec![1.0f32; 3 * chunk];
+            one[at] = values[at];
+            assert!(!Bfloat16InFloat32::all_rounded(&one), "value at {at}");
+        }
+        let mut copy = vec![MaybeUninit::uninit(); values.len()];
+        let copied: Vec<u32> = Bfloat16InFloat32::round_into(&values, &mut copy)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        assert_eq!(copied, expected);
+        Bfloat16InFloat32::round_in_place(&mut values);
+        let rounded: Vec<u32> = values.iter().map(|x| x.to_bits()).collect();
+        assert_eq!(rounded, expected);
+        assert!(Bfloat16InFloat32::all_rounded(&values));
     }
 
     #[test]

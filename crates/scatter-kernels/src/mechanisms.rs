@@ -39,6 +39,12 @@ pub enum Mechanism {
     /// The plugin's rewrite of a broadcast-row ScatterElements into a
     /// ScatterND.
     BroadcastRowRewrite,
+    /// The plugin's bfloat16 check where a bfloat16 input enters: a tensor
+    /// known to hold bfloat16 values (the plugin's own bfloat16 output,
+    /// or a shared tensor it checked before) is not read; a shared one is
+    /// read, and copied only when a value needs rounding. Off: every such
+    /// value is rounded whole, a shared one copied first.
+    Bfloat16Check,
 }
 
 /// The variable naming the mechanisms to turn off, comma-separated
@@ -47,7 +53,7 @@ pub const OFF_VAR: &str = "SCATTER_MECHANISMS_OFF";
 
 impl Mechanism {
     /// Every mechanism.
-    pub const ALL: [Mechanism; 10] = [
+    pub const ALL: [Mechanism; 11] = [
         Mechanism::OutputPool,
         Mechanism::CheckCache,
         Mechanism::SortForSplit,
@@ -58,6 +64,7 @@ impl Mechanism {
         Mechanism::RowSplit,
         Mechanism::TransposeFold,
         Mechanism::BroadcastRowRewrite,
+        Mechanism::Bfloat16Check,
     ];
 
     /// Its name in [`OFF_VAR`].
@@ -73,6 +80,7 @@ impl Mechanism {
             Mechanism::RowSplit => "row_split",
             Mechanism::TransposeFold => "transpose_fold",
             Mechanism::BroadcastRowRewrite => "broadcast_row_rewrite",
+            Mechanism::Bfloat16Check => "bfloat16_check",
         }
     }
 

@@ -123,6 +123,10 @@ impl Options {
             load::bfloat16::ROUND_TO_BFLOAT16,
             load::bfloat16::round_to_bfloat16_builder,
         );
+        reg.insert(
+            load::known_bfloat16::KNOWN_BFLOAT16,
+            load::known_bfloat16::known_bfloat16_builder,
+        );
     }
 
     /// `tract_onnx::onnx()` with this crate's ops registered, behind the

@@ -17,6 +17,11 @@
 //!   bfloat16 output from bfloat16 inputs, but those that only move values
 //!   ([`MOVES_VALUES`]), whose outputs are already bfloat16 values.
 //!
+//! Each bfloat16 output of the main graph a node makes passes a
+//! [`KNOWN_BFLOAT16`] node, which marks it as holding bfloat16 values
+//! ([`super::known_bfloat16`]): fed back as an input, it is not read
+//! again.
+//!
 //! A value is bfloat16 when its producer says so: a bfloat16 tensor or
 //! input, a cast to bfloat16, or a node reading a bfloat16 value or
 //! attribute, unless its op gives that output another type
@@ -39,6 +44,7 @@ use std::collections::{HashMap, HashSet};
 
 use tract_hir::internal::*;
 
+use super::known_bfloat16::KNOWN_BFLOAT16;
 use crate::parse::attributes::ONNX_ELEM_TYPE;
 use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::type_proto::Value as TypeValue;
@@ -169,10 +175,20 @@ pub fn widen(model: &mut ModelProto) -> TractResult<usize> {
     let Some(graph) = model.graph.as_mut() else {
         return Ok(0);
     };
-    widen_graph(graph, &HashSet::new(), "the main graph")
+    widen_graph(graph, &HashSet::new(), "the main graph", true)
 }
 
-fn widen_graph(graph: &mut GraphProto, outer: &HashSet<String>, which: &str) -> TractResult<usize> {
+/// Rewrites `graph` (`which` names it in errors; `outer`: the bfloat16
+/// values it sees from outside). In the main graph (`mark_outputs`), a
+/// [`KNOWN_BFLOAT16`] node marks each bfloat16 output a node makes, so that
+/// it is not read again when it comes back as an input
+/// ([`super::known_bfloat16`]).
+fn widen_graph(
+    graph: &mut GraphProto,
+    outer: &HashSet<String>,
+    which: &str,
+    mark_outputs: bool,
+) -> TractResult<usize> {
     let mut bf16: HashSet<String> = outer.clone();
     // What the model declares, read before the declarations are widened.
     let mut declared: HashMap<String, i32> = HashMap::new();
@@ -278,8 +294,57 @@ fn widen_graph(graph: &mut GraphProto, outer: &HashSet<String>, which: &str) -> 
         first.extend(nodes);
         nodes = first;
     }
+    if mark_outputs {
+        mark_known_outputs(&mut nodes, &graph.output, &bf16);
+    }
     graph.node = nodes;
     Ok(rounding_nodes)
+}
+
+/// Puts a [`KNOWN_BFLOAT16`] node between each bfloat16 graph output a
+/// node of `nodes` makes and the graph's output of that name; the nodes
+/// reading the value read it before the mark.
+fn mark_known_outputs(
+    nodes: &mut Vec<NodeProto>,
+    outputs: &[tract_onnx::pb::ValueInfoProto],
+    bf16: &HashSet<String>,
+) {
+    let made: HashSet<&str> = nodes
+        .iter()
+        .flat_map(|n| n.output.iter().map(String::as_str))
+        .collect();
+    let mut marked: Vec<String> = vec![];
+    for output in outputs {
+        let name = &output.name;
+        if bf16.contains(name) && made.contains(name.as_str()) && !marked.contains(name) {
+            marked.push(name.clone());
+        }
+    }
+    if marked.is_empty() {
+        return;
+    }
+    let renamed: HashMap<String, String> = marked
+        .iter()
+        .map(|o| (o.clone(), format!("{o}.before_known_bfloat16")))
+        .collect();
+    for node in nodes.iter_mut() {
+        for output in &mut node.output {
+            if let Some(new) = renamed.get(output) {
+                *output = new.clone();
+            }
+        }
+        rename_inputs(node, &renamed);
+    }
+    for output in &marked {
+        nodes.push(NodeProto {
+            name: format!("{output}.known_bfloat16"),
+            op_type: KNOWN_BFLOAT16.into(),
+            domain: DOMAIN.into(),
+            input: vec![renamed[output].clone()],
+            output: vec![output.clone()],
+            ..NodeProto::default()
+        });
+    }
 }
 
 /// Widens the bfloat16 tensors of `attr` and the graphs it holds; whether
@@ -298,7 +363,7 @@ fn widen_attribute(
         }
     }
     for g in attr.g.iter_mut().chain(&mut attr.graphs) {
-        *rounding_nodes += widen_graph(g, bf16, &format!("the graph of {what}"))?;
+        *rounding_nodes += widen_graph(g, bf16, &format!("the graph of {what}"), false)?;
     }
     Ok(held)
 }
@@ -433,33 +498,7 @@ fn widen_tensor(t: &mut TensorProto, what: &str) -> TractResult<()> {
     Ok(())
 }
 
-/// The [`ROUND_TO_BFLOAT16`] op: each float32 value rounded to the nearest
-/// bfloat16 value, ties to even (`half::bf16::from_f32`'s rounding,
-/// [`scatter_kernels::Bfloat16InFloat32::round`]).
-mod rounding {
-    #![allow(missing_docs)]
-    use scatter_kernels::Bfloat16InFloat32;
-    use tract_core::internal::*;
-
-    tract_core::element_wise!(round_to_bfloat16, RoundToBfloat16,
-        [f32] => |_, xs| {
-            xs.iter_mut().for_each(|x| *x = Bfloat16InFloat32::round(*x));
-            Ok(())
-        };
-        prefix: "tract_onnx_scatter."
-    );
-}
-
-pub use rounding::{RoundToBfloat16, round_to_bfloat16};
-
-/// The builder registered for [`ROUND_TO_BFLOAT16`].
-pub fn round_to_bfloat16_builder(
-    _ctx: &tract_onnx::model::ParsingContext,
-    _node: &NodeProto,
-) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    use tract_hir::ops::element_wise::ElementWiseIntoHir;
-    Ok((round_to_bfloat16().into_hir(), vec![]))
-}
+pub use super::round_to_bfloat16::{RoundToBfloat16, round_to_bfloat16_builder};
 
 #[cfg(test)]
 mod tests {
@@ -467,17 +506,6 @@ mod tests {
 
     fn bf16_bits(x: f32) -> i32 {
         half::bf16::from_f32(x).to_bits() as i32
-    }
-
-    #[test]
-    fn rounding_ties_to_even() {
-        let mut t = tensor1(&[1.0f32 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, -0.0]);
-        let op = round_to_bfloat16();
-        op.0.eval_in_place(&mut t, None).unwrap();
-        assert_eq!(
-            t.try_as_plain_ram().unwrap().as_slice::<f32>().unwrap(),
-            &[1.0, 1.0 + 4.0 / 256.0, -0.0]
-        );
     }
 
     #[test]

@@ -33,6 +33,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
 
+use crate::load::known_bfloat16::KnownBfloat16;
+
 /// Outputs a pool keeps unless told otherwise: one per scatter node.
 pub const DEFAULT_CAPACITY: usize = 1;
 
@@ -285,13 +287,23 @@ fn buffer_address(t: &Tensor) -> Option<usize> {
     (!bytes.is_empty()).then_some(bytes.as_ptr() as usize)
 }
 
-/// Whether `node`'s single output is a model output read by no other node:
-/// a pool holding one more reference to it then cannot make any op of the
-/// graph see a shared input (and copy it).
+/// Whether `node`'s single output is a model output read by no other node
+/// (but a [`KnownBfloat16`] mark that hands it on as a model output, read
+/// by no other node either): a pool holding one more reference to it then
+/// cannot make any op of the graph see a shared input (and copy it).
 pub fn output_is_terminal(model: &TypedModel, node: &TypedNode) -> bool {
-    node.outputs.len() == 1
-        && node.outputs[0].successors.is_empty()
-        && model.outputs.contains(&OutletId::new(node.id, 0))
+    if node.outputs.len() != 1 {
+        return false;
+    }
+    let successors = &node.outputs[0].successors;
+    match successors.as_slice() {
+        [] => model.outputs.contains(&OutletId::new(node.id, 0)),
+        [mark] if !model.outputs.contains(&OutletId::new(node.id, 0)) => {
+            let mark = model.node(mark.node);
+            mark.op_is::<KnownBfloat16>() && output_is_terminal(model, mark)
+        }
+        _ => false,
+    }
 }
 
 /// `TypedOp::codegen` of a pooling op: replaces `node` by `pooled(pool)`
