@@ -290,7 +290,9 @@ fn a_bfloat16_output_written_by_the_caller_is_rounded_when_it_comes_back() {
         .as_slice_mut::<f32>()
         .unwrap()[..8]
         .copy_from_slice(&awkward);
-    let out = state.run(tvec![written.into_tvalue(), row_2(), updates]).unwrap();
+    let out = state
+        .run(tvec![written.into_tvalue(), row_2(), updates])
+        .unwrap();
     let got = values(&out[0]);
     same_bits(
         &got[..8],
@@ -309,7 +311,9 @@ fn a_kept_input_that_is_no_bfloat16_is_rounded_on_every_call_and_left_as_it_was(
     let mut expected: Vec<f32> = data.iter().map(|v| round_bf16(*v)).collect();
     expected[16..24].fill(1.5);
     for _call in 0..2 {
-        let out = plan.run(tvec![kept.clone(), row_2(), updates.clone()]).unwrap();
+        let out = plan
+            .run(tvec![kept.clone(), row_2(), updates.clone()])
+            .unwrap();
         same_bits(&values(&out[0]), &expected);
         same_bits(&values(&kept), &data);
     }
@@ -321,4 +325,3 @@ fn a_kept_input_that_is_no_bfloat16_is_rounded_on_every_call_and_left_as_it_was(
 fn the_bfloat16_corpus_passes_but_its_expected_failures() {
     integration_tests::golden::check_bfloat16();
 }
-

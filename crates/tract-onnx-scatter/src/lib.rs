@@ -124,8 +124,8 @@ impl Options {
             load::bfloat16::round_to_bfloat16_builder,
         );
         reg.insert(
-            load::known_bfloat16::KNOWN_BFLOAT16,
-            load::known_bfloat16::known_bfloat16_builder,
+            ops::known_bfloat16::KNOWN_BFLOAT16,
+            ops::known_bfloat16::known_bfloat16_builder,
         );
     }
 

@@ -28,7 +28,6 @@
 pub mod bfloat16;
 pub mod complex;
 pub mod hints;
-pub mod known_bfloat16;
 pub mod list_reads;
 pub mod loop_lists;
 pub mod round_to_bfloat16;

@@ -66,6 +66,7 @@ pub mod check_cache;
 pub mod copy_target;
 pub mod fresh_buffer;
 pub mod indexed;
+pub mod known_bfloat16;
 pub mod move_chains;
 pub mod nnef;
 pub mod nnef_args;

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
 
-use crate::load::known_bfloat16::KnownBfloat16;
+use super::known_bfloat16::KnownBfloat16;
 
 /// Outputs a pool keeps unless told otherwise: one per scatter node.
 pub const DEFAULT_CAPACITY: usize = 1;

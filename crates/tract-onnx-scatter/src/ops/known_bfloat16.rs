@@ -2,7 +2,7 @@
 //! bfloat16 value coming back into a model is not read again.
 //!
 //! A bfloat16 graph input is a float32 tensor that must hold bfloat16
-//! values; [`super::round_to_bfloat16::RoundToBfloat16`] checks it (and
+//! values; [`crate::load::round_to_bfloat16::RoundToBfloat16`] checks it (and
 //! rounds what is not) where it enters. Checking reads the whole tensor:
 //! for a KV cache fed back as the next call's input, that read would be
 //! the whole cost of a call that writes one position. So the plugin keeps
@@ -39,7 +39,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 /// The op type of the nodes the loader puts before each bfloat16 output
-/// of the main graph (domain [`super::bfloat16::DOMAIN`]).
+/// of the main graph (domain [`crate::load::bfloat16::DOMAIN`]).
 pub const KNOWN_BFLOAT16: &str = "KnownBfloat16";
 
 /// The identities, by the address of each `Arc`'s allocation.
