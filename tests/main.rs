@@ -34,6 +34,7 @@ mod exporter_plan_quality;
 mod fuzz_replay;
 mod golden_suite;
 mod hostile_inputs;
+mod import_graph;
 mod load_and_run_agree;
 mod never_worse;
 mod nnef_roundtrip;
