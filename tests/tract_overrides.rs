@@ -7,8 +7,7 @@
 //! is tract's own Reshape wherever tract's loads. `tract_overrides: false`
 //! gives stock behaviour back.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{Graph, attr_graph, attr_int, attr_ints, attr_string, op_names, tensor};
 use tract_onnx_scatter::Options;
