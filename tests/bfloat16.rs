@@ -2,8 +2,7 @@
 //! values, rounded where ONNX computes a bfloat16 value
 //! (`tract_onnx_scatter::load::bfloat16`).
 
-#[path = "support/model_builder.rs"]
-mod model_builder;
+use crate::model_builder;
 
 use model_builder::*;
 use tract_onnx_scatter::tract_onnx::pb::TensorProto;

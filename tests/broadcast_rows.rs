@@ -4,8 +4,7 @@
 //! optimized plan broadcasts no index, and its outputs and errors are
 //! those of the ScatterElements on the broadcast index, bit for bit.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{D, Graph, attr_int, attr_string};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};

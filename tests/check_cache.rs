@@ -10,8 +10,7 @@
 //! 256 KiB block), where the ScatterND sorts its updates; `SMALL` is far
 //! below them, where it only checks them.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::Graph;
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};

@@ -1,8 +1,7 @@
 //! complex64 / complex128 models through `onnx()`: read as float pairs on a
 //! trailing axis of 2 (`tract_onnx_scatter::load::complex`).
 
-#[path = "support/model_builder.rs"]
-mod model_builder;
+use crate::model_builder;
 
 use model_builder::*;
 use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;

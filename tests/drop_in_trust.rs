@@ -2,8 +2,7 @@
 //! regressions the "drop-in trust" issue names, each through every path
 //! (constant and run-time shapes; analysis, typing, declutter, eval).
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{D, Graph, attr_int, attr_string, tensor};
 use tract_onnx_scatter::tract_onnx::prelude::*;

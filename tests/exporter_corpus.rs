@@ -6,8 +6,7 @@
 //! through `onnx_strict()`, which must refuse exactly the nodes `onnx()`
 //! accepts as exporter deviations.
 
-#[path = "support/log_capture.rs"]
-mod log_capture;
+use crate::log_capture;
 
 use integration_tests::golden::{check_exporter, layout};
 use log_capture::warnings_of;

@@ -3,13 +3,8 @@
 //! and exactly one `log::warn!` per node; `onnx_strict()` refuses them with
 //! the opset error. Warning text and strict error are insta snapshots.
 
-#[path = "support/log_capture.rs"]
-mod log_capture;
-#[macro_use]
-#[path = "support/snap.rs"]
-mod snap;
-#[path = "support/model_builder.rs"]
-mod model_builder;
+use crate::log_capture;
+use crate::model_builder;
 
 use log_capture::warnings_of;
 use model_builder::*;

@@ -128,8 +128,8 @@ fn every_node_test_dir_seed_and_regression_replays_without_a_panic() {
 // ---------------------------------------------------------------------------
 // The seeds: written from committed cases by the ignored test below, run
 // by hand after a change of the cases or of an input format:
-// `cargo test -p integration-tests --test fuzz_replay -- --ignored
-// the_seeds_are_written_from_committed_cases`.
+// `cargo test --test integration -- --ignored
+// fuzz_replay::the_seeds_are_written_from_committed_cases`.
 
 mod seeds {
     use super::*;

@@ -6,8 +6,7 @@
 //!
 //! Regression tests for crashes the fuzzers found (`fuzz/`) live at the end.
 
-#[path = "support/model_builder.rs"]
-mod model_builder;
+use crate::model_builder;
 
 use model_builder::*;
 use tract_onnx_scatter::tract_onnx::pb::TensorProto;
@@ -1044,8 +1043,8 @@ fn every_op_survives_symbolic_shapes_fed_inconsistent_tensors() {
 // Ignored by default (it allocates ~200 MB); run alone, so that no other
 // test shares the process's high-water mark:
 //
-//   cargo test -p integration-tests --test hostile_inputs -- --ignored --exact \
-//       peak_memory_is_inputs_plus_one_output --nocapture
+//   cargo test --test integration -- --ignored --exact \
+//       hostile_inputs::peak_memory_is_inputs_plus_one_output --nocapture
 //
 // or under `/usr/bin/time -v` for the process's max RSS.
 

@@ -2,8 +2,7 @@
 //! NNEF tar with `tract_onnx_scatter::nnef()` and reads back to the same
 //! outputs, for every op × reduction × element type.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{Graph, attr_int, attr_string, tensor};
 use tract_onnx_scatter::ops::{

@@ -1,13 +1,12 @@
 //! ONNX `Loop` (tract override `TractOverride::Loop`; stock tract 0.23.9 has
 //! none): hand-written models through `tract_onnx_scatter::onnx()`, typed,
-//! optimized and run. Iteration counts stay below 100, the limit
-//! `the_iteration_limit_stops_a_loop_whose_condition_never_turns_false` sets
-//! while it runs (the limit is process-wide).
+//! optimized and run. The iteration limit is process-wide:
+//! `the_iteration_limit_stops_a_loop_whose_condition_never_turns_false`
+//! lowers it in a process of its own.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
+use crate::own_process::in_own_process;
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 use graph::{D, Graph, attr_graph, attr_int};
@@ -16,9 +15,6 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 use tract_onnx_scatter::tract_overrides::onnx_loop::{
     DEFAULT_LOOP_ITERATION_LIMIT, LOOP_ITERATION_LIMIT,
 };
-
-/// Serializes the tests that change [`LOOP_ITERATION_LIMIT`].
-static LIMIT: Mutex<()> = Mutex::new(());
 
 const OPSET: i64 = 13;
 
@@ -380,53 +376,61 @@ fn a_negative_trip_count_is_an_error_naming_the_node() {
 
 #[test]
 fn the_iteration_limit_stops_a_loop_whose_condition_never_turns_false() {
-    let g = with_loop(
-        Graph::new(OPSET)
-            .input("m", DatumType::I64, &[])
-            .input_c("x", DatumType::F32, &[2]),
-        &["m", "", "x"],
-        &["x_final", "xs", "is"],
-        counting_body().graph_proto(),
-    )
-    .output("x_final", DatumType::F32)
-    .output("xs", DatumType::F32)
-    .output("is", DatumType::I64);
-    // The same with M a constant: no scan dim of i64::MAX rows at load.
-    let constant = with_loop(
-        Graph::new(OPSET)
-            .init("m", &scalar_i64(i64::MAX))
-            .input_c("x", DatumType::F32, &[2]),
-        &["m", "", "x"],
-        &["x_final", "xs", "is"],
-        counting_body().graph_proto(),
-    )
-    .output("x_final", DatumType::F32)
-    .output("xs", DatumType::F32)
-    .output("is", DatumType::I64);
-    let _guard = LIMIT.lock().unwrap();
-    LOOP_ITERATION_LIMIT.store(100, Ordering::Relaxed);
-    let result = run(&g, &[scalar_i64(i64::MAX), tensor1(&[0f32, 0.])]);
-    let at_limit = run(&g, &[scalar_i64(100), tensor1(&[0f32, 0.])]);
-    let constant_fact = constant.optimized().map(|m| {
-        let o = m.output_outlets().unwrap()[1];
-        format!("{:?}", m.outlet_fact(o).unwrap())
-    });
-    let constant_result = run(&constant, &[tensor1(&[0f32, 0.])]);
-    LOOP_ITERATION_LIMIT.store(DEFAULT_LOOP_ITERATION_LIMIT, Ordering::Relaxed);
-    let constant_fact = constant_fact.unwrap();
-    assert!(constant_fact.starts_with("loop"), "{constant_fact}");
-    let err = constant_result.unwrap_err();
-    assert!(
-        chain(&err).contains("still running after 100 iterations"),
-        "{err:#}"
+    in_own_process(
+        "onnx_loop::the_iteration_limit_stops_a_loop_whose_condition_never_turns_false",
+        || {
+            let g = with_loop(
+                Graph::new(OPSET).input("m", DatumType::I64, &[]).input_c(
+                    "x",
+                    DatumType::F32,
+                    &[2],
+                ),
+                &["m", "", "x"],
+                &["x_final", "xs", "is"],
+                counting_body().graph_proto(),
+            )
+            .output("x_final", DatumType::F32)
+            .output("xs", DatumType::F32)
+            .output("is", DatumType::I64);
+            // The same with M a constant: no scan dim of i64::MAX rows at load.
+            let constant = with_loop(
+                Graph::new(OPSET).init("m", &scalar_i64(i64::MAX)).input_c(
+                    "x",
+                    DatumType::F32,
+                    &[2],
+                ),
+                &["m", "", "x"],
+                &["x_final", "xs", "is"],
+                counting_body().graph_proto(),
+            )
+            .output("x_final", DatumType::F32)
+            .output("xs", DatumType::F32)
+            .output("is", DatumType::I64);
+            LOOP_ITERATION_LIMIT.store(100, Ordering::Relaxed);
+            let result = run(&g, &[scalar_i64(i64::MAX), tensor1(&[0f32, 0.])]);
+            let at_limit = run(&g, &[scalar_i64(100), tensor1(&[0f32, 0.])]);
+            let constant_fact = constant.optimized().map(|m| {
+                let o = m.output_outlets().unwrap()[1];
+                format!("{:?}", m.outlet_fact(o).unwrap())
+            });
+            let constant_result = run(&constant, &[tensor1(&[0f32, 0.])]);
+            LOOP_ITERATION_LIMIT.store(DEFAULT_LOOP_ITERATION_LIMIT, Ordering::Relaxed);
+            let constant_fact = constant_fact.unwrap();
+            assert!(constant_fact.starts_with("loop"), "{constant_fact}");
+            let err = constant_result.unwrap_err();
+            assert!(
+                chain(&err).contains("still running after 100 iterations"),
+                "{err:#}"
+            );
+            let err = result.unwrap_err();
+            assert!(
+            chain(&err).contains("Loop node 'x_final': still running after 100 iterations (M: 9223372036854775807); the limit is tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_ITERATION_LIMIT"),
+            "{err:#}"
+        );
+            // Exactly the limit is allowed.
+            assert_eq!(at_limit.unwrap()[2].shape(), [100]);
+        },
     );
-    let err = result.unwrap_err();
-    assert!(
-        chain(&err).contains("Loop node 'x_final': still running after 100 iterations (M: 9223372036854775807); the limit is tract_onnx_scatter::tract_overrides::onnx_loop::LOOP_ITERATION_LIMIT"),
-        "{err:#}"
-    );
-    // Exactly the limit is allowed.
-    assert_eq!(at_limit.unwrap()[2].shape(), [100]);
 }
 
 #[test]

@@ -9,8 +9,7 @@
 //! (max/min at 16 and 17, a reduction at 11 to 15) runs with that
 //! version's semantics; every other illegal row fails exactly as in strict.
 
-#[path = "support/model_builder.rs"]
-mod model_builder;
+use crate::model_builder;
 
 use model_builder::*;
 use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;

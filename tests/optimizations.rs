@@ -1,8 +1,7 @@
 //! Optimizations: constant block assignments become Slice/Concat, empty
 //! scatters disappear, all-constant scatters fold, and `cost` is sensible.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{D, Graph, attr_int, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};

@@ -4,8 +4,7 @@
 //! loads, compared node by node (op and output facts, in evaluation order),
 //! typed and decluttered.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{D, Graph, attr_graph, attr_int, tensor, tensor_proto};
 use tract_onnx_scatter::tract_onnx::pb::AttributeProto;

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::own_process::in_own_process;
+
 include!("../crates/tract-onnx-scatter/examples/keras_gru.rs");
 
 fn root() -> &'static Path {
@@ -16,9 +18,12 @@ const EXAMPLE: &str = "crates/tract-onnx-scatter/examples/keras_gru.rs";
 
 #[test]
 fn the_readme_example_runs_from_any_directory() {
-    // The example reads nothing from the working directory.
-    std::env::set_current_dir(std::env::temp_dir()).unwrap();
-    main().unwrap();
+    // The example reads nothing from the working directory: changed in a
+    // process of its own, so the binary's other tests keep theirs.
+    in_own_process("readme::the_readme_example_runs_from_any_directory", || {
+        std::env::set_current_dir(std::env::temp_dir()).unwrap();
+        main().unwrap();
+    });
 }
 
 #[test]

@@ -11,8 +11,7 @@
 //! * a segment mean: ScatterElements `add` into ConstantOfShape zeros, once
 //!   for the sums and once for the counts, with a symbolic row count.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{D, Graph, attr_int, tensor};
 use prost::Message;

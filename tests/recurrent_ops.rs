@@ -18,8 +18,8 @@
 //! - counted loops (`M` the time dim, `i + 1 < time`) whose scan outputs
 //!   share `M` as their first dim.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
+use crate::log_capture::logged;
 
 use graph::{D, Graph, Loader, attr_graph, attr_int};
 use prost::Message;
@@ -613,44 +613,6 @@ fn value_info_naming_another_symbol_or_a_sentinel_does_not_stop_a_load() {
     }
 }
 
-/// The records at info level and above the calling thread logs while `f`
-/// runs (this test binary's one logger).
-fn logged<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
-    use std::sync::Mutex;
-    static LINES: Mutex<Vec<(std::thread::ThreadId, String)>> = Mutex::new(Vec::new());
-    struct Capture;
-    impl log::Log for Capture {
-        fn enabled(&self, metadata: &log::Metadata) -> bool {
-            metadata.level() <= log::Level::Info
-        }
-        fn log(&self, record: &log::Record) {
-            if self.enabled(record.metadata()) {
-                LINES
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((std::thread::current().id(), record.args().to_string()));
-            }
-        }
-        fn flush(&self) {}
-    }
-    static CAPTURE: Capture = Capture;
-    let _ = log::set_logger(&CAPTURE).map(|()| log::set_max_level(log::LevelFilter::Info));
-    let me = std::thread::current().id();
-    let take = || {
-        let mut all = LINES.lock().unwrap_or_else(|p| p.into_inner());
-        let mine: Vec<String> = all
-            .iter()
-            .filter(|(t, _)| *t == me)
-            .map(|(_, l)| l.clone())
-            .collect();
-        all.retain(|(t, _)| *t != me);
-        mine
-    };
-    take();
-    let out = f();
-    (out, take())
-}
-
 #[test]
 fn a_value_info_symbol_no_input_declares_is_named_in_one_log_line() {
     let proto = relu_plus_one(&[D::S("s27"), D::N(4)]);
@@ -902,10 +864,6 @@ fn two_counted_loops_scan_outputs_share_the_trip_count_and_concatenate() {
 }
 
 // ------------------------------------------ GRU / LSTM / RNN, TopK (#50)
-
-#[path = "support/snap.rs"]
-#[macro_use]
-mod snap;
 
 use integration_tests::golden::check_never_worse;
 use onnx_golden::framework::Tract;

@@ -4,11 +4,7 @@
 //! every validation error as an insta snapshot of the error chain, each at
 //! the stage it surfaces (load, compile or run).
 
-#[path = "support/model_builder.rs"]
-mod model_builder;
-#[macro_use]
-#[path = "support/snap.rs"]
-mod snap;
+use crate::model_builder;
 
 use model_builder::*;
 use prost::Message;

@@ -1,8 +1,7 @@
 //! Symbolic shapes: models with `dim_param` inputs type with their symbols
 //! kept, and validation that needs concrete values waits for them.
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{D, Graph, attr_int, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};

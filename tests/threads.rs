@@ -8,8 +8,7 @@
 //! (`scatter_kernels::Schedule::DEFAULT`: 1 MiB of work; 8 MiB of output
 //! for the destination-blocked ScatterND).
 
-#[path = "support/graph.rs"]
-mod graph;
+use crate::graph;
 
 use graph::{Graph, attr_int, attr_string};
 use tract_onnx_scatter::tract_core::tract_linalg::multithread::{

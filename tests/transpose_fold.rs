@@ -6,10 +6,8 @@
 //! result, stay; tract's own `ChangeAxes` pass moves a transpose through a
 //! scatter and an activation. Chains of blocks: `transpose_fold_chains.rs`.
 
-#[path = "support/graph.rs"]
-mod graph;
-#[path = "support/transposed.rs"]
-mod transposed;
+use crate::graph;
+use crate::transposed;
 
 use graph::{Graph, attr_int, attr_ints, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};

@@ -5,10 +5,8 @@
 //! `Slice` of one block's result feeding the next) fold into the data's
 //! layout with no transpose left, bit for bit the unfolded graph's result.
 
-#[path = "support/graph.rs"]
-mod graph;
-#[path = "support/transposed.rs"]
-mod transposed;
+use crate::graph;
+use crate::transposed;
 
 use graph::{Graph, attr_int, attr_string, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};

@@ -4,11 +4,7 @@
 //! surfaces at: model load (`model_for_read`), typing/optimisation
 //! (`into_optimized`), or run time.
 
-#[path = "support/model_builder.rs"]
-mod model_builder;
-#[macro_use]
-#[path = "support/snap.rs"]
-mod snap;
+use crate::model_builder;
 
 use model_builder::*;
 use tract_onnx_scatter::tract_onnx::pb::tensor_proto::DataType;

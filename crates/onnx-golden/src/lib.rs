@@ -27,6 +27,7 @@ pub mod report;
 pub mod run;
 pub mod stop;
 pub mod suite;
+mod tables;
 pub mod tensor_proto;
 pub mod wheel_file;
 

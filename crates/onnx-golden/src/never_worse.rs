@@ -14,9 +14,9 @@
 
 use crate::framework::{InputFacts, LoadOnnx, Tract};
 use crate::outcome::Outcome;
-use crate::report::{aligned_table, markdown_table, xml};
 use crate::stop::{NodePositions, stop_of};
 use crate::suite::{CaseResult, NamedFramework};
+use crate::tables::{aligned_table, markdown_table, xml};
 use serde::Serialize;
 use std::cmp::Ordering;
 use std::fmt::Write as _;

@@ -27,15 +27,12 @@
 //! batch are zeroed in the BiLSTM pair's, so that the Keras model's mask
 //! holds padding. No input is moved in: no owned mode. The pairs are timed
 //! in shared rounds ([`twin`]), so the Loop row's plugin one-shot over the
-//! op row's stock one-shot is paired round by round ([`targets`]).
+//! op row's stock one-shot is paired round by round ([`crate::report::recurrent_targets`]).
 
 use anyhow::{Result, bail};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::case::Case;
-use crate::report::{Rounds, Row, rcell};
-use crate::runner::Mode;
-use crate::timing::human;
 use crate::workloads::Rng;
 
 /// Keras GRU through tf2onnx (`Loop`).
@@ -144,67 +141,10 @@ pub fn case(name: &str) -> Result<Case> {
     Ok(case)
 }
 
-/// One line per target and pair, when either row of the pair was run:
-/// the Loop row's plugin one-shot within [`VS_ORT`]× of onnxruntime's
-/// one-shot on it, and within [`VS_NATIVE`]× of stock tract's one-shot on
-/// the op row (paired round by round when timed in shared rounds).
-pub fn targets(rows: &[Row]) -> Vec<String> {
-    let find = |name: &str| rows.iter().find(|r| r.name == name);
-    let verdict = |x: Option<f64>, target: f64| match x {
-        None => "n/a",
-        Some(x) if x <= target => "met",
-        Some(_) => "missed",
-    };
-    let times = |a: Option<std::time::Duration>, b: Option<std::time::Duration>| match (a, b) {
-        (Some(a), Some(b)) => format!(" ({} vs {})", human(a), human(b)),
-        _ => String::new(),
-    };
-    let mut lines = vec![];
-    if let Some(packed) = find(TORCH_GRU_PACKED) {
-        let ort = packed.vs_ort(Mode::OneShot);
-        lines.push(format!(
-            "packed-sequence GRU ({TORCH_GRU_PACKED}): plugin one-shot ≤ {VS_ORT}× onnxruntime \
-             one-shot: {}{}: {}",
-            rcell(ort),
-            times(packed.plugin(Mode::OneShot), packed.ort),
-            verdict(ort, VS_ORT)
-        ));
-    }
-    for (layer, l, op, op_type) in PAIRS {
-        let (lp, native) = (find(l), find(op));
-        if lp.is_none() && native.is_none() {
-            continue;
-        }
-        let one_shot = lp.and_then(|r| r.plugin(Mode::OneShot));
-        let ort = lp.and_then(|r| r.vs_ort(Mode::OneShot));
-        lines.push(format!(
-            "{layer} Loop ({l}): plugin one-shot ≤ {VS_ORT}× onnxruntime one-shot: {}{}: {}",
-            rcell(ort),
-            times(one_shot, lp.and_then(|r| r.ort)),
-            verdict(ort, VS_ORT)
-        ));
-        let stock = native.and_then(|r| r.stock(Mode::OneShot));
-        let vs_native = lp
-            .zip(native)
-            .and_then(|(lp, native)| Rounds::paired(&lp.rounds.plugin[0], &native.rounds.stock[0]))
-            .or_else(|| {
-                let (a, b) = (one_shot?.as_secs_f64(), stock?.as_secs_f64());
-                (b > 0.0).then(|| a / b)
-            });
-        lines.push(format!(
-            "{layer} Loop ({l}): plugin one-shot ≤ {VS_NATIVE}× stock tract one-shot of the \
-             native {op_type} op ({op}): {}{}: {}",
-            rcell(vs_native),
-            times(one_shot, stock),
-            verdict(vs_native, VS_NATIVE)
-        ));
-    }
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{Row, recurrent_targets as targets};
     use crate::runner::Runner;
     use prost::Message;
     use std::time::Duration;

@@ -757,7 +757,7 @@ const RSS_SLACK: usize = 2 << 20;
 
 /// One line per target of the performance issues.
 pub fn targets(rows: &[Row]) -> Vec<String> {
-    // The recurrent layers have targets of their own (`recurrent::targets`).
+    // The recurrent layers have targets of their own (`recurrent_targets`).
     let all: Vec<&Row> = rows
         .iter()
         .filter(|r| !crate::recurrent::NAMES.contains(&r.name.as_str()))
@@ -813,7 +813,7 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
         ));
     }
     lines.extend(loop_targets(rows));
-    lines.extend(crate::recurrent::targets(rows));
+    lines.extend(recurrent_targets(rows));
     let over: Vec<String> = rows
         .iter()
         .flat_map(|r| {
@@ -866,6 +866,66 @@ pub fn targets(rows: &[Row]) -> Vec<String> {
 /// the row, so both take the same time; copied per step, the larger
 /// buffer would take [`loops::BIG_BUFFER_FACTOR`]× as long.
 pub const IN_PLACE_RATIO: f64 = 1.5;
+
+/// The recurrent layers' targets ([`crate::recurrent`]): one line per
+/// target and pair, when either row of the pair was run:
+/// the Loop row's plugin one-shot within [`crate::recurrent::VS_ORT`]× of onnxruntime's
+/// one-shot on it, and within [`crate::recurrent::VS_NATIVE`]× of stock tract's one-shot on
+/// the op row (paired round by round when timed in shared rounds).
+pub fn recurrent_targets(rows: &[Row]) -> Vec<String> {
+    use crate::recurrent::{PAIRS, TORCH_GRU_PACKED, VS_NATIVE, VS_ORT};
+    let find = |name: &str| rows.iter().find(|r| r.name == name);
+    let verdict = |x: Option<f64>, target: f64| match x {
+        None => "n/a",
+        Some(x) if x <= target => "met",
+        Some(_) => "missed",
+    };
+    let times = |a: Option<std::time::Duration>, b: Option<std::time::Duration>| match (a, b) {
+        (Some(a), Some(b)) => format!(" ({} vs {})", human(a), human(b)),
+        _ => String::new(),
+    };
+    let mut lines = vec![];
+    if let Some(packed) = find(TORCH_GRU_PACKED) {
+        let ort = packed.vs_ort(Mode::OneShot);
+        lines.push(format!(
+            "packed-sequence GRU ({TORCH_GRU_PACKED}): plugin one-shot ≤ {VS_ORT}× onnxruntime \
+             one-shot: {}{}: {}",
+            rcell(ort),
+            times(packed.plugin(Mode::OneShot), packed.ort),
+            verdict(ort, VS_ORT)
+        ));
+    }
+    for (layer, l, op, op_type) in PAIRS {
+        let (lp, native) = (find(l), find(op));
+        if lp.is_none() && native.is_none() {
+            continue;
+        }
+        let one_shot = lp.and_then(|r| r.plugin(Mode::OneShot));
+        let ort = lp.and_then(|r| r.vs_ort(Mode::OneShot));
+        lines.push(format!(
+            "{layer} Loop ({l}): plugin one-shot ≤ {VS_ORT}× onnxruntime one-shot: {}{}: {}",
+            rcell(ort),
+            times(one_shot, lp.and_then(|r| r.ort)),
+            verdict(ort, VS_ORT)
+        ));
+        let stock = native.and_then(|r| r.stock(Mode::OneShot));
+        let vs_native = lp
+            .zip(native)
+            .and_then(|(lp, native)| Rounds::paired(&lp.rounds.plugin[0], &native.rounds.stock[0]))
+            .or_else(|| {
+                let (a, b) = (one_shot?.as_secs_f64(), stock?.as_secs_f64());
+                (b > 0.0).then(|| a / b)
+            });
+        lines.push(format!(
+            "{layer} Loop ({l}): plugin one-shot ≤ {VS_NATIVE}× stock tract one-shot of the \
+             native {op_type} op ({op}): {}{}: {}",
+            rcell(vs_native),
+            times(one_shot, stock),
+            verdict(vs_native, VS_NATIVE)
+        ));
+    }
+    lines
+}
 
 /// The `Loop` rows' targets (issue 22), when any `Loop` row was run.
 fn loop_targets(rows: &[Row]) -> Vec<String> {

@@ -1,7 +1,6 @@
 //! One combining function per reduction, chosen once, for kernels generic
 //! over how they visit (the split and blocked kernels).
 
-use crate::elements::select_f32;
 use crate::{Element, Reduction};
 
 /// A computation run with a combining function `f(acc, update)`.
@@ -42,4 +41,13 @@ fn select_as_f32<T: 'static, const MAX: bool>(acc: &mut T, update: &T) {
     };
     let better = if MAX { update > *acc } else { update < *acc };
     select_f32(acc, update, better)
+}
+
+/// `Element::max`/`min` for f32 without a branch: `acc = update` when `acc`
+/// is not NaN and (`update` is NaN or `better`), bitwise select otherwise.
+#[inline(always)]
+pub(crate) fn select_f32(acc: &mut f32, update: f32, better: bool) {
+    let take = !acc.is_nan() & (update.is_nan() | better);
+    let mask = (take as u32).wrapping_neg();
+    *acc = f32::from_bits((update.to_bits() & mask) | (acc.to_bits() & !mask));
 }

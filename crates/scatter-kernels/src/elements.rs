@@ -1,16 +1,10 @@
 //! ONNX `ScatterElements` (and the deprecated `Scatter`).
 
+use crate::combiner::select_f32;
 use crate::fact_dim::known_ne_shape;
 use crate::index::first_out_of_range;
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
-use std::mem::MaybeUninit;
-
-use crate::exec::sealed::Writer;
-use crate::uninit::assume_written;
-use crate::{
-    Destination, Dims, Element, Execution, FactDim, IndexValue, Input, Reduction, ScatterError,
-    UpdateReduction,
-};
+use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
 /// The validated geometry of one `ScatterElements`: shapes and axis are
 /// known good, index values are not checked yet.
@@ -153,24 +147,6 @@ impl ElementsPlan {
         self.data_len
     }
 
-    /// Reads every index once and returns the proof that each is in range;
-    /// `Err` names the first one (row-major) out of `[-s, s - 1]` on the
-    /// axis of size `s`, or an indices buffer whose length is not its
-    /// shape's.
-    ///
-    /// On a parallel `exec` (by its schedule's split rule over the bytes of
-    /// the indices) each task reads a contiguous range of the indices; when
-    /// one finds an index out of range (or the host skipped one), the
-    /// serial check runs again and names the first, as it alone would: the
-    /// same token, or the same error, at any thread count.
-    pub fn check_indices<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        exec: Execution<'_>,
-    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
-        crate::elements_par::check_split(self, indices, exec.par, exec.schedule)
-    }
-
     /// [`Self::check_indices`] on the calling thread.
     pub(crate) fn check_serial<'a, I: IndexValue>(
         &'a self,
@@ -251,15 +227,6 @@ fn f32_slices<'a, T: 'static>(
             std::slice::from_raw_parts(updates.as_ptr().cast::<f32>(), updates.len()),
         ))
     }
-}
-
-/// `Element::max`/`min` for f32 without a branch: `acc = update` when `acc`
-/// is not NaN and (`update` is NaN or `better`), bitwise select otherwise.
-#[inline(always)]
-pub(crate) fn select_f32(acc: &mut f32, update: f32, better: bool) {
-    let take = !acc.is_nan() & (update.is_nan() | better);
-    let mask = (take as u32).wrapping_neg();
-    *acc = f32::from_bits((update.to_bits() & mask) | (acc.to_bits() & !mask));
 }
 
 impl<I: IndexValue> CheckedElementsIndices<'_, I> {
@@ -349,54 +316,6 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         T::check_reduction(reduction)
     }
 
-    /// Writes `updates` into `dest` with `reduction`, in row-major order of
-    /// the indices (duplicates: last write wins, or fold in that order),
-    /// and returns `dest` written. OpenVINO's `mean` and `use_init_val`
-    /// are [`Self::apply_update`]'s.
-    ///
-    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
-    /// each slab (`data_shape[axis..]`, what the updates at fixed leading
-    /// coordinates write) is copied, then its updates applied while it is
-    /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
-    /// columns ([`crate::parallel`]); on large data the updates land band
-    /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
-    /// destination and execution, the result is the serial in-place one,
-    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
-    /// is not its shape's) comes before any write.
-    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
-        &self,
-        dest: D,
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        dest.visit(ElementsWriter {
-            token: self,
-            updates,
-            reduction,
-            exec,
-        })
-    }
-
-    /// [`crate::scatter_elements_update`] on indices already checked: the
-    /// OpenVINO semantics, in place, without validating the indices a
-    /// second time. Where they are plain ScatterElements' (no reduction,
-    /// or one other than `mean` with `use_init_val`) this is
-    /// [`Self::apply`] on `exec`, bit for bit the serial result; the
-    /// OpenVINO-only cases (`mean`, `use_init_val = false`) run serially.
-    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
-    /// shape's) leaves `data` untouched.
-    pub fn apply_update<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: impl Into<UpdateReduction>,
-        use_init_val: bool,
-        exec: Execution<'_>,
-    ) -> Result<(), ScatterError> {
-        crate::update::apply_update(self, data, updates, reduction, use_init_val, exec)
-    }
-
     /// As [`ElementsPlan::copying_slab_len`].
     pub fn copying_slab_len(&self) -> usize {
         self.plan().copying_slab_len()
@@ -470,54 +389,10 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     }
 }
 
-/// [`CheckedElementsIndices::apply`]'s two paths.
-struct ElementsWriter<'r, 't, T, I> {
-    token: &'r CheckedElementsIndices<'t, I>,
-    updates: &'r [T],
-    reduction: Reduction,
-    exec: Execution<'r>,
-}
-
-impl<'d, T: Element, I: IndexValue> Writer<'d, T> for ElementsWriter<'_, '_, T, I> {
-    type Out = Result<&'d mut [T], ScatterError>;
-
-    fn in_place(self, data: &'d mut [T]) -> Self::Out {
-        let Execution { par, schedule } = self.exec;
-        crate::elements_par::apply_split(
-            self.token,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        Ok(data)
-    }
-
-    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
-    where
-        T: Copy,
-    {
-        let Execution { par, schedule } = self.exec;
-        crate::elements_par::copying_split(
-            self.token,
-            out,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        // SAFETY: `copying_split` returned `Ok`: by its contract every
-        // element of `out` has been written.
-        Ok(unsafe { assume_written(out) })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scatter_elements;
+    use crate::{Execution, scatter_elements};
 
     #[test]
     fn f32_branchless_max_min_match_the_generic_element_path() {

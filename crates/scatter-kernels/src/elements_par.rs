@@ -20,15 +20,18 @@
 //! destinations stay in cache while every update of the band is applied,
 //! staged in a contiguous buffer for types with no drop glue.
 
+use crate::exec::sealed::Writer;
+use crate::uninit::assume_written;
+use crate::{Destination, Execution};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::combiner::{WithCombiner, with_combiner};
 use crate::index::first_out_of_range;
 use crate::mechanisms::Mechanism;
-use crate::parallel::{Blocks, Copying, DisjointSlice, Output, PartTask, even_bounds};
+use crate::parallel::{Blocks, DisjointSlice, Output, PartTask, even_bounds};
 use crate::shape::{check_len, element_count};
-use crate::uninit::{copy_par, copy_tasks, write_copy_par};
+use crate::uninit::{Copying, copy_par, copy_tasks, write_copy_par};
 use crate::{
     CheckedElementsIndices, Element, ElementsPlan, IndexValue, Input, Parallel, Reduction,
     ScatterError, Schedule,
@@ -654,4 +657,99 @@ fn slab_plain<T, I: IndexValue>(
         indices: idx,
     };
     part.visit(|o, p| f(&mut slab[o], &upd[p]));
+}
+
+impl ElementsPlan {
+    /// Reads every index once and returns the proof that each is in range;
+    /// `Err` names the first one (row-major) out of `[-s, s - 1]` on the
+    /// axis of size `s`, or an indices buffer whose length is not its
+    /// shape's.
+    ///
+    /// On a parallel `exec` (by its schedule's split rule over the bytes of
+    /// the indices) each task reads a contiguous range of the indices; when
+    /// one finds an index out of range (or the host skipped one), the
+    /// serial check runs again and names the first, as it alone would: the
+    /// same token, or the same error, at any thread count.
+    pub fn check_indices<'a, I: IndexValue>(
+        &'a self,
+        indices: &'a [I],
+        exec: Execution<'_>,
+    ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
+        check_split(self, indices, exec.par, exec.schedule)
+    }
+}
+
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// Writes `updates` into `dest` with `reduction`, in row-major order of
+    /// the indices (duplicates: last write wins, or fold in that order),
+    /// and returns `dest` written. OpenVINO's `mean` and `use_init_val`
+    /// are [`Self::apply_update`]'s.
+    ///
+    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
+    /// each slab (`data_shape[axis..]`, what the updates at fixed leading
+    /// coordinates write) is copied, then its updates applied while it is
+    /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
+    /// columns ([`crate::parallel`]); on large data the updates land band
+    /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
+    /// destination and execution, the result is the serial in-place one,
+    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
+    /// is not its shape's) comes before any write.
+    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        dest.visit(ElementsWriter {
+            token: self,
+            updates,
+            reduction,
+            exec,
+        })
+    }
+}
+
+/// [`CheckedElementsIndices::apply`]'s two paths.
+struct ElementsWriter<'r, 't, T, I> {
+    token: &'r CheckedElementsIndices<'t, I>,
+    updates: &'r [T],
+    reduction: Reduction,
+    exec: Execution<'r>,
+}
+
+impl<'d, T: Element, I: IndexValue> Writer<'d, T> for ElementsWriter<'_, '_, T, I> {
+    type Out = Result<&'d mut [T], ScatterError>;
+
+    fn in_place(self, data: &'d mut [T]) -> Self::Out {
+        let Execution { par, schedule } = self.exec;
+        apply_split(
+            self.token,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
+        Ok(data)
+    }
+
+    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
+    where
+        T: Copy,
+    {
+        let Execution { par, schedule } = self.exec;
+        copying_split(
+            self.token,
+            out,
+            data,
+            self.updates,
+            self.reduction,
+            par,
+            schedule,
+        )?;
+        // SAFETY: `copying_split` returned `Ok`: by its contract every
+        // element of `out` has been written.
+        Ok(unsafe { assume_written(out) })
+    }
 }

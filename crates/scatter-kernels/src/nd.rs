@@ -4,15 +4,9 @@ use crate::fact_dim::known_ne_shape;
 use crate::index::{CHECK_CHUNK, out_of_range};
 use crate::mechanisms::Mechanism;
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
-use std::mem::MaybeUninit;
 use std::sync::Arc;
 
-use crate::exec::sealed::Writer;
-use crate::nd_par::Buckets;
-use crate::uninit::assume_written;
-use crate::{
-    Destination, Dims, Element, Execution, FactDim, IndexValue, Input, Reduction, ScatterError,
-};
+use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
 /// The validated geometry of one `ScatterND`: shapes are known good, index
 /// values are not checked yet.
@@ -272,34 +266,6 @@ impl NdPlan {
         self.slice_len
     }
 
-    /// Reads every index component once and returns the proof that each is
-    /// in range; `Err` names the first one (row-major) outside `[-d, d - 1]`
-    /// for its own data dimension `d`, or an indices buffer whose length is
-    /// not its shape's.
-    ///
-    /// With [`BlockSort::ForElementBytes`], when `exec`'s blocking rule
-    /// holds, the same read also sorts the update slices by destination
-    /// block (on `exec`'s threads, by its split rule over the bytes of the
-    /// indices: each task checks a contiguous range of tuples and counts
-    /// them per block, then places them, task after task, so the sort is
-    /// the serial one, entry for entry). The token applies block by block
-    /// with the unsorted token's results, bit for bit; keep it
-    /// ([`CheckedNdIndices::kept_check`]) while the indices do not change
-    /// to reuse the sort. Same token or same first error whatever `exec`.
-    pub fn check_indices<'a, I: IndexValue>(
-        &'a self,
-        indices: &'a [I],
-        exec: Execution<'_>,
-        sort: BlockSort,
-    ) -> Result<CheckedNdIndices<'a, I>, ScatterError> {
-        match sort {
-            BlockSort::Off => self.check_serial(indices),
-            BlockSort::ForElementBytes(bytes) => {
-                crate::nd_par::check_sorted(self, indices, bytes, exec.schedule, exec.par)
-            }
-        }
-    }
-
     /// The plain check, on the calling thread, unsorted.
     pub(crate) fn check_serial<'a, I: IndexValue>(
         &'a self,
@@ -518,36 +484,6 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         T::check_reduction(reduction)
     }
 
-    /// Writes every update slice into `dest` with `reduction`, in row-major
-    /// order of the index tuples (duplicates: last write wins, or fold in
-    /// order), and returns `dest` written.
-    ///
-    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
-    /// without reduction only the gaps between the written slices are
-    /// copied ([`Self::copies_around_slices`]), and a sorted token copies
-    /// each block just before its updates land. A token sorted by
-    /// destination block ([`BlockSort`]) applies block by block. On a
-    /// parallel `exec`, tasks own disjoint ranges of whole rows or of
-    /// destination blocks ([`crate::parallel`]; unsorted slices are then
-    /// sorted for the split, a second read of the indices). Whatever the
-    /// destination and execution, the result is the serial in-place one,
-    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
-    /// is not its shape's) comes before any write.
-    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
-        &self,
-        dest: D,
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        dest.visit(NdWriter {
-            token: self,
-            updates,
-            reduction,
-            exec,
-        })
-    }
-
     /// As [`NdPlan::copies_around_slices`].
     pub fn copies_around_slices(&self) -> bool {
         self.plan.copies_around_slices()
@@ -748,85 +684,23 @@ impl<'a, I: IndexValue> CheckedNdIndices<'a, I> {
             buckets: self.buckets.clone(),
         }
     }
-
-    /// For indices that come back (a host applies a kept check again): an
-    /// unsorted token's update slices sorted by destination for a split
-    /// over `exec`, one block per task, when the slices are short (at most
-    /// [`crate::Schedule::blocked_max_slice_bytes`] of
-    /// `element_bytes`-byte elements), the split rule gives more than one
-    /// task, and there are
-    /// [`crate::Schedule::sorted_from_updates_per_block`] tuples per
-    /// block; `None` otherwise, and for a token already sorted.
-    ///
-    /// Short slices are not split otherwise
-    /// ([`crate::Schedule::nd_split_from_slice_bytes`]): sorting them for
-    /// each call costs more than the second thread saves (`snd_add_hist`:
-    /// 1M element adds into 256 KiB). Indices that come back pay the sort
-    /// once. One block per task, not the four of a per-call split: each
-    /// block's slices read the updates in ascending order, so every block
-    /// streams most of the update array through the caches.
-    pub fn sorted_for_split(
-        &self,
-        element_bytes: usize,
-        exec: Execution<'_>,
-    ) -> Option<CheckedNdIndices<'a, I>> {
-        let buckets = crate::nd_par::sort_for_split(self, element_bytes, exec.par, exec.schedule)?;
-        Some(CheckedNdIndices {
-            plan: self.plan,
-            indices: self.indices,
-            buckets: Some(Arc::new(buckets)),
-        })
-    }
 }
 
-/// [`CheckedNdIndices::apply`]'s two paths.
-struct NdWriter<'r, 't, T, I> {
-    token: &'r CheckedNdIndices<'t, I>,
-    updates: &'r [T],
-    reduction: Reduction,
-    exec: Execution<'r>,
-}
-
-impl<'d, T: Element, I: IndexValue> Writer<'d, T> for NdWriter<'_, '_, T, I> {
-    type Out = Result<&'d mut [T], ScatterError>;
-
-    fn in_place(self, data: &'d mut [T]) -> Self::Out {
-        let Execution { par, schedule } = self.exec;
-        crate::nd_par::apply_split(
-            self.token,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        Ok(data)
-    }
-
-    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
-    where
-        T: Copy,
-    {
-        let Execution { par, schedule } = self.exec;
-        crate::nd_par::copying_split(
-            self.token,
-            out,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        // SAFETY: `copying_split` returned `Ok`: by its contract every
-        // element of `out` has been written.
-        Ok(unsafe { assume_written(out) })
-    }
+/// The update slices of one ScatterND, stably sorted by destination block.
+#[derive(Debug, Clone)]
+pub(crate) struct Buckets {
+    /// Elements per block, a multiple of the slice length.
+    pub(crate) block_len: usize,
+    /// Block `b`'s entries are `entries[starts[b]..starts[b + 1]]`.
+    pub(crate) starts: Vec<usize>,
+    /// `(data offset, tuple number)` of every update slice.
+    pub(crate) entries: Vec<(u32, u32)>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scatter_nd;
+    use crate::{Execution, scatter_nd};
 
     /// `transpose(stored, perm)`, materialized row-major.
     fn transposed(stored: &[i32], shape: &[usize], perm: &[usize]) -> Vec<i32> {

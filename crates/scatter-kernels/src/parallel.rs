@@ -17,10 +17,7 @@
 //! blocks.
 
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::sync::Mutex;
-
-use crate::uninit::{Filling, fill_parts};
 
 /// Runs numbered tasks, possibly at the same time. Implemented by the
 /// host (a thread pool); [`Serial`] runs them in order on the caller's
@@ -255,7 +252,7 @@ pub(crate) fn split_at_bounds<'a, T>(mut data: &'a mut [T], bounds: &[usize]) ->
 
 /// A task's part of an output, taken as blocks of values to scatter
 /// into, front to back: in place (`[T]`, already holding data's values) or
-/// copying ([`Filling`]: each block copied from data as it is taken, the
+/// copying ([`crate::uninit::Filling`]: each block copied from data as it is taken, the
 /// gaps before it too, in 64 KiB pieces).
 pub(crate) trait Blocks<T> {
     /// `[lo, hi)` of the part, holding data's values. Blocks are taken in
@@ -270,13 +267,6 @@ impl<T> Blocks<T> for [T] {
     }
 }
 
-impl<T: Copy> Blocks<T> for Filling<'_, T> {
-    #[inline(always)]
-    fn block(&mut self, lo: usize, hi: usize) -> &mut [T] {
-        self.block_in_pieces(lo, hi)
-    }
-}
-
 /// What every task of a run does with its part, whatever the part's kind:
 /// `run(index, start, part)`, `start` being where the part begins in the
 /// output.
@@ -285,7 +275,7 @@ pub(crate) trait PartTask<T>: Sync {
 }
 
 /// The output of a parallel run, cut into parts each owned by one task:
-/// in place (`&mut [T]`) or copying ([`Copying`]). The runs are written
+/// in place (`&mut [T]`) or copying ([`crate::uninit::Copying`]). The runs are written
 /// once over this trait, for both.
 pub(crate) trait Output<T> {
     /// Whether the parts are filled by copying (and so weigh their
@@ -312,29 +302,6 @@ impl<T: Send> Output<T> for &mut [T] {
             .zip(bounds.iter().copied())
             .collect();
         for_each_part(par, parts, |i, part, start| task.run(i, start, part));
-    }
-}
-
-/// The output of a copying run: `dst` may hold anything, and every part
-/// is filled from `src` (same length) block by block as its task takes
-/// them, the rest after the task ([`fill_parts`]): on return, `dst` is
-/// written whole.
-pub(crate) struct Copying<'a, T> {
-    pub(crate) dst: &'a mut [MaybeUninit<T>],
-    pub(crate) src: &'a [T],
-}
-
-impl<T: Copy + Send + Sync> Output<T> for Copying<'_, T> {
-    const COPIES: bool = true;
-
-    fn len(&self) -> usize {
-        self.dst.len()
-    }
-
-    fn for_each_part(self, par: &dyn Parallel, bounds: &[usize], task: &impl PartTask<T>) {
-        fill_parts(par, self.dst, self.src, bounds, |i, start, part| {
-            task.run(i, start, part)
-        });
     }
 }
 

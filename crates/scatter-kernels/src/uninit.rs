@@ -15,7 +15,7 @@
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::parallel::{for_each_part, split_at_bounds};
+use crate::parallel::{Blocks, Output, PartTask, for_each_part, split_at_bounds};
 use crate::{Parallel, Schedule};
 
 /// Bytes per `memcpy` call of the copies in pieces ([`crate::copy_in_pieces`]
@@ -229,6 +229,36 @@ pub(crate) fn copy_par<'a, T: Copy + Send + Sync>(
 ) -> &'a mut [T] {
     let bounds = crate::parallel::even_bounds(dst.len(), tasks);
     fill_parts(par, dst, src, &bounds, |_, _, _| {})
+}
+
+impl<T: Copy> Blocks<T> for Filling<'_, T> {
+    #[inline(always)]
+    fn block(&mut self, lo: usize, hi: usize) -> &mut [T] {
+        self.block_in_pieces(lo, hi)
+    }
+}
+
+/// The output of a copying run: `dst` may hold anything, and every part
+/// is filled from `src` (same length) block by block as its task takes
+/// them, the rest after the task ([`fill_parts`]): on return, `dst` is
+/// written whole.
+pub(crate) struct Copying<'a, T> {
+    pub(crate) dst: &'a mut [MaybeUninit<T>],
+    pub(crate) src: &'a [T],
+}
+
+impl<T: Copy + Send + Sync> Output<T> for Copying<'_, T> {
+    const COPIES: bool = true;
+
+    fn len(&self) -> usize {
+        self.dst.len()
+    }
+
+    fn for_each_part(self, par: &dyn Parallel, bounds: &[usize], task: &impl PartTask<T>) {
+        fill_parts(par, self.dst, self.src, bounds, |i, start, part| {
+            task.run(i, start, part)
+        });
+    }
 }
 
 #[cfg(test)]

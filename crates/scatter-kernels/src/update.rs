@@ -87,6 +87,27 @@ fn plain_apply(reduction: UpdateReduction, use_init_val: bool) -> Option<Reducti
     }
 }
 
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// [`crate::scatter_elements_update`] on indices already checked: the
+    /// OpenVINO semantics, in place, without validating the indices a
+    /// second time. Where they are plain ScatterElements' (no reduction,
+    /// or one other than `mean` with `use_init_val`) this is
+    /// [`Self::apply`] on `exec`, bit for bit the serial result; the
+    /// OpenVINO-only cases (`mean`, `use_init_val = false`) run serially.
+    /// `Err` (a reduction `T` cannot do, a buffer whose length is not its
+    /// shape's) leaves `data` untouched.
+    pub fn apply_update<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: impl Into<UpdateReduction>,
+        use_init_val: bool,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        apply_update(self, data, updates, reduction, use_init_val, exec)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

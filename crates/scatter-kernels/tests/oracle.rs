@@ -7,9 +7,9 @@
 //! indices) and then folded. The element arithmetic is re-implemented from
 //! the contract (not borrowed from the crate's `Element` impls).
 //!
-//! This file is both a module (`mod oracle;` in `properties.rs`) and its own
-//! test target, whose tests check the oracle against hand-worked examples
-//! from the ONNX and OpenVINO specifications.
+//! A module of the kernels' test binary (`tests/main.rs`), used by
+//! `properties.rs`; its own tests check the oracle against hand-worked
+//! examples from the ONNX and OpenVINO specifications.
 
 #![allow(dead_code)]
 

@@ -2,7 +2,7 @@
 //! `tests/oracle.rs` on random valid and invalid inputs, for every element
 //! type and both index types; errors never panic and never write.
 
-mod oracle;
+use crate::oracle;
 
 use std::fmt::Debug;
 

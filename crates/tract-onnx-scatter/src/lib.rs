@@ -21,7 +21,7 @@
 //! ([`TractOverride::ALL`]), where tract 0.23.9 stops exporters' models
 //! before their scatters run: `If`, `Reshape`, `Concat`, `Slice`, `Cast`,
 //! `CastLike`, `ConstantOfShape`, `Expand`, `Squeeze`, `GRU`, `LSTM`, `RNN`,
-//! `TopK`, and `Unique`, `Loop` and `ReverseSequence`, which tract lacks. [`tract_overrides`] says what
+//! `TopK`, `GlobalLpPool`, and `Unique`, `Loop` and `ReverseSequence`, which tract lacks. [`tract_overrides`] says what
 //! each changes and why. Wherever stock tract loads a model, each builds
 //! exactly stock's op and facts. [`Options::tract_overrides`] switches any
 //! of them off by name:

@@ -7,8 +7,9 @@
 use super::operators::{OperatorRule, TestOperator};
 use crate::never_worse::NeverWorse;
 use crate::outcome::{FrameworkOutcome, Outcome, Phase};
-use crate::report::{Format, aligned_table, markdown_escape, markdown_table, xml};
+use crate::report::Format;
 use crate::suite::CaseResult;
+use crate::tables::{aligned_table, markdown_escape, markdown_table, xml};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -22,7 +22,7 @@ use scatter_kernels::Reduction;
 use tract_core::internal::*;
 use tract_core::ops::array::{Slice, TypedConcat};
 
-use crate::ops::scatter_nd::ScatterNd;
+use crate::ops::scatter_ops::ScatterNd;
 
 /// Where a constant set of index tuples writes, when it is a block.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,8 +32,8 @@ use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
 
-use crate::ops::scatter_elements::ScatterElements;
-use crate::ops::scatter_nd::ScatterNd;
+use crate::ops::scatter_ops::ScatterElements;
+use crate::ops::scatter_ops::ScatterNd;
 use crate::parse::site::{IndexPositions, NodeSite};
 
 /// `ScatterElements(data, Expand(rows), updates)` on axis 0 with whole-row

@@ -76,6 +76,7 @@ pub mod scatter_elements;
 pub mod scatter_elements_update;
 pub mod scatter_grad;
 pub mod scatter_nd;
+pub mod scatter_ops;
 pub mod shapes;
 pub mod speed_policy;
 pub mod tensor_scatter;

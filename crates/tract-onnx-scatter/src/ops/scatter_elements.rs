@@ -48,66 +48,9 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
     );
 }
 
-/// `output = data`, then every update written along `axis` at the position
-/// its index gives, in row-major order of the indices.
-///
-/// Contract (checked at build time as far as the facts allow, the rest at
-/// run time, always before any write): data rank `r >= 1`; indices and
-/// updates of rank `r` and equal shape; `indices.shape[i] <= data.shape[i]`
-/// for `i != axis`; index values in `[-s, s - 1]`, `s = data.shape[axis]`;
-/// indices int32/int64; data and updates of one type that can do
-/// `reduction`. Runs in place when the data input is exclusively owned.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ScatterElements {
-    /// The node it was built from (Scatter, ScatterElements, or a
-    /// ScatterElementsUpdate with a constant axis), named by every error.
-    pub site: NodeSite,
-    /// Normalized: `0 <= axis < rank`.
-    pub axis: usize,
-    /// How an update combines with the value at its destination (an ONNX
-    /// reduction; `Mean` only for a ScatterElementsUpdate).
-    pub reduction: UpdateReduction,
-    /// OpenVINO's `use_init_val`; always true for ONNX ops.
-    pub use_init_val: bool,
-    /// The ONNX element type data and updates hold, when tract has none
-    /// of its own for it (bfloat16, complex).
-    pub onnx_element: OnnxElement,
-    /// Set at codegen when the output is a model output and nothing else:
-    /// where the output buffer comes from when data is shared
-    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
-    /// codegen, not serialized, ignored by equality.
-    pub output_pool: Option<OutputPool>,
-    /// The last check of indices that may come back
-    /// ([`crate::ops::check_cache`]): an execution detail, shared by
-    /// clones of one axis, ignored by equality.
-    pub check_cache: ElementsCheckCache,
-}
+pub use crate::ops::scatter_ops::ScatterElements;
 
 impl ScatterElements {
-    /// The op of an ONNX Scatter or ScatterElements node (`use_init_val`
-    /// true), along the normalized `axis`, without pool or kept check.
-    pub fn onnx(site: NodeSite, axis: usize, reduction: Reduction) -> ScatterElements {
-        ScatterElements {
-            site,
-            axis,
-            reduction: reduction.into(),
-            use_init_val: true,
-            onnx_element: OnnxElement::Native,
-            output_pool: None,
-            check_cache: ElementsCheckCache::default(),
-        }
-    }
-
-    /// The same op along another `axis`, with a cache of its own: a check
-    /// is of the plan of one axis.
-    pub fn with_axis(&self, axis: usize) -> ScatterElements {
-        ScatterElements {
-            axis,
-            check_cache: ElementsCheckCache::default(),
-            ..self.clone()
-        }
-    }
-
     /// Symbolic (TDim) data folds from the data value only: OpenVINO's
     /// `use_init_val = 0` has no symbolic counterpart here.
     fn check_symbolic_support(&self, dt: DatumType) -> TractResult<()> {

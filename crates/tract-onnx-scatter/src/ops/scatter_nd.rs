@@ -11,7 +11,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 use crate::ops::axis_changes;
-use crate::ops::check_cache::{NdCheck, NdCheckCache};
+use crate::ops::check_cache::NdCheck;
 use crate::ops::copy_target::{self, Fused, Taken};
 use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
@@ -42,65 +42,7 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
     );
 }
 
-/// `output = data`, then for every index tuple `t` (row-major over
-/// `indices.shape[:-1]`), the slice `data[t]` combined with its update slice.
-///
-/// Contract (checked at build time as far as the facts allow, the rest at
-/// run time, always before any write): data rank `r >= 1`; indices rank
-/// `q >= 1` with `k = indices.shape[-1] <= r`; `updates.shape ==
-/// indices.shape[:-1] ++ data.shape[k:]`; each tuple component in
-/// `[-d, d - 1]` for its own data dim `d`; data and updates of one type that
-/// can do `reduction`. Runs in place when the data input is exclusive.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ScatterNd {
-    /// The node it was built from (a ScatterND, or a ScatterElements a
-    /// rewrite turned into one), named by every error.
-    pub site: NodeSite,
-    /// How an update combines with the value at its destination.
-    pub reduction: Reduction,
-    /// `Some(perm)`: the data input is stored untransposed, the scatter
-    /// applies to `transpose(data, perm)` (shapes, indices and messages are
-    /// in that view) and the output keeps data's stored layout, i.e. the
-    /// op is `Transpose(perm) → ScatterND → inverse Transpose` without the
-    /// transposes ([`crate::ops::transpose_fold`]). `None`: plain ScatterND.
-    pub layout: Option<TVec<usize>>,
-    /// The ONNX element type data and updates hold, when tract has none
-    /// of its own for it (bfloat16, complex).
-    pub onnx_element: OnnxElement,
-    /// Set at codegen when the output is a model output and nothing else:
-    /// where the output buffer comes from when data is shared
-    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
-    /// codegen, not serialized, ignored by equality.
-    pub output_pool: Option<OutputPool>,
-    /// The last check (and sort by destination block) of indices that
-    /// may come back ([`crate::ops::check_cache`]): an execution detail,
-    /// shared by clones of one layout, ignored by equality.
-    pub check_cache: NdCheckCache,
-}
-
-impl ScatterNd {
-    /// A plain ONNX ScatterND.
-    pub fn onnx(site: NodeSite, reduction: Reduction) -> ScatterNd {
-        ScatterNd {
-            site,
-            reduction,
-            layout: None,
-            onnx_element: OnnxElement::Native,
-            output_pool: None,
-            check_cache: NdCheckCache::default(),
-        }
-    }
-
-    /// The same op on another `layout`, with a cache of its own: a check
-    /// is of the plan of one layout.
-    pub fn with_layout(&self, layout: Option<TVec<usize>>) -> ScatterNd {
-        ScatterNd {
-            layout,
-            check_cache: NdCheckCache::default(),
-            ..self.clone()
-        }
-    }
-}
+pub use crate::ops::scatter_ops::ScatterNd;
 
 impl Op for ScatterNd {
     fn name(&self) -> StaticName {

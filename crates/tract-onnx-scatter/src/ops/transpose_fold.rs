@@ -60,8 +60,8 @@ use crate::ops::move_chains::{
     back_to_identity, chain_back, identity, inverse, is_identity, only_reader_at, source_through,
     wire_transpose,
 };
-use crate::ops::scatter_elements::ScatterElements;
-use crate::ops::scatter_nd::ScatterNd;
+use crate::ops::scatter_ops::ScatterElements;
+use crate::ops::scatter_ops::ScatterNd;
 use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
 

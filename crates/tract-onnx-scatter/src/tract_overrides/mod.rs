@@ -4,7 +4,8 @@
 //! scatter runs, and builds exactly the op and facts stock tract builds
 //! wherever stock can prove the result (`tests/overrides_match_stock.rs`).
 //!
-//! - `If` whose condition is known at load takes its branch ([`onnx_if`]);
+//! - `If`: a condition known at load takes its branch, one decided at run
+//!   time runs the chosen branch ([`onnx_if`]);
 //! - `Reshape` whose volume only the run decides ([`reshape`]);
 //! - `Concat` of symbolic dims with int64 values tract's cast would wrap
 //!   ([`concat`](mod@concat));
@@ -24,7 +25,9 @@
 //! - `GRU`, `LSTM` and `RNN` with run-time `sequence_lens`, every
 //!   activation, `clip`, the reverse direction and both layouts
 //!   ([`recurrent`]);
-//! - `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk)).
+//! - `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk));
+//! - `GlobalLpPool`, ONNX's norm where tract's divides by the spatial size
+//!   ([`global_lp_pool`]).
 //!
 //! Shared by several: [`retyped`] (tract's inference op with its typing
 //! replaced, and the fence around tract's code), [`fold_budget`] (no
@@ -45,6 +48,7 @@ pub mod constant_of_shape;
 pub mod expand;
 pub mod float16;
 pub mod fold_budget;
+pub mod global_lp_pool;
 pub mod onnx_if;
 pub mod onnx_loop;
 pub mod recurrent;
@@ -69,7 +73,8 @@ use retyped::Builder;
 /// One tract operator the plugin overrides, named by its ONNX op type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TractOverride {
-    /// `If` whose condition is known at load takes its branch
+    /// `If`: a condition known at load takes its branch; one decided at
+    /// run time runs the chosen branch, its facts the union of both
     /// ([`onnx_if`]).
     If,
     /// `Reshape` whose volume only the run decides ([`reshape`]).
@@ -108,13 +113,15 @@ pub enum TractOverride {
     Rnn,
     /// `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk)).
     TopK,
+    /// `GlobalLpPool`, ONNX's norm ([`global_lp_pool`]).
+    GlobalLpPool,
 }
 
 impl TractOverride {
     /// Every override, in declaration order (the order [`TractOverrides`]
     /// iterates in); the contract of each is in docs/contract.md,
     /// "Operators outside the scatter family".
-    pub const ALL: [TractOverride; 16] = [
+    pub const ALL: [TractOverride; 17] = [
         TractOverride::If,
         TractOverride::Reshape,
         TractOverride::Concat,
@@ -131,6 +138,7 @@ impl TractOverride {
         TractOverride::Lstm,
         TractOverride::Rnn,
         TractOverride::TopK,
+        TractOverride::GlobalLpPool,
     ];
 
     /// The ONNX op type whose builder it replaces.
@@ -152,6 +160,7 @@ impl TractOverride {
             TractOverride::Lstm => "LSTM",
             TractOverride::Rnn => "RNN",
             TractOverride::TopK => "TopK",
+            TractOverride::GlobalLpPool => "GlobalLpPool",
         }
     }
 
@@ -173,6 +182,7 @@ impl TractOverride {
             TractOverride::Lstm => recurrent::lstm,
             TractOverride::Rnn => recurrent::rnn,
             TractOverride::TopK => topk::topk,
+            TractOverride::GlobalLpPool => global_lp_pool::global_lp_pool,
         }
     }
 
@@ -292,7 +302,7 @@ mod tests {
         let err = "Gather".parse::<TractOverride>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, CastLike, Unique, ConstantOfShape, Expand, Loop, Squeeze, ReverseSequence, GRU, LSTM, RNN, TopK"
+            "no tract override is named \"Gather\"; the overrides are: If, Reshape, Concat, Slice, Cast, CastLike, Unique, ConstantOfShape, Expand, Loop, Squeeze, ReverseSequence, GRU, LSTM, RNN, TopK, GlobalLpPool"
         );
     }
 

@@ -1,0 +1,57 @@
+//! The workspace's integration tests, one test binary: each `tests/<name>.rs`
+//! is a module of it (as rust-analyzer's `tests/slow-tests` are), so tract
+//! is linked once rather than once per file. Run one file's tests with
+//! `cargo test --test integration <name>::`.
+//!
+//! The tests share one process: one logger (`log_capture`), and a test
+//! that changes process-wide state (the working directory, the `Loop`
+//! iteration limit) runs in a child process of its own (`own_process`).
+
+#[macro_use]
+#[path = "support/snap.rs"]
+mod snap;
+
+#[path = "support/graph.rs"]
+mod graph;
+#[path = "support/log_capture.rs"]
+mod log_capture;
+#[path = "support/model_builder.rs"]
+mod model_builder;
+#[path = "support/own_process.rs"]
+mod own_process;
+#[path = "support/transposed.rs"]
+mod transposed;
+
+mod bfloat16;
+mod broadcast_rows;
+mod check_cache;
+mod complex;
+mod docs_drift;
+mod drop_in_trust;
+mod exporter_corpus;
+mod exporter_deviations;
+mod exporter_plan_quality;
+mod fuzz_replay;
+mod golden_suite;
+mod hostile_inputs;
+mod import_graph;
+mod load_and_run_agree;
+mod never_worse;
+mod nnef_roundtrip;
+mod onnx_loop;
+mod opset_table;
+mod optimizations;
+mod overrides_match_stock;
+mod readme;
+mod real_graphs;
+mod real_models;
+mod recurrent;
+mod recurrent_ops;
+mod scatter_grad;
+mod symbolic;
+mod threads;
+mod tract_overrides;
+mod training_example;
+mod transpose_fold;
+mod transpose_fold_chains;
+mod validation_errors;
