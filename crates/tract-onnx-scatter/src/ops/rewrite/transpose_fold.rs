@@ -10,7 +10,7 @@
 //! ```
 //!
 //! tract types each transpose as a chain of `Move`s
-//! ([`crate::ops::move_chains`]). A *run* is a scatter whose data comes
+//! ([`crate::ops::rewrite::move_chains`]). A *run* is a scatter whose data comes
 //! through such a chain, followed by scatters each reading the previous
 //! one's output, and only that, as data, up to a chain that brings the
 //! layout back to the data's. The run is rewired on the untransposed data,
@@ -55,8 +55,8 @@ use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
 
-use crate::ops::block_assignment::{find_block, wire_concat};
-use crate::ops::move_chains::{
+use crate::ops::rewrite::block_assignment::{find_block, wire_concat};
+use crate::ops::rewrite::move_chains::{
     back_to_identity, chain_back, identity, inverse, is_identity, only_reader_at, source_through,
     wire_transpose,
 };

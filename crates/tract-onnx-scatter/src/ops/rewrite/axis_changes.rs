@@ -32,7 +32,7 @@ use tract_core::axes::Axis;
 use tract_core::internal::*;
 use tract_core::ops::change_axes::AxisOp;
 
-use crate::ops::move_chains::{apply_move, identity, is_identity};
+use crate::ops::rewrite::move_chains::{apply_move, identity, is_identity};
 
 /// What a move does to a scatter: its new attribute (the axis, or the
 /// layout) and the moves of its wires.

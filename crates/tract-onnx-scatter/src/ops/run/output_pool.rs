@@ -11,7 +11,7 @@
 //! reference (the caller dropped theirs), checked atomically by
 //! `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
 //! be reused, the fresh one gets huge-page advice before its first touch
-//! ([`crate::ops::fresh_buffer::fresh_uninit`]).
+//! ([`crate::ops::run::fresh_buffer::fresh_uninit`]).
 //!
 //! The pool keeps at most `capacity` outputs (1 by default), the oldest
 //! dropped first; [`crate::ops::output_pools`] reaches every pool of a
@@ -778,13 +778,13 @@ mod tests {
         let fresh_copy = |src: &Tensor| {
             let shared = src.clone().into_tvalue();
             let _caller = shared.clone();
-            let plain = crate::ops::speed_policy::plain_copy(&scatter_kernels::Serial);
-            let (taken, _) = crate::ops::copy_target::take::<crate::ops::fresh_buffer::NoFusion>(
-                &site, "data", shared, None, plain, None,
-            )
+            let plain = crate::ops::run::speed_policy::plain_copy(&scatter_kernels::Serial);
+            let (taken, _) = crate::ops::run::copy_target::take::<
+                crate::ops::run::fresh_buffer::NoFusion,
+            >(&site, "data", shared, None, plain, None)
             .unwrap();
-            let (crate::ops::copy_target::Taken::Data(t)
-            | crate::ops::copy_target::Taken::Scattered(t)) = taken;
+            let (crate::ops::run::copy_target::Taken::Data(t)
+            | crate::ops::run::copy_target::Taken::Scattered(t)) = taken;
             t
         };
         for len in [0usize, 1, 1000, (5 << 20) / 4 + 3] {

@@ -80,7 +80,7 @@ impl<K> Default for CheckCache<K> {
 /// How a ScatterND's indices are checked: on which threads and schedule,
 /// sorted by destination block or not, and, for a kept check, whether
 /// it is sorted for a split once (all decided by
-/// [`crate::ops::speed_policy::scatter_nd`]).
+/// [`crate::ops::run::speed_policy::scatter_nd`]).
 #[derive(Clone, Copy)]
 pub struct NdCheck<'e> {
     /// Where and with which schedule the check runs.

@@ -1,0 +1,16 @@
+//! The run path's machinery: what a scatter's `eval` uses between its
+//! inputs and its returned output. The shared checks (`indexed`), the
+//! speed decisions of a call (`speed_policy`), the kept check of indices
+//! that come back (`check_cache`), where an output buffer comes from
+//! (`copy_target`, `output_pool`, `fresh_buffer`), and tract's threads as
+//! the kernels' executor (`tract_threads`).
+//!
+//! Nothing here imports an op home or a rewrite (`crate::ops::rewrite`).
+
+pub mod check_cache;
+pub mod copy_target;
+pub mod fresh_buffer;
+pub mod indexed;
+pub mod output_pool;
+pub mod speed_policy;
+pub mod tract_threads;
