@@ -1,6 +1,6 @@
 //! A ScatterND or ScatterElements keeps the check (and, for a large
 //! random-index ScatterND, the sort) of indices that come back
-//! (`tract_onnx_scatter::ops::check_cache`): the same indices tensor passed
+//! (`tract_onnx_scatter::ops::run::check_cache`): the same indices tensor passed
 //! again (or a constant of the model) is neither checked nor sorted again,
 //! and gives the output a fresh check gives; any other tensor, whatever its
 //! values, is checked (and sorted) again.

@@ -393,6 +393,79 @@ fn the_plugin_s_imports_between_folders_run_down_the_architecture_s_layers() {
     );
 }
 
+/// The `.rs` files of `ops/` and its folders, as paths relative to it.
+fn ops_files(ops: &Path) -> Vec<String> {
+    let mut found = vec![];
+    let mut dirs = vec![ops.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(ops).unwrap();
+                found.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// ops/'s folders, as ARCHITECTURE.md's code map describes them: the run
+/// path's machinery (`run/`) and the declutter rewrites (`rewrite/`) import
+/// no op home, and neither folder imports the other.
+#[test]
+fn the_run_path_and_the_rewrites_import_no_home_and_not_each_other() {
+    let ops = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .join("crates/tract-onnx-scatter/src/ops");
+    let registry = fs::read_to_string(ops.join("mod.rs")).unwrap();
+    let homes: Vec<&str> = registry
+        .lines()
+        .filter_map(|l| l.trim().strip_suffix("::HOME,"))
+        .collect();
+    assert!(homes.len() >= 5, "HOMES lists {homes:?}");
+    let files = ops_files(&ops);
+    let mut checked = 0;
+    let mut wrong = vec![];
+    for (folder, other) in [("run/", "rewrite"), ("rewrite/", "run")] {
+        for name in files.iter().filter(|f| f.starts_with(folder)) {
+            checked += 1;
+            let code = product_code(&fs::read_to_string(ops.join(name)).unwrap());
+            let mut forbidden: Vec<String> = homes
+                .iter()
+                .flat_map(|h| [format!("crate::ops::{h}"), format!("super::{h}")])
+                .collect();
+            forbidden.push(format!("crate::ops::{other}"));
+            forbidden.push(format!("super::{other}"));
+            // Through ops/mod.rs's re-exports, a home's type or `HOMES`.
+            forbidden.push("crate::ops::{".into());
+            forbidden.push("crate::ops::HOMES".into());
+            for path in forbidden {
+                if code.contains(&path) {
+                    wrong.push(format!("{name} imports {path}"));
+                }
+            }
+            for (at, _) in code.match_indices("crate::ops::") {
+                let rest = &code[at + "crate::ops::".len()..];
+                if rest.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    wrong.push(format!(
+                        "{name} imports crate::ops::{}",
+                        &rest[..20.min(rest.len())]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 12,
+        "only {checked} files in ops/run/ and ops/rewrite/"
+    );
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 #[test]
 fn op_homes_import_only_the_base_homes_they_lower_to() {
     let ops = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -409,10 +482,9 @@ fn op_homes_import_only_the_base_homes_they_lower_to() {
     // A home reached through `ops/mod.rs`'s re-exports would hide an
     // import from this test, so no file of ops/ takes a type from there.
     let mut through_registry = vec![];
-    for entry in fs::read_dir(&ops).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
+    for name in ops_files(&ops) {
         // nnef.rs assembles the NNEF registry from `HOMES`, above them.
-        if name == "mod.rs" || name == "nnef.rs" || !name.ends_with(".rs") {
+        if name == "mod.rs" || name == "nnef.rs" {
             continue;
         }
         let code = code_of(&name);

@@ -536,3 +536,31 @@ fn a_circle_through_a_re_export_and_super_is_found() {
         "ops/a.rs → plan.rs → ops/b.rs → ops/a.rs"
     );
 }
+
+/// ARCHITECTURE.md's invariant of the benchmark: `ort` (onnxruntime's and
+/// PyTorch's side) reads only the cases, the server protocol, the timing
+/// budget and the crate root; `report` sits on top, imported by no module.
+#[test]
+fn the_bench_s_ort_reads_only_case_server_timing_and_nothing_imports_report() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent");
+    let graph = import_graph(&root.join("crates/scatter-bench/src"));
+    let ort = &graph["ort.rs"];
+    assert!(ort.contains("case.rs"), "ort.rs imports {ort:?}");
+    let allowed = ["case.rs", "server.rs", "timing.rs", "lib.rs"];
+    let other: Vec<&String> = ort
+        .iter()
+        .filter(|f| !allowed.contains(&f.as_str()))
+        .collect();
+    assert!(other.is_empty(), "ort.rs imports {other:?}");
+    let importers: Vec<&String> = graph
+        .iter()
+        .filter(|(_, imports)| imports.contains("report.rs"))
+        .map(|(file, _)| file)
+        .collect();
+    assert!(
+        importers.is_empty(),
+        "report.rs is imported by {importers:?}"
+    );
+}

@@ -44,7 +44,7 @@ const ONNX_REDUCTIONS: &[Reduction] = &[
 
 fn legal(dt: DatumType, reduction: impl Into<UpdateReduction>) -> bool {
     let site = NodeSite::new(ScatterOp::ScatterElements, "probe", None);
-    tract_onnx_scatter::ops::indexed::check_reduction_for(
+    tract_onnx_scatter::ops::run::indexed::check_reduction_for(
         &site,
         dt,
         OnnxElement::Native,

@@ -380,7 +380,7 @@ fn segment_mean_with_scatter_elements_add() {
     let graph = segment_mean_graph();
     let model = graph.optimized().unwrap();
     // The sums' broadcast row index makes them a row scatter
-    // (`ops/broadcast_rows.rs`); the counts stay one element per row.
+    // (`ops/rewrite/broadcast_rows.rs`); the counts stay one element per row.
     let count = |is: fn(&TypedNode) -> bool| model.nodes().iter().filter(|n| is(n)).count();
     assert_eq!(count(|n| n.op_is::<ScatterElements>()), 1, "{model}");
     assert_eq!(count(|n| n.op_is::<ScatterNd>()), 1, "{model}");

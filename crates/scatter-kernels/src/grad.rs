@@ -4,41 +4,13 @@
 //! The forward op differentiated is `out = scatter(data, indices, updates)`
 //! with a reduction and `include_self` (PyTorch `scatter_reduce`'s flag,
 //! OpenVINO's `use_init_val`; ONNX is `include_self = true`). For an output
-//! position `p`, `U(p)` are the update elements written to `p` (duplicates
-//! included, in row-major order of the updates) and `S(p)` is `U(p)`, plus
-//! `data[p]` first when `include_self`. A position nobody writes keeps
-//! `data[p]`: its gradient goes straight to `grad_data[p]`, whatever the
-//! reduction. At a written position:
-//!
-//! - `none`: `out[p]` is the last update; `grad_data[p] = 0` and *every*
-//!   update written to `p` receives `grad_output[p]`, also one a later
-//!   duplicate overwrote (PyTorch's `grad_src = grad.gather(index)`, not
-//!   the true derivative 0). `include_self` is irrelevant.
-//! - `add`: every member of `S(p)` receives `grad_output[p]`;
-//!   `grad_data[p] = 0` without `include_self`.
-//! - `mul`: every member receives `grad_output[p]` times the product of the
-//!   *other* members, computed as (product of the members before it) ×
-//!   (product of those after it) in the forward's fold order. No division:
-//!   one zero member gets the product of the non-zeros and the others 0,
-//!   two or more zeros give 0 to everyone, an infinite member gets a finite
-//!   gradient; a NaN appears only when the other members themselves
-//!   multiply 0 by ∞. PyTorch computes `grad * result / x` for `x != 0` and
-//!   a masked product for zeros: the same value within rounding, except
-//!   where `result / x` over- or underflows or is ∞/∞.
-//! - `max`/`min`: the result is recomputed with the forward's
-//!   NaN-propagating fold; `grad_output[p]` is shared evenly among the
-//!   members of `S(p)` equal to `out[p]` (ties split; `-0.0 == 0.0`). When
-//!   `include_self` is false, `data[p]` is not a member even if it equals
-//!   `out[p]` (PyTorch counts it in the split nonetheless, then zeroes it,
-//!   so its updates receive a smaller share: a known PyTorch bug, not
-//!   copied). A NaN `out[p]` gives NaN to every member of `S(p)`, as
-//!   PyTorch does (no member compares equal to NaN, so it computes
-//!   `0 · (grad / 0)`).
-//! - `mean` (ScatterElements only, OpenVINO's `ScatterElementsUpdate`):
-//!   every member receives `grad_output[p] / |S(p)|`.
-//!
-//! Both results are then multiplied by `lda_coeff`. f16 and bf16 compute in
-//! f32 and round once at the end; f32 and f64 compute in their own type.
+//! position `p`, `S(p)` is the update elements written to `p` (duplicates
+//! included, in row-major order), plus `data[p]` first when `include_self`;
+//! a position nobody writes passes its gradient to `grad_data[p]`. What each
+//! reduction gives the members of `S(p)` (no division for `mul`, ties split
+//! for `max`/`min`), and where it differs from PyTorch, is in docs/contract.md,
+//! "Gradient ops". Both results are then multiplied by `lda_coeff`; f16
+//! and bf16 compute in f32 and round once at the end.
 
 use half::{bf16, f16};
 

@@ -59,8 +59,8 @@ pub use num_complex;
 
 pub use load::Onnx;
 pub use ops::nnef::{WithScatter, nnef};
-pub use ops::output_pool::OutputPool;
 pub use ops::output_pools;
+pub use ops::run::output_pool::OutputPool;
 pub use parse::Deviations;
 pub use tract_overrides::float16::Float16Accumulation;
 pub use tract_overrides::{TractOverride, TractOverrides};
@@ -124,8 +124,8 @@ impl Options {
             load::bfloat16::round_to_bfloat16_builder,
         );
         reg.insert(
-            ops::known_bfloat16::KNOWN_BFLOAT16,
-            ops::known_bfloat16::known_bfloat16_builder,
+            ops::run::known_bfloat16::KNOWN_BFLOAT16,
+            ops::run::known_bfloat16::known_bfloat16_builder,
         );
     }
 

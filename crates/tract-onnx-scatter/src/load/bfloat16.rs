@@ -19,7 +19,7 @@
 //!
 //! Each bfloat16 output of the main graph a node makes passes a
 //! [`KNOWN_BFLOAT16`] node, which marks it as holding bfloat16 values
-//! ([`crate::ops::known_bfloat16`]): fed back as an input, it is not read
+//! ([`crate::ops::run::known_bfloat16`]): fed back as an input, it is not read
 //! again.
 //!
 //! A value is bfloat16 when its producer says so: a bfloat16 tensor or
@@ -44,7 +44,7 @@ use std::collections::{HashMap, HashSet};
 
 use tract_hir::internal::*;
 
-use crate::ops::known_bfloat16::KNOWN_BFLOAT16;
+use crate::ops::run::known_bfloat16::KNOWN_BFLOAT16;
 use crate::parse::attributes::ONNX_ELEM_TYPE;
 use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::type_proto::Value as TypeValue;
@@ -182,7 +182,7 @@ pub fn widen(model: &mut ModelProto) -> TractResult<usize> {
 /// values it sees from outside). In the main graph (`mark_outputs`), a
 /// [`KNOWN_BFLOAT16`] node marks each bfloat16 output a node makes, so that
 /// it is not read again when it comes back as an input
-/// ([`crate::ops::known_bfloat16`]).
+/// ([`crate::ops::run::known_bfloat16`]).
 fn widen_graph(
     graph: &mut GraphProto,
     outer: &HashSet<String>,

@@ -8,7 +8,7 @@
 //!
 //! | the input | what the op does | cost |
 //! |---|---|---|
-//! | known to hold bfloat16 values (`crate::ops::known_bfloat16`: the plugin's own bfloat16 output fed back, a shared tensor checked before) | hands it on | none |
+//! | known to hold bfloat16 values (`crate::ops::run::known_bfloat16`: the plugin's own bfloat16 output fed back, a shared tensor checked before) | hands it on | none |
 //! | exclusively owned | rounds it in place | one read, one write |
 //! | shared, holding bfloat16 values | reads it, hands it on, and remembers it as known | one read, the first time |
 //! | shared, holding a value that is no bfloat16 | rounds it into a new tensor | one read, one write (and the read up to the first such value) |
@@ -25,8 +25,8 @@ use tract_linalg::multithread::par_chunks_mut;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::fresh_buffer::Unwritten;
-use crate::ops::known_bfloat16;
+use crate::ops::run::fresh_buffer::Unwritten;
+use crate::ops::run::known_bfloat16;
 
 /// The builder registered for [`super::bfloat16::ROUND_TO_BFLOAT16`].
 pub fn round_to_bfloat16_builder(

@@ -9,25 +9,19 @@
 //! ([`as_pooled`]) find the ops there and name none of them. What a home
 //! declares is an [`OpHome`] (`op_home`), so no home imports this module.
 //!
-//! What the homes share, in the order a run reaches it: the shared
-//! checks (`indexed`), the speed decisions of a call (`speed_policy`), the
-//! kept check of indices that come back (`check_cache`), where an output
-//! buffer comes from (`copy_target`, then `output_pool` and
-//! `fresh_buffer`); the NNEF registry and its arguments (`nnef`,
-//! `nnef_args`); the declutter rewrites
-//! (`block_assignment`, `transpose_fold`, `broadcast_rows`, and
-//! `move_chains`, the transposes they read as one permutation), the rules
-//! of tract's axis machinery for the scatters (`axis_changes`), and the
-//! mapping of tract's types
-//! and dims to the kernels' (`types`, `shapes`). None of those modules
-//! names a home except the rewrites, which rewrite the homes' ops.
+//! Beside the homes: the run path's machinery ([`run`]: checks, speed
+//! policy, check cache, output buffers, threads), the declutter rewrites
+//! ([`rewrite`]), the ops' values the homes run and the rewrites build
+//! (`scatter_ops`), the NNEF registry and its arguments (`nnef`,
+//! `nnef_args`), and the mapping of tract's types and dims to the
+//! kernels' (`types`, `shapes`). None of those names a home.
 
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
 
 use crate::parse::Deviations;
 pub use op_home::OpHome;
-use output_pool::{OutputPool, PooledOp};
+use run::output_pool::{OutputPool, PooledOp};
 
 /// Overrides tract's builders with those of every op home ([`HOMES`]).
 /// `deviations` decides what the builders do with known exporter
@@ -59,29 +53,18 @@ macro_rules! equal_as_kept_state {
     };
 }
 
-pub mod axis_changes;
-pub mod block_assignment;
-pub mod broadcast_rows;
-pub mod check_cache;
-pub mod copy_target;
-pub mod fresh_buffer;
-pub mod indexed;
-pub mod known_bfloat16;
-pub mod move_chains;
 pub mod nnef;
 pub mod nnef_args;
 pub mod op_home;
-pub mod output_pool;
+pub mod rewrite;
+pub mod run;
 pub mod scatter_elements;
 pub mod scatter_elements_update;
 pub mod scatter_grad;
 pub mod scatter_nd;
 pub mod scatter_ops;
 pub mod shapes;
-pub mod speed_policy;
 pub mod tensor_scatter;
-pub mod tract_threads;
-pub mod transpose_fold;
 pub mod types;
 
 pub use crate::parse::onnx_types::OnnxElement;

@@ -69,7 +69,7 @@ fn unknown_reduction<R: std::fmt::Display>(
 
 /// The op a ScatterElements primitive was built from: its messages name
 /// that op. A ScatterND folded into a ScatterElements
-/// ([`crate::ops::transpose_fold`]) keeps naming the user's ScatterND.
+/// ([`crate::ops::rewrite::transpose_fold`]) keeps naming the user's ScatterND.
 fn scatter_elements_op(name: &str) -> Option<ScatterOp> {
     [
         ScatterOp::ScatterElements,

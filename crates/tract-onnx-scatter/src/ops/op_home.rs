@@ -5,7 +5,7 @@ use tract_hir::internal::*;
 use tract_nnef::internal::Registry;
 use tract_onnx::model::OnnxOpRegister;
 
-use crate::ops::output_pool::PooledOp;
+use crate::ops::run::output_pool::PooledOp;
 use crate::parse::Deviations;
 
 /// One op family as the rest of the crate reaches it.

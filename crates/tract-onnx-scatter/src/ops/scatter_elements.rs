@@ -12,16 +12,16 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::axis_changes;
-use crate::ops::check_cache::ElementsCheckCache;
-use crate::ops::copy_target::{self, Fused, Taken};
-use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::op_home::OpHome;
-use crate::ops::output_pool::{self, OutputPool};
+use crate::ops::rewrite::axis_changes;
+use crate::ops::run::check_cache::ElementsCheckCache;
+use crate::ops::run::copy_target::{self, Fused, Taken};
+use crate::ops::run::indexed::{self, ScatterInputs, ScatterRules};
+use crate::ops::run::output_pool::{self, OutputPool};
+use crate::ops::run::speed_policy;
+use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
-use crate::ops::speed_policy;
-use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -249,8 +249,8 @@ impl TypedOp for ScatterElements {
     }
 
     /// A transpose pair around the op folds away
-    /// ([`crate::ops::transpose_fold`]); a broadcast row index makes it a
-    /// row scatter ([`crate::ops::broadcast_rows`]). Empty indices write
+    /// ([`crate::ops::rewrite::transpose_fold`]); a broadcast row index makes it a
+    /// row scatter ([`crate::ops::rewrite::broadcast_rows`]). Empty indices write
     /// nothing: the op is the identity on data.
     fn declutter(
         &self,
@@ -261,17 +261,19 @@ impl TypedOp for ScatterElements {
         // of the scatter's.
         rule_if!(self.onnx_element != OnnxElement::Complex);
         // A transpose pair around the scatter: drop both.
-        if let Some(patch) = crate::ops::transpose_fold::fold_scatter_elements(self, model, node)? {
+        if let Some(patch) =
+            crate::ops::rewrite::transpose_fold::fold_scatter_elements(self, model, node)?
+        {
             return Ok(Some(patch));
         }
         // A row index broadcast along the features (GNN message passing):
         // a row scatter.
-        if let Some(patch) = crate::ops::broadcast_rows::rewrite(self, model, node)? {
+        if let Some(patch) = crate::ops::rewrite::broadcast_rows::rewrite(self, model, node)? {
             return Ok(Some(patch));
         }
         let indices = model.outlet_fact(node.inputs[1])?;
         rule_if!(indices.shape.iter().any(|d| *d == TDim::Val(0)));
-        crate::ops::block_assignment::shunt_to_data(model, node)
+        crate::ops::rewrite::block_assignment::shunt_to_data(model, node)
     }
 
     fn codegen(
@@ -502,7 +504,7 @@ fn load_scatter_elements(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::speed_policy::FusedCopy;
+    use crate::ops::run::speed_policy::FusedCopy;
     use crate::parse::opset::ScatterOp;
 
     fn op(axis: usize, reduction: Reduction) -> ScatterElements {

@@ -67,7 +67,7 @@ pub fn axis_value(site: &NodeSite, axis: &Tensor, symbols: &SymbolValues) -> Tra
             axis.shape()
         )));
     }
-    let axis = crate::ops::indexed::plain_indices(site, "axis", axis, symbols)?;
+    let axis = crate::ops::run::indexed::plain_indices(site, "axis", axis, symbols)?;
     Ok(match axis.datum_type() {
         DatumType::I32 => types::slice::<i32>(&axis)?[0] as i64,
         _ => types::slice::<i64>(&axis)?[0],
@@ -83,7 +83,7 @@ impl ScatterElementsUpdate {
         symbols: &SymbolValues,
     ) -> TractResult<ScatterElements> {
         let axis = axis_value(&self.site, axis, symbols)?;
-        let axis = crate::ops::indexed::elements_axis(&self.site, axis, rank)?;
+        let axis = crate::ops::run::indexed::elements_axis(&self.site, axis, rank)?;
         Ok(ScatterElements {
             site: self.site.clone(),
             axis,
@@ -103,11 +103,11 @@ impl ScatterElementsUpdate {
         axis: &TypedFact,
     ) -> TractResult<()> {
         let site = &self.site;
-        crate::ops::indexed::check_indices_type(site, "indices", indices.datum_type)?;
-        crate::ops::indexed::check_same_type(site, data.datum_type, updates.datum_type)?;
+        crate::ops::run::indexed::check_indices_type(site, "indices", indices.datum_type)?;
+        crate::ops::run::indexed::check_same_type(site, data.datum_type, updates.datum_type)?;
         check_openvino_reduction(site, data.datum_type, self.reduction)?;
         if let Some(konst) = &axis.konst
-            && crate::ops::indexed::known_indices(site, "axis", konst)?.is_some()
+            && crate::ops::run::indexed::known_indices(site, "axis", konst)?.is_some()
         {
             // A constant axis: the full ScatterElements checks apply now.
             let op = self.with_axis(konst, data.rank(), &SymbolValues::default())?;
@@ -192,7 +192,7 @@ impl TypedOp for ScatterElementsUpdate {
         let facts = model.node_input_facts(node.id)?;
         rule_if!(facts.len() == 4);
         rule_if_some!(axis = &facts[3].konst);
-        rule_if_some!(_known = crate::ops::indexed::known_indices(&self.site, "axis", axis)?);
+        rule_if_some!(_known = crate::ops::run::indexed::known_indices(&self.site, "axis", axis)?);
         let op = self.with_axis(axis, facts[0].rank(), &SymbolValues::default())?;
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
@@ -231,7 +231,7 @@ fn check_openvino_reduction(
     reduction: UpdateReduction,
 ) -> TractResult<()> {
     let can = |r: UpdateReduction| {
-        crate::ops::indexed::check_reduction_for(site, dt, OnnxElement::Native, r).is_ok()
+        crate::ops::run::indexed::check_reduction_for(site, dt, OnnxElement::Native, r).is_ok()
     };
     if can(reduction) {
         return Ok(());
@@ -347,7 +347,7 @@ impl typing::DataLikeScatter for InferScatterElementsUpdate {
         let axis = model.outlet_fact(inputs[3])?.konst.clone();
         // A constant axis holding a symbol only the run binds stays an input.
         let known = |axis: &Arc<Tensor>| {
-            crate::ops::indexed::known_indices(&self.site, "axis", axis).map(|k| k.is_some())
+            crate::ops::run::indexed::known_indices(&self.site, "axis", axis).map(|k| k.is_some())
         };
         if let Some(axis) = axis.filter(|a| known(a).unwrap_or(true)) {
             let rank = model.outlet_fact(data)?.rank();

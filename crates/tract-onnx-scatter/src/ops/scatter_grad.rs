@@ -19,8 +19,8 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::fresh_buffer::fresh_uninit;
 use crate::ops::op_home::OpHome;
+use crate::ops::run::fresh_buffer::fresh_uninit;
 use crate::ops::scatter_elements::ScatterElements;
 use crate::ops::scatter_nd::ScatterNd;
 use crate::ops::shapes::sym_dims;
@@ -301,10 +301,10 @@ impl ScatterGrad {
         check_arity(site, inputs.len())?;
         let (data, indices, updates, grad_output) = args_4!(inputs);
         check_float(site, data.datum_type())?;
-        crate::ops::indexed::check_same_type(site, data.datum_type(), updates.datum_type())?;
-        crate::ops::indexed::check_indices_type(site, "indices", indices.datum_type())?;
+        crate::ops::run::indexed::check_same_type(site, data.datum_type(), updates.datum_type())?;
+        crate::ops::run::indexed::check_indices_type(site, "indices", indices.datum_type())?;
         check_grad_output_type(site, data.datum_type(), grad_output.datum_type())?;
-        let indices = crate::ops::indexed::plain_indices(site, "indices", &indices, symbols)?;
+        let indices = crate::ops::run::indexed::plain_indices(site, "indices", &indices, symbols)?;
         let map = |e: ScatterError| site.scatter_error(e);
         match self.kind {
             GradKind::Elements { axis } => {
@@ -521,7 +521,7 @@ impl Expansion for InferScatterGrad {
             GradKind::Elements { axis } => {
                 let rank = model.outlet_fact(inputs[0])?.rank();
                 GradKind::Elements {
-                    axis: crate::ops::indexed::elements_axis(&self.site, axis, rank)?,
+                    axis: crate::ops::run::indexed::elements_axis(&self.site, axis, rank)?,
                 }
             }
             GradKind::Nd => GradKind::Nd,

@@ -10,16 +10,16 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::axis_changes;
-use crate::ops::check_cache::NdCheck;
-use crate::ops::copy_target::{self, Fused, Taken};
-use crate::ops::indexed::{self, ScatterInputs, ScatterRules};
 use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::op_home::OpHome;
-use crate::ops::output_pool::{self, OutputPool};
+use crate::ops::rewrite::axis_changes;
+use crate::ops::run::check_cache::NdCheck;
+use crate::ops::run::copy_target::{self, Fused, Taken};
+use crate::ops::run::indexed::{self, ScatterInputs, ScatterRules};
+use crate::ops::run::output_pool::{self, OutputPool};
+use crate::ops::run::speed_policy;
+use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
-use crate::ops::speed_policy;
-use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element, with_index_slice};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -217,9 +217,9 @@ impl TypedOp for ScatterNd {
     }
 
     /// A transpose and its inverse around the op fold into `layout`
-    /// ([`crate::ops::transpose_fold`]). No index tuple writes nothing: the
+    /// ([`crate::ops::rewrite::transpose_fold`]). No index tuple writes nothing: the
     /// op is the identity on data. A constant block assignment becomes
-    /// Slice/Concat ([`crate::ops::block_assignment`]).
+    /// Slice/Concat ([`crate::ops::rewrite::block_assignment`]).
     fn declutter(
         &self,
         model: &TypedModel,
@@ -229,17 +229,19 @@ impl TypedOp for ScatterNd {
         // of the scatter's.
         rule_if!(self.onnx_element != OnnxElement::Complex);
         // A transpose pair around the scatter: drop both.
-        if let Some(patch) = crate::ops::transpose_fold::fold_scatter_nd(self, model, node)? {
+        if let Some(patch) =
+            crate::ops::rewrite::transpose_fold::fold_scatter_nd(self, model, node)?
+        {
             return Ok(Some(patch));
         }
         rule_if!(self.layout.is_none());
         let indices = model.outlet_fact(node.inputs[1])?;
         let rank = indices.rank();
         if rank >= 1 && indices.shape[..rank - 1].iter().any(|d| *d == TDim::Val(0)) {
-            return crate::ops::block_assignment::shunt_to_data(model, node);
+            return crate::ops::rewrite::block_assignment::shunt_to_data(model, node);
         }
         // Constant indices enumerating a block: Slice/Concat.
-        crate::ops::block_assignment::rewrite(self, model, node)
+        crate::ops::rewrite::block_assignment::rewrite(self, model, node)
     }
 
     fn codegen(
@@ -430,7 +432,7 @@ fn load_scatter_nd(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::speed_policy::FusedCopy;
+    use crate::ops::run::speed_policy::FusedCopy;
     use crate::parse::opset::ScatterOp;
 
     fn op(reduction: Reduction) -> ScatterNd {

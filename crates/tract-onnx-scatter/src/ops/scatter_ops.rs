@@ -6,8 +6,8 @@
 use scatter_kernels::{Reduction, UpdateReduction};
 use tract_hir::internal::*;
 
-use crate::ops::check_cache::{ElementsCheckCache, NdCheckCache};
-use crate::ops::output_pool::OutputPool;
+use crate::ops::run::check_cache::{ElementsCheckCache, NdCheckCache};
+use crate::ops::run::output_pool::OutputPool;
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::site::NodeSite;
 
@@ -31,18 +31,18 @@ pub struct ScatterNd {
     /// applies to `transpose(data, perm)` (shapes, indices and messages are
     /// in that view) and the output keeps data's stored layout, i.e. the
     /// op is `Transpose(perm) → ScatterND → inverse Transpose` without the
-    /// transposes ([`crate::ops::transpose_fold`]). `None`: plain ScatterND.
+    /// transposes ([`crate::ops::rewrite::transpose_fold`]). `None`: plain ScatterND.
     pub layout: Option<TVec<usize>>,
     /// The ONNX element type data and updates hold, when tract has none
     /// of its own for it (bfloat16, complex).
     pub onnx_element: OnnxElement,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
-    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
+    /// ([`crate::ops::run::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
     pub output_pool: Option<OutputPool>,
     /// The last check (and sort by destination block) of indices that
-    /// may come back ([`crate::ops::check_cache`]): an execution detail,
+    /// may come back ([`crate::ops::run::check_cache`]): an execution detail,
     /// shared by clones of one layout, ignored by equality.
     pub check_cache: NdCheckCache,
 }
@@ -97,11 +97,11 @@ pub struct ScatterElements {
     pub onnx_element: OnnxElement,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
-    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
+    /// ([`crate::ops::run::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
     pub output_pool: Option<OutputPool>,
     /// The last check of indices that may come back
-    /// ([`crate::ops::check_cache`]): an execution detail, shared by
+    /// ([`crate::ops::run::check_cache`]): an execution detail, shared by
     /// clones of one axis, ignored by equality.
     pub check_cache: ElementsCheckCache,
 }

@@ -9,15 +9,15 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
-use crate::ops::copy_target::{self, Taken};
-use crate::ops::fresh_buffer::NoFusion;
-use crate::ops::indexed;
 use crate::ops::nnef_args::input;
 use crate::ops::op_home::OpHome;
-use crate::ops::output_pool::{self, OutputPool};
+use crate::ops::run::copy_target::{self, Taken};
+use crate::ops::run::fresh_buffer::NoFusion;
+use crate::ops::run::indexed;
+use crate::ops::run::output_pool::{self, OutputPool};
+use crate::ops::run::speed_policy;
+use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::{all_concrete, sym_dims};
-use crate::ops::speed_policy;
-use crate::ops::tract_threads::TractThreads;
 use crate::ops::types::{self, dispatch_element};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
@@ -62,7 +62,7 @@ pub struct TensorScatter {
     pub mode: TensorScatterMode,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
-    /// ([`crate::ops::output_pool`]). An execution detail: `None` until
+    /// ([`crate::ops::run::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
     pub output_pool: Option<OutputPool>,
 }

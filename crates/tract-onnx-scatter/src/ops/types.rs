@@ -116,7 +116,7 @@ pub use crate::parse::typing::onnx_type;
 
 /// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
 /// int64 slice (the tensor has been through
-/// [`crate::ops::indexed::plain_indices`]), so the
+/// [`crate::ops::run::indexed::plain_indices`]), so the
 /// kernels read indices in their stored type.
 macro_rules! with_index_slice {
     ($tensor:expr, |$idx:ident| $body:expr) => {

@@ -77,7 +77,7 @@ pub enum IndexPositions {
     #[default]
     AsGiven,
     /// The op is a ScatterND standing for a ScatterElements whose indices
-    /// broadcast along whole rows ([`crate::ops::broadcast_rows`]): the
+    /// broadcast along whole rows ([`crate::ops::rewrite::broadcast_rows`]): the
     /// ScatterND tuple `[e, 0]` is the user's index `[e, 0, …, 0]`,
     /// `data_rank` long.
     BroadcastRows {

@@ -23,7 +23,7 @@ use tract_hir::internal::*;
 use tract_onnx::model::{OnnxOpRegister, ParsingContext};
 use tract_onnx::pb::NodeProto;
 
-use super::retyped::{Retyped, Typing, fenced, is_fenced_stock, stock};
+use super::retyped::{Fence, Retyped, Typing, fenced, is_fenced_stock, stock};
 
 /// How the plugin computes the float16 ops that accumulate ([`IN_FLOAT32`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -76,7 +76,9 @@ fn in_float32(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let (stock, extra_inputs) = fenced(&node.op_type, || stock(&node.op_type)?(ctx, node))?;
+    let (stock, extra_inputs) = fenced(&node.op_type, Fence::Tract, || {
+        stock(&node.op_type)?(ctx, node)
+    })?;
     Ok((
         Box::new(Retyped {
             stock,

@@ -1,46 +1,17 @@
 //! Overrides of tract operators outside the scatter family, one file per
-//! [`TractOverride`], named after the ONNX op it builds: each works around a
-//! limit of tract 0.23.9 that stops exporters' scatter models before the
-//! scatter runs, and builds exactly the op and facts stock tract builds
-//! wherever stock can prove the result (`tests/overrides_match_stock.rs`).
+//! [`TractOverride`], named after the ONNX op it builds (`Loop` is the
+//! folder [`onnx_loop`]): each works around a limit of tract 0.23.9 that
+//! stops exporters' scatter models before the scatter runs, and builds
+//! exactly the op and facts stock tract builds wherever stock can prove the
+//! result (`tests/overrides_match_stock.rs`). What each does is
+//! docs/contract.md's table of tract overrides.
 //!
-//! - `If`: a condition known at load takes its branch, one decided at run
-//!   time runs the chosen branch ([`onnx_if`]);
-//! - `Reshape` whose volume only the run decides ([`reshape`]);
-//! - `Concat` of symbolic dims with int64 values tract's cast would wrap
-//!   ([`concat`](mod@concat));
-//! - `Slice` whose bounds hold a symbol only the run binds, and the
-//!   whole-axis reverse of a step -1 ([`slice`](mod@slice));
-//! - `Cast` and `CastLike`, exact to int64 and symbolic through integer
-//!   casts ([`cast`]);
-//! - `Unique`, which tract lacks ([`unique`]);
-//! - `ConstantOfShape` with ONNX's float32 default and a shape computed from
-//!   data ([`constant_of_shape`]);
-//! - `Expand` to a shape holding a symbol only the run binds ([`expand`](mod@expand));
-//! - `Loop`, which tract lacks ([`onnx_loop`], a folder: the op, how its
-//!   body is typed, whether it runs its trip count);
-//! - `Squeeze` of an axis whose length only the run knows (`x[i]` in a loop
-//!   body: a slice at the loop index) ([`squeeze`]);
-//! - `ReverseSequence`, which tract lacks ([`reverse_sequence`]);
-//! - `GRU`, `LSTM` and `RNN` with run-time `sequence_lens`, every
-//!   activation, `clip`, the reverse direction and both layouts
-//!   ([`recurrent`]);
-//! - `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk));
-//! - `GlobalLpPool`, ONNX's norm where tract's divides by the spatial size
-//!   ([`global_lp_pool`]).
-//!
-//! Shared by several: [`retyped`] (tract's inference op with its typing
-//! replaced, and the fence around tract's code), [`fold_budget`] (no
-//! constant folded at load that tract would throw away) and
-//! [`run_symbols`] (constants holding symbols only the run binds).
-//!
-//! Apart from these, [`float16`] computes the float16 ops that accumulate
-//! (`Conv`, `ConvTranspose`, `CumSum`, `ReduceProd`, softmax, normalizations) in float32,
-//! rounded once, as onnxruntime does ([`crate::Options::float16_accumulation`]).
-//!
-//! All on by default in [`crate::onnx()`]; [`crate::Options::tract_overrides`]
-//! switches any of them off by name, [`TractOverrides::NONE`] keeps every
-//! stock tract operator.
+//! Shared by several: [`retyped`] (an inference op with its typing
+//! replaced, and the fence), [`fold_budget`] (constants not folded at load)
+//! and [`run_symbols`] (symbols only the run binds). [`float16`] computes
+//! the float16 ops that accumulate in float32. All are on in
+//! [`crate::onnx()`]; [`crate::Options::tract_overrides`] switches any off
+//! by name, [`TractOverrides::NONE`] keeps every stock tract operator.
 
 pub mod cast;
 pub mod concat;
@@ -264,7 +235,7 @@ fn fenced_override(
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
     let o: TractOverride = node.op_type.parse()?;
-    retyped::fenced_build(o.builder(), ctx, node)
+    retyped::fenced_build(o.builder(), retyped::Fence::Plugin, ctx, node)
 }
 
 impl Default for TractOverrides {

@@ -9,20 +9,8 @@
 //! supported"): PyTorch's `pack_padded_sequence(..., enforce_sorted=False)`
 //! exports give the lengths at run time.
 //!
-//! Contract: inputs `X`, `W`, `R` and the optional `B`, `sequence_lens`,
-//! `initial_h`, `initial_c` (LSTM), `P` (LSTM), outputs `Y`, `Y_h`, `Y_c`
-//! (LSTM), in both layouts (`layout` 0: time-major, 1: batch-major).
-//! Batch row `b` runs `sequence_lens[b]` steps (all of them without
-//! `sequence_lens`): `Y` holds its state after each of them and 0 past its
-//! length, `Y_h` (`Y_c`) its state after its last step. The `reverse`
-//! direction (and the second of `bidirectional`) starts at each row's own
-//! last step. A row of length 0 has `Y_h` (`Y_c`) 0, as onnxruntime 1.31.1
-//! gives, not its initial state. Every activation ONNX lists, with
-//! `activation_alpha`/`activation_beta` consumed in order by the
-//! activations that take them (onnxruntime's reading); `clip` bounds every
-//! gate's input before its activation (not the cell state's). float32 and
-//! float64. A length outside `[0, seq_length]` is an error naming the node,
-//! the row, the length and the bound.
+//! The contract (inputs, outputs, layouts, lengths, activations, `clip`)
+//! is docs/contract.md's "GRU, LSTM, RNN (tract override)".
 //!
 //! Where stock tract's op computes this (standard activations, no `clip`,
 //! no `input_forget`, `forward` or `bidirectional` in layout 0, `forward`

@@ -30,6 +30,12 @@ pub trait Typing: Debug + Clone + Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whose code the fence around the op runs (by default the plugin's:
+    /// a typing of its own).
+    fn fence(&self) -> Fence {
+        Fence::Plugin
+    }
+
     /// Wires the node into `target`; `stock` is tract's op, whose own
     /// `to_typed` may be called.
     fn to_typed(
@@ -117,23 +123,26 @@ fn fenced_stock(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    fenced_build(stock(&node.op_type)?, ctx, node)
+    fenced_build(stock(&node.op_type)?, Fence::Tract, ctx, node)
 }
 
 /// What `builder` makes of `node`, with the call and the op it makes
 /// behind [`fenced`]: the op's analysis, evaluation and typing are its
-/// own, a panic in them an error naming the node's op type.
+/// own, a panic in them an error naming the node's op type and `fence`,
+/// whose code `builder` is.
 pub fn fenced_build(
     builder: Builder,
+    fence: Fence,
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let (stock, extra_inputs) = fenced(&node.op_type, || builder(ctx, node))?;
+    let (stock, extra_inputs) = fenced(&node.op_type, fence, || builder(ctx, node))?;
     Ok((
         Box::new(Retyped {
             stock,
             typing: StockTyping {
                 rank_input: rank_input(&node.op_type),
+                fence,
             },
         }),
         extra_inputs,
@@ -168,9 +177,16 @@ pub struct StockTyping {
     /// The op, the input whose length gives a rank, and its values per
     /// dim ([`RANK_INPUTS`]).
     pub rank_input: Option<&'static (&'static str, usize, usize)>,
+    /// Whose builder made the op: tract's, or one of the plugin's
+    /// overrides.
+    pub fence: Fence,
 }
 
 impl Typing for StockTyping {
+    fn fence(&self) -> Fence {
+        self.fence
+    }
+
     /// A 1-D input declared with 2^32 values made tract's analysis build
     /// a shape fact of 2^32 dims (137 GB): refused first, naming its length.
     fn check_inputs(&self, inputs: &[&InferenceFact]) -> TractResult<()> {
@@ -204,16 +220,32 @@ impl Typing for StockTyping {
     }
 }
 
-/// `f`'s result, or an error naming `op` and the panic's message when
-/// tract's code in `f` panics.
-pub fn fenced<R>(op: &str, f: impl FnOnce() -> TractResult<R>) -> TractResult<R> {
+/// Whose code a [`fenced`] call runs, for its panic's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fence {
+    /// tract's own: a builder of tract's and the op it made.
+    Tract,
+    /// The plugin's: an override's builder or op, or a typing of the
+    /// plugin's, which call tract's code in turn.
+    Plugin,
+}
+
+/// `f`'s result, or an error naming `op`, whose code panicked (`fence`)
+/// and the panic's message when `f` panics.
+pub fn fenced<R>(op: &str, fence: Fence, f: impl FnOnce() -> TractResult<R>) -> TractResult<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
         let message = payload
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic without a message".into());
-        bail!("{op}: tract 0.23.9 panicked on this node's inputs ({message})")
+        match fence {
+            Fence::Tract => bail!("{op}: tract 0.23.9 panicked on this node's inputs ({message})"),
+            Fence::Plugin => bail!(
+                "{op}: tract-onnx-scatter's code, or tract 0.23.9's under it, panicked on \
+                 this node's inputs ({message})"
+            ),
+        }
     })
 }
 
@@ -238,11 +270,15 @@ impl<T: Typing> Op for Retyped<T> {
 
 impl<T: Typing> EvalOp for Retyped<T> {
     fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
-        fenced(&self.stock.name(), || self.stock.eval_out_of_plan(inputs))
+        fenced(&self.stock.name(), self.typing.fence(), || {
+            self.stock.eval_out_of_plan(inputs)
+        })
     }
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        fenced(&self.stock.name(), || self.stock.eval(ctx, inputs))
+        fenced(&self.stock.name(), self.typing.fence(), || {
+            self.stock.eval(ctx, inputs)
+        })
     }
 
     fn state(&self, ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
@@ -265,7 +301,7 @@ impl<T: Typing> InferenceOp for Retyped<T> {
     ) -> TractResult<Facts> {
         self.typing.check_inputs(&inputs)?;
         let name = self.stock.name();
-        fenced(&name, || {
+        fenced(&name, self.typing.fence(), || {
             // tract's `infer` evaluates constant inputs, then weighs the
             // result: weigh the facts first (`fold_budget`).
             if inputs.iter().all(|i| i.value.concretize().is_some()) {
@@ -288,7 +324,9 @@ impl<T: Typing> InferenceOp for Retyped<T> {
     ) -> TractResult<Facts> {
         self.typing.check_inputs(&inputs)?;
         let name = self.stock.name();
-        fenced(&name, || self.stock.infer_facts(inputs, outputs, observed))
+        fenced(&name, self.typing.fence(), || {
+            self.stock.infer_facts(inputs, outputs, observed)
+        })
     }
 
     fn incorporate(
@@ -328,7 +366,7 @@ impl<T: Typing> InferenceOp for Retyped<T> {
     ) -> TractResult<TVec<OutletId>> {
         // On a panic the half-wired `target` is dropped with the error:
         // tract's `into_typed` stops at the first failing node.
-        fenced(&self.stock.name(), || {
+        fenced(&self.stock.name(), self.typing.fence(), || {
             let stock = self.stock.as_ref();
             let wire = |target: &mut TypedModel, mapping: &HashMap<OutletId, OutletId>| {
                 self.typing.to_typed(stock, source, node, target, mapping)
@@ -338,5 +376,39 @@ impl<T: Typing> InferenceOp for Retyped<T> {
             }
             self.typing.to_typed(stock, source, node, target, mapping)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn panic_message(fence: Fence) -> String {
+        fenced::<()>("Op", fence, || panic!("boom"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_panic_behind_tract_s_builders_blames_tract() {
+        assert_eq!(
+            panic_message(Fence::Tract),
+            "Op: tract 0.23.9 panicked on this node's inputs (boom)"
+        );
+    }
+
+    #[test]
+    fn a_panic_behind_the_plugin_s_code_names_the_plugin_first() {
+        assert_eq!(
+            panic_message(Fence::Plugin),
+            "Op: tract-onnx-scatter's code, or tract 0.23.9's under it, panicked on this node's \
+             inputs (boom)"
+        );
+    }
+
+    #[test]
+    fn an_error_passes_the_fence_unchanged() {
+        let err = fenced::<()>("Op", Fence::Tract, || bail!("refused")).unwrap_err();
+        assert_eq!(err.to_string(), "refused");
     }
 }

@@ -604,7 +604,7 @@ impl InferenceRulesOp for RunTimeBoundSlice {
     ) -> TractResult<TVec<OutletId>> {
         // tract's StridedSlice facts panic on some hostile constants (an
         // axis past the rank): an error naming the op instead.
-        super::retyped::fenced("StridedSlice", || {
+        super::retyped::fenced("StridedSlice", super::retyped::Fence::Plugin, || {
             self.to_typed_unfenced(source, node, target, mapping)
         })
     }

@@ -3,53 +3,14 @@
 //!
 //! Decoders write one row per step into a preallocated buffer with a
 //! `ScatterND`/`ScatterElements` inside a `Loop` body (SLANet, TorchScript
-//! `while` loops). Contract (ONNX, tensors only):
+//! `while` loops). [`InferLoop`] types the body from the outer facts
+//! ([`body_typing`]; [`iterations`] proves a counted loop runs its trip
+//! count) and runs it as one plan state over every iteration. Loop-carried
+//! values move between iterations: the body gets them as the only
+//! reference, so a scatter into a carried buffer writes in place.
 //!
-//! - inputs: `M` (optional trip count, an integer scalar; an empty name is
-//!   absent), `cond` (optional bool scalar, absent = true), then the N
-//!   loop-carried initial values `v_initial`; the body may also read any
-//!   value of the enclosing graphs by name (extra node inputs here);
-//! - body: inputs `(iteration_num: int64 scalar, cond: bool scalar, v_1..v_N)`,
-//!   outputs `(cond, v_1..v_N, scan_1..scan_K)`;
-//! - outputs: the N final loop-carried values, then the K scan outputs, each
-//!   the body's per-iteration values stacked along a new first axis (0 rows
-//!   when no iteration runs);
-//! - iterations: `i = 0, 1, ...` while `i < M` (when `M` is given) and `cond`
-//!   (the node's `cond` first, then the body's); with neither given, until
-//!   the body's `cond` is false;
-//! - limits: a negative `M` is an error; no loop runs more than
-//!   [`LOOP_ITERATION_LIMIT`] iterations (default
-//!   [`DEFAULT_LOOP_ITERATION_LIMIT`]): reaching it with the loop still
-//!   going is an error naming the node and the limit, raised before the
-//!   iteration past the limit runs; and the loop-carried values and scan
-//!   outputs a loop holds may not pass [`LOOP_MEMORY_BUDGET`] bytes
-//!   (default [`DEFAULT_LOOP_MEMORY_BUDGET`]): an error naming the node,
-//!   the iteration and the budget, raised before the next iteration runs;
-//! - sequence and optional values (loop-carried, scan outputs, body inputs)
-//!   are a load error naming the node and the value.
-//!
-//! The body is typed when the `Loop` is typed (from the facts of its
-//! initial values and outer-scope inputs), optimized, and run as one plan
-//! state over every iteration; or, when a loop-carried value leaves the
-//! first iteration with another rank than it entered (paddle2onnx's loop
-//! counter: a scalar in, `[1]` out), as two, one for the first iteration
-//! and one for the later ones ([`body_typing`]). Loop-carried
-//! values move from one iteration to the next: the loop owns them between
-//! iterations and hands them to the body as the only reference, so a
-//! scatter into a carried buffer writes in place (a decode step costs the
-//! row it writes, not the buffer).
-//!
-//! Typed facts: a loop-carried output has the fact that holds both its
-//! initial value and what the body gives: the dims that differ become
-//! fresh symbols (prefix `loop`) bound when the loop has run. When the body
-//! changes its rank, it has the body's fact: a run of no iteration (which
-//! would give the initial value, of the other rank) is then an error naming
-//! the node and the value if the model reads it, else gives zeros of that
-//! fact (nothing reads them); a loop that provably runs once (the node's
-//! condition absent or constant true, `M` absent or provably ≥ 1) never
-//! meets either. A scan output's first dim is `M` when the loop provably
-//! runs `M` times (constant or symbolic `M`, a condition that can never
-//! turn false), else a fresh symbol bound when the loop has run.
+//! The contract (inputs, outputs, facts, [`LOOP_ITERATION_LIMIT`] and
+//! [`LOOP_MEMORY_BUDGET`]) is docs/contract.md's "Loop (tract override)".
 
 pub mod body_typing;
 pub mod iterations;

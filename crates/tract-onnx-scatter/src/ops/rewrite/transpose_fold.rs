@@ -1,53 +1,17 @@
-//! Declutter of scatters that work on a transposed view of their data.
+//! Declutter of scatters on a transposed view of their data: PyTorch's
+//! dynamo writes `cache.index_copy_(2, pos, k)` and `y[..., 0:2] = v` as
+//! `Transpose(data, perm)`, scatters, and `Transpose(out, inverse(perm))`.
 //!
-//! PyTorch's dynamo exporter writes `cache.index_copy_(2, pos, k)` and
-//! slice assignments such as `y[..., 0:2] = v` as
-//!
-//! ```text
-//! view = Transpose(data, perm); u = Transpose(v, perm)
-//! out = ScatterND(view, indices, u)          (more scatters may follow on `out`)
-//! result = Transpose(out, inverse(perm))
-//! ```
-//!
-//! tract types each transpose as a chain of `Move`s
-//! ([`crate::ops::move_chains`]). A *run* is a scatter whose data comes
-//! through such a chain, followed by scatters each reading the previous
-//! one's output, and only that, as data, up to a chain that brings the
-//! layout back to the data's. The run is rewired on the untransposed data,
-//! scatter by scatter, each into its form in the data's layout:
-//!
-//! - ScatterElements: the axis becomes `perm[axis]`; indices and updates
-//!   are taken from before their own transpose when they went through
-//!   `perm`, else transposed back (the size of the update, not of the data).
-//! - ScatterND, by how its updates arrive (`nd_in_data_layout`):
-//!   - with their batch axes (`indices.shape[:-1]`) still leading, only
-//!     their slice axes permuted: one ScatterND with a `layout`
-//!     ([`ScatterNd::layout`]) whose trailing axes follow the updates'
-//!     order, so the updates' transpose goes too;
-//!   - for one-component tuples (`indices` `[n, 1]`), through `perm`
-//!     itself, i.e. in the data's own layout with the `n` updates along
-//!     axis `a = perm[0]`: `index_copy` along `a`. Constant indices
-//!     enumerating a range with no reduction are a block: Slice/Concat
-//!     along `a`, as TorchScript's export of the same module optimizes to;
-//!     otherwise a ScatterElements along `a` with the indices broadcast to
-//!     the updates' shape (TorchScript's `index_copy_`);
-//!   - otherwise: ScatterND with `layout = perm` and its updates as they
-//!     come.
-//!
-//! A ScatterND that already has a layout (tract's `ChangeAxes` pass moved a
-//! transpose into it, through [`ScatterNd`]'s `change_axes`) gets the same
-//! treatment of its updates ([`fold_scatter_nd`]).
-//!
-//! Every form computes the unfolded graph's result bit for bit: each
-//! destination element receives the same updates in the same order
-//! (ScatterND walks its tuples in row-major order, ScatterElements its
-//! updates; permuting the axes of a slice, or moving the data's axes,
-//! changes neither order for a given destination). Moving the batch axes
-//! of a ScatterND would reorder its tuples, so no rewrite here does.
-//!
-//! Anything else (another `AxisOp` than `Move`, a chain that does not come
-//! back to the data's layout, a scatter whose transposed output is read
-//! elsewhere) leaves the graph as it is.
+//! A *run* is a scatter whose data comes through a chain of `Move`s
+//! ([`crate::ops::rewrite::move_chains`]), followed by scatters each reading
+//! only the previous one's output as data, up to a chain that brings the
+//! layout back. The run is rewired on the untransposed data: a
+//! ScatterElements along `perm[axis]`; a ScatterND with a `layout`
+//! ([`ScatterNd::layout`]), or, for one-component tuples, an `index_copy`
+//! along `perm[0]` (Slice/Concat for a constant block, else ScatterElements).
+//! Every form gives the unfolded graph's result bit for bit: each
+//! destination receives the same updates in the same order, so a
+//! ScatterND's batch axes never move. Anything else stays as it is.
 
 use scatter_kernels::Reduction;
 use scatter_kernels::mechanisms::Mechanism;
@@ -55,8 +19,8 @@ use tract_core::internal::*;
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::ops::change_axes::AxisOp;
 
-use crate::ops::block_assignment::{find_block, wire_concat};
-use crate::ops::move_chains::{
+use crate::ops::rewrite::block_assignment::{find_block, wire_concat};
+use crate::ops::rewrite::move_chains::{
     back_to_identity, chain_back, identity, inverse, is_identity, only_reader_at, source_through,
     wire_transpose,
 };

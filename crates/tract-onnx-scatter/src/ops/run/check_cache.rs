@@ -1,32 +1,8 @@
 //! A scatter's check of its indices (and a ScatterND's sort of them by
 //! destination block), kept while its indices do not change.
 //!
-//! A scatter reads all its indices to check them before it writes; a
-//! large random-index ScatterND also counting-sorts the update slices by
-//! destination block in that pass ([`NdPlan::check_indices`] with
-//! [`scatter_kernels::BlockSort::ForElementBytes`]).
-//! Either can be half of the run of a scatter of many small slices (the
-//! benchmark's 1e6-element ScatterND with its sort; its 1M-update
-//! histogram with the check alone). When the very same indices tensor
-//! comes back — a constant of the model, or an input the caller keeps and
-//! passes again — neither needs doing again.
-//!
-//! "The very same" is the tensor's identity, not its values: the cache
-//! holds an `Arc` of the indices it checked, so that tensor can be neither
-//! freed (its address reused by another) nor written (tract writes a
-//! tensor only through an exclusive `Arc`) while it is kept. Only indices
-//! someone else also holds are kept (a constant node, the caller): a
-//! value made for this call alone will not come back, and keeping it would
-//! only keep its memory. One indices tensor per node is kept, the last
-//! checked, until another replaces it or the op is dropped. A kept check
-//! is reused only by a plan of the same data shape and element size, and
-//! the kernels refuse one made against other dimensions
-//! ([`NdPlan::reuse_check`], [`ElementsPlan::reuse_check`]): then
-//! the indices are checked again.
-//!
-//! Like the output pool, the cache is an execution detail of the op: it
-//! lives in the op (tract's `SimplePlan::run` spawns a new state per
-//! call), is shared by its clones, and is ignored by equality and hashing.
+//! Why it is safe to key on a tensor's identity, and what is kept, is on
+//! [`CheckCache`].
 
 use std::sync::{Arc, Mutex};
 
@@ -48,7 +24,34 @@ struct Kept<K> {
 }
 
 /// The last check of a scatter node's indices (`K`: what the kernels
-/// keep of it), and how many calls reused it; see the module.
+/// keep of it), and how many calls reused it.
+///
+/// A scatter reads all its indices to check them before it writes; a
+/// large random-index ScatterND also counting-sorts the update slices by
+/// destination block in that pass ([`NdPlan::check_indices`] with
+/// [`scatter_kernels::BlockSort::ForElementBytes`]).
+/// Either can be half of the run of a scatter of many small slices (the
+/// benchmark's 1e6-element ScatterND with its sort; its 1M-update
+/// histogram with the check alone). When the very same indices tensor
+/// comes back — a constant of the model, or an input the caller keeps and
+/// passes again — neither needs doing again.
+///
+/// "The very same" is the tensor's identity, not its values: the cache
+/// holds an `Arc` of the indices it checked, so that tensor can be neither
+/// freed (its address reused by another) nor written (tract writes a
+/// tensor only through an exclusive `Arc`) while it is kept. Only indices
+/// someone else also holds are kept (a constant node, the caller): a
+/// value made for this call alone will not come back, and keeping it would
+/// only keep its memory. One indices tensor per node is kept, the last
+/// checked, until another replaces it or the op is dropped. A kept check
+/// is reused only by a plan of the same data shape and element size, and
+/// the kernels refuse one made against other dimensions
+/// ([`NdPlan::reuse_check`], [`ElementsPlan::reuse_check`]): then
+/// the indices are checked again.
+///
+/// Like the output pool, the cache is an execution detail of the op: it
+/// lives in the op (tract's `SimplePlan::run` spawns a new state per
+/// call), is shared by its clones, and is ignored by equality and hashing.
 pub struct CheckCache<K>(Arc<Mutex<State<K>>>);
 
 /// A ScatterND's cache: the check and, when it sorted, the sort.
@@ -80,7 +83,7 @@ impl<K> Default for CheckCache<K> {
 /// How a ScatterND's indices are checked: on which threads and schedule,
 /// sorted by destination block or not, and, for a kept check, whether
 /// it is sorted for a split once (all decided by
-/// [`crate::ops::speed_policy::scatter_nd`]).
+/// [`crate::ops::run::speed_policy::scatter_nd`]).
 #[derive(Clone, Copy)]
 pub struct NdCheck<'e> {
     /// Where and with which schedule the check runs.

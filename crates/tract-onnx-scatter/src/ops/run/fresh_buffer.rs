@@ -20,7 +20,7 @@ use scatter_kernels::{
 };
 use tract_core::internal::*;
 
-use crate::ops::tract_threads::TractThreads;
+use crate::ops::run::tract_threads::TractThreads;
 use crate::parse::site::NodeSite;
 
 /// The data types whose copy a scatter can fuse
@@ -304,7 +304,7 @@ impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
     }
 }
 
-/// No scatter to fuse: the `K` of [`crate::ops::copy_target::take`] for an
+/// No scatter to fuse: the `K` of [`crate::ops::run::copy_target::take`] for an
 /// op that only copies.
 pub enum NoFusion {}
 

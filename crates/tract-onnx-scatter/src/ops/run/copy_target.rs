@@ -3,8 +3,8 @@
 //!
 //! A scatter takes its data input only after every check passed. Owned
 //! data is written in place; shared data is copied into a pooled output no
-//! caller holds ([`crate::ops::output_pool`]) or a fresh buffer
-//! ([`crate::ops::fresh_buffer`]), either held as an [`Unwritten`] until
+//! caller holds ([`crate::ops::run::output_pool`]) or a fresh buffer
+//! ([`crate::ops::run::fresh_buffer`]), either held as an [`Unwritten`] until
 //! it is written whole. For large data the copy and the scatter go in one
 //! pass where the speed policy says so ([`FusedCopy`]): the kernels'
 //! `apply` into a `CopyOf` takes the target as `&mut [MaybeUninit<T>]`
@@ -12,9 +12,9 @@
 
 use tract_core::internal::*;
 
-use crate::ops::fresh_buffer::{CopyingScatter, Unwritten};
-use crate::ops::output_pool::{OutputPool, Returning};
-use crate::ops::speed_policy::{FusedCopy, PlainCopy};
+use crate::ops::run::fresh_buffer::{CopyingScatter, Unwritten};
+use crate::ops::run::output_pool::{OutputPool, Returning};
+use crate::ops::run::speed_policy::{FusedCopy, PlainCopy};
 use crate::parse::site::NodeSite;
 
 /// What a validated scatter does with its data once taken.

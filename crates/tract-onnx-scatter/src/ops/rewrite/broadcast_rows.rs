@@ -18,14 +18,7 @@
 //! data.shape[1..]`), the op is a row scatter: a ScatterND with `[E, 1]`
 //! indices and the same reduction, wired on the unbroadcast index.
 //!
-//! Exact, bit for bit: each output element `(n, f…)` receives the updates
-//! `(e, f…)` with `idx[e] = n` in increasing `e` in both ops (row-major over
-//! the indices; the parallel kernels keep each destination's serial order),
-//! so float reductions round alike and `none` keeps the last write. Errors
-//! read alike too: the ScatterND keeps the ScatterElements' site, and
-//! reports an index out of bounds at the position the broadcast index has
-//! it ([`IndexPositions::BroadcastRows`] in its site); every shape
-//! is tied by the rule's guards, so no shape error can differ at run time.
+//! Why the rewrite is exact is on [`rewrite`].
 
 use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
@@ -38,6 +31,15 @@ use crate::parse::site::{IndexPositions, NodeSite};
 
 /// `ScatterElements(data, Expand(rows), updates)` on axis 0 with whole-row
 /// updates as `ScatterND(data, rows as [E, 1], updates)`.
+///
+/// Exact, bit for bit: each output element `(n, f…)` receives the updates
+/// `(e, f…)` with `idx[e] = n` in increasing `e` in both ops (row-major over
+/// the indices; the parallel kernels keep each destination's serial order),
+/// so float reductions round alike and `none` keeps the last write. Errors
+/// read alike too: the ScatterND keeps the ScatterElements' site, and
+/// reports an index out of bounds at the position the broadcast index has
+/// it ([`IndexPositions::BroadcastRows`] in its site); every shape
+/// is tied by the rule's guards, so no shape error can differ at run time.
 pub fn rewrite(
     op: &ScatterElements,
     model: &TypedModel,

@@ -5,25 +5,8 @@
 //! a transpose through a scatter, or to cancel it against another.
 //!
 //! Only `Move`s (permutations) are taken, and only those that keep every
-//! result bit for bit:
-//!
-//! - ScatterElements: data, indices, updates and output have one rank and
-//!   the update at `(.., i_axis, ..)` lands at the same coordinates but
-//!   `axis`. Moving the same axis on all four, `axis` following it, moves
-//!   every update with its destination; the updates landing on one element
-//!   differ only along `axis`, so their order (row-major in the updates)
-//!   is unchanged.
-//! - ScatterND: the data's first `k` axes (on its view: `layout`) are
-//!   indexed by the tuples, the others are the slice axes, the updates'
-//!   axes after the `q - 1` batch axes. A move among the slice axes moves
-//!   the same slice axis of data, output and updates. A move of the data
-//!   and output that touches an indexed axis cannot be said to the updates
-//!   or indices; it goes into `layout` (the view stays the same, the data
-//!   is stored differently), and so does any move of data and output once
-//!   the op has a layout, and a move of the updates' slice axes (the
-//!   view's slice axes follow it). Batch axes never move: tuples are
-//!   applied in row-major order of the batch, and with duplicates the order
-//!   decides the result.
+//! result bit for bit: ScatterElements' rule is on [`elements_change`],
+//! ScatterND's on [`nd_change`].
 //!
 //! Nothing here names an op of this crate: the homes call these with their
 //! attributes.
@@ -32,7 +15,7 @@ use tract_core::axes::Axis;
 use tract_core::internal::*;
 use tract_core::ops::change_axes::AxisOp;
 
-use crate::ops::move_chains::{apply_move, identity, is_identity};
+use crate::ops::rewrite::move_chains::{apply_move, identity, is_identity};
 
 /// What a move does to a scatter: its new attribute (the axis, or the
 /// layout) and the moves of its wires.
@@ -89,6 +72,13 @@ pub fn elements_axes_mapping(axis: usize, inputs: &[&TypedFact]) -> TractResult<
 
 /// A move of one wire of a ScatterElements along `axis` (all four wires
 /// of rank `rank`): the same move everywhere, the axis following it.
+///
+/// ScatterElements: data, indices, updates and output have one rank and
+/// the update at `(.., i_axis, ..)` lands at the same coordinates but
+/// `axis`. Moving the same axis on all four, `axis` following it, moves
+/// every update with its destination; the updates landing on one element
+/// differ only along `axis`, so their order (row-major in the updates)
+/// is unchanged.
 pub fn elements_change(axis: usize, rank: usize, change: &AxisOp) -> Option<Consequence<usize>> {
     as_move(change, rank)?;
     let moved = change.transform_axis(axis)?;
@@ -173,6 +163,18 @@ pub fn nd_axes_mapping(
 /// A move of wire `io` of a ScatterND on `transpose(data, layout)`: the op's
 /// new layout (`None`: plain) and the moves of its wires, when it can take
 /// it ([`NdAxes`]; indices never).
+///
+/// ScatterND: the data's first `k` axes (on its view: `layout`) are
+/// indexed by the tuples, the others are the slice axes, the updates'
+/// axes after the `q - 1` batch axes. A move among the slice axes moves
+/// the same slice axis of data, output and updates. A move of the data
+/// and output that touches an indexed axis cannot be said to the updates
+/// or indices; it goes into `layout` (the view stays the same, the data
+/// is stored differently), and so does any move of data and output once
+/// the op has a layout, and a move of the updates' slice axes (the
+/// view's slice axes follow it). Batch axes never move: tuples are
+/// applied in row-major order of the batch, and with duplicates the order
+/// decides the result.
 pub fn nd_change(
     layout: Option<&[usize]>,
     geometry: NdAxes,

@@ -18,7 +18,7 @@ use scatter_kernels::mechanisms::Mechanism;
 use scatter_kernels::{BlockSort, ElementsPlan, NdPlan, Parallel, Reduction, Schedule};
 use tract_core::internal::*;
 
-use crate::ops::fresh_buffer::{COPYING_TYPES, CopyKind};
+use crate::ops::run::fresh_buffer::{COPYING_TYPES, CopyKind};
 use crate::parse::onnx_types::OnnxElement;
 
 /// Data smaller than this is copied, then scattered (the copy stays in
@@ -46,7 +46,7 @@ static UNSORTED: Schedule = Schedule {
 #[derive(Debug, Clone, Copy)]
 pub struct NdCall {
     /// Whether the check of the indices is kept for their next call
-    /// ([`crate::ops::check_cache`]).
+    /// ([`crate::ops::run::check_cache`]).
     pub keeps_check: bool,
     /// The bytes of one element of the data's ONNX type: what the sorts
     /// and a kept check are made for.
@@ -70,7 +70,7 @@ pub struct NdCall {
 #[derive(Debug, Clone, Copy)]
 pub struct ElementsCall {
     /// Whether the check of the indices is kept for their next call
-    /// ([`crate::ops::check_cache`]).
+    /// ([`crate::ops::run::check_cache`]).
     pub keeps_check: bool,
     /// Whether the copy of shared data is fused with the scatter.
     pub fused_copy: FusedCopy,

@@ -1,31 +1,8 @@
 //! Where a scatter node's output buffer comes from when its data input is
 //! shared (the caller keeps its tensor, so the op cannot write in place).
 //!
-//! Above glibc's mmap threshold a new allocation takes fresh pages on every
-//! run: a page fault and the kernel's zeroing per 4 KiB, several times a
-//! warm memcpy. tract's plan keeps no state across `SimplePlan::run` calls,
-//! so a node flagged at codegen (its output is a model output and nothing
-//! else, [`output_is_terminal`]) carries an [`OutputPool`] in the op itself:
-//! the outputs it returned, shared by every state and thread running the
-//! plan. A retained output is reused only once the pool holds its last
-//! reference (the caller dropped theirs), checked atomically by
-//! `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
-//! be reused, the fresh one gets huge-page advice before its first touch
-//! ([`crate::ops::fresh_buffer::fresh_uninit`]).
-//!
-//! The pool keeps at most `capacity` outputs (1 by default), the oldest
-//! dropped first; [`crate::ops::output_pools`] reaches every pool of a
-//! model to resize or release them.
-//!
-//! Which buffer a call leaves in the pool depends on what the caller does
-//! with it next. Usually it is the output: the caller drops it before the
-//! next call, which writes into it. But a caller that feeds the output back
-//! as the next data while keeping it during the call (a KV cache passed as
-//! `cache.clone()`) drops the *data* after the call, never the output it
-//! now holds: keeping the output would make every call allocate afresh. So
-//! when the data input is the pool's last output and the caller holds it
-//! too, the pool keeps the data instead; the two buffers then take turns
-//! and no call allocates, within the same one retained output.
+//! Why the pool exists and which buffer a call leaves in it is on
+//! [`OutputPool`].
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -44,6 +21,32 @@ pub const DEFAULT_CAPACITY: usize = 1;
 /// An execution detail of an optimized model: two pools always compare
 /// equal and hash alike, so op equality ignores them, and none is
 /// serialized.
+///
+/// Above glibc's mmap threshold a new allocation takes fresh pages on every
+/// run: a page fault and the kernel's zeroing per 4 KiB, several times a
+/// warm memcpy. tract's plan keeps no state across `SimplePlan::run` calls,
+/// so a node flagged at codegen (its output is a model output and nothing
+/// else, [`output_is_terminal`]) carries an [`OutputPool`] in the op itself:
+/// the outputs it returned, shared by every state and thread running the
+/// plan. A retained output is reused only once the pool holds its last
+/// reference (the caller dropped theirs), checked atomically by
+/// `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
+/// be reused, the fresh one gets huge-page advice before its first touch
+/// ([`crate::ops::run::fresh_buffer::fresh_uninit`]).
+///
+/// The pool keeps at most `capacity` outputs (1 by default), the oldest
+/// dropped first; [`crate::ops::output_pools`] reaches every pool of a
+/// model to resize or release them.
+///
+/// Which buffer a call leaves in the pool depends on what the caller does
+/// with it next. Usually it is the output: the caller drops it before the
+/// next call, which writes into it. But a caller that feeds the output back
+/// as the next data while keeping it during the call (a KV cache passed as
+/// `cache.clone()`) drops the *data* after the call, never the output it
+/// now holds: keeping the output would make every call allocate afresh. So
+/// when the data input is the pool's last output and the caller holds it
+/// too, the pool keeps the data instead; the two buffers then take turns
+/// and no call allocates, within the same one retained output.
 #[derive(Clone)]
 pub struct OutputPool(Arc<Mutex<Retained>>);
 
@@ -790,13 +793,13 @@ mod tests {
         let fresh_copy = |src: &Tensor| {
             let shared = src.clone().into_tvalue();
             let _caller = shared.clone();
-            let plain = crate::ops::speed_policy::plain_copy(&scatter_kernels::Serial);
-            let (taken, _) = crate::ops::copy_target::take::<crate::ops::fresh_buffer::NoFusion>(
-                &site, "data", shared, None, plain, None,
-            )
+            let plain = crate::ops::run::speed_policy::plain_copy(&scatter_kernels::Serial);
+            let (taken, _) = crate::ops::run::copy_target::take::<
+                crate::ops::run::fresh_buffer::NoFusion,
+            >(&site, "data", shared, None, plain, None)
             .unwrap();
-            let (crate::ops::copy_target::Taken::Data(t)
-            | crate::ops::copy_target::Taken::Scattered(t)) = taken;
+            let (crate::ops::run::copy_target::Taken::Data(t)
+            | crate::ops::run::copy_target::Taken::Scattered(t)) = taken;
             t
         };
         for len in [0usize, 1, 1000, (5 << 20) / 4 + 3] {

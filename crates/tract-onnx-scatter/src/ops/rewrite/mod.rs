@@ -1,0 +1,16 @@
+//! The declutter rewrites: graph patterns around a scatter that tract's
+//! declutter replaces with a cheaper form. A constant-index ScatterND
+//! assigning one block (`block_assignment`), scatters on a transposed view
+//! of their data (`transpose_fold`), row indices broadcast along the other
+//! axes (`broadcast_rows`); with the transposes read as one permutation
+//! (`move_chains`) and the scatters' rules for tract's axis machinery
+//! (`axis_changes`).
+//!
+//! A rewrite reads and builds the ops' values (`crate::ops::scatter_ops`),
+//! never imports an op home, nor anything of the run path (`crate::ops::run`).
+
+pub mod axis_changes;
+pub mod block_assignment;
+pub mod broadcast_rows;
+pub mod move_chains;
+pub mod transpose_fold;

@@ -1,0 +1,19 @@
+//! The run path's machinery: what a scatter's `eval` uses between its
+//! inputs and its returned output. The shared checks (`indexed`), the
+//! speed decisions of a call (`speed_policy`), the kept check of indices
+//! that come back (`check_cache`), where an output buffer comes from
+//! (`copy_target`, `output_pool`, `fresh_buffer`), and tract's threads as
+//! the kernels' executor (`tract_threads`), and the tensors known to hold
+//! bfloat16 values, which the bfloat16 check hands on unread
+//! (`known_bfloat16`).
+//!
+//! Nothing here imports an op home or a rewrite (`crate::ops::rewrite`).
+
+pub mod check_cache;
+pub mod copy_target;
+pub mod fresh_buffer;
+pub mod indexed;
+pub mod known_bfloat16;
+pub mod output_pool;
+pub mod speed_policy;
+pub mod tract_threads;
