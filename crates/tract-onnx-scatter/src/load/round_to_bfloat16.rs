@@ -52,11 +52,7 @@ impl Expansion for Rounding {
         inputs: &'p [TensorProxy],
         outputs: &'p [TensorProxy],
     ) -> InferenceResult {
-        check_input_arity(inputs, 1)?;
-        check_output_arity(outputs, 1)?;
-        s.equals(&inputs[0].datum_type, f32::datum_type())?;
-        s.equals(&outputs[0].datum_type, &inputs[0].datum_type)?;
-        s.equals(&outputs[0].shape, &inputs[0].shape)
+        known_bfloat16::float32_in_float32_out(s, inputs, outputs)
     }
 
     fn wire(

@@ -103,6 +103,20 @@ pub(crate) fn is_known(value: &TValue) -> bool {
     found
 }
 
+/// The analysis rules of the bfloat16 check's nodes ([`KnownBfloat16`],
+/// `RoundToBfloat16`): one float32 input, an output of its type and shape.
+pub(crate) fn float32_in_float32_out<'r, 'p: 'r>(
+    s: &mut Solver<'r>,
+    inputs: &'p [TensorProxy],
+    outputs: &'p [TensorProxy],
+) -> InferenceResult {
+    check_input_arity(inputs, 1)?;
+    check_output_arity(outputs, 1)?;
+    s.equals(&inputs[0].datum_type, f32::datum_type())?;
+    s.equals(&outputs[0].datum_type, &inputs[0].datum_type)?;
+    s.equals(&outputs[0].shape, &inputs[0].shape)
+}
+
 /// The builder registered for [`KNOWN_BFLOAT16`].
 pub fn known_bfloat16_builder(
     _ctx: &ParsingContext,
@@ -127,11 +141,7 @@ impl Expansion for MarkKnownBfloat16 {
         inputs: &'p [TensorProxy],
         outputs: &'p [TensorProxy],
     ) -> InferenceResult {
-        check_input_arity(inputs, 1)?;
-        check_output_arity(outputs, 1)?;
-        s.equals(&inputs[0].datum_type, f32::datum_type())?;
-        s.equals(&outputs[0].datum_type, &inputs[0].datum_type)?;
-        s.equals(&outputs[0].shape, &inputs[0].shape)
+        float32_in_float32_out(s, inputs, outputs)
     }
 
     fn wire(
