@@ -20,8 +20,7 @@
 //! destinations stay in cache while every update of the band is applied,
 //! staged in a contiguous buffer for types with no drop glue.
 
-use crate::exec::sealed::Writer;
-use crate::uninit::assume_written;
+use crate::exec::{CheckedIndices, SplitKernels};
 use crate::{Destination, Execution};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -701,55 +700,45 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         reduction: Reduction,
         exec: Execution<'_>,
     ) -> Result<&'d mut [T], ScatterError> {
-        dest.visit(ElementsWriter {
-            token: self,
-            updates,
-            reduction,
-            exec,
-        })
+        crate::exec::write(self, dest, updates, reduction, exec)
     }
 }
 
-/// [`CheckedElementsIndices::apply`]'s two paths.
-struct ElementsWriter<'r, 't, T, I> {
-    token: &'r CheckedElementsIndices<'t, I>,
-    updates: &'r [T],
-    reduction: Reduction,
-    exec: Execution<'r>,
-}
-
-impl<'d, T: Element, I: IndexValue> Writer<'d, T> for ElementsWriter<'_, '_, T, I> {
-    type Out = Result<&'d mut [T], ScatterError>;
-
-    fn in_place(self, data: &'d mut [T]) -> Self::Out {
-        let Execution { par, schedule } = self.exec;
-        apply_split(
-            self.token,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        Ok(data)
+impl<I: IndexValue> CheckedIndices for CheckedElementsIndices<'_, I> {
+    fn is_sorted(&self) -> bool {
+        false
     }
 
-    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
-    where
-        T: Copy,
-    {
-        let Execution { par, schedule } = self.exec;
-        copying_split(
-            self.token,
-            out,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        // SAFETY: `copying_split` returned `Ok`: by its contract every
-        // element of `out` has been written.
-        Ok(unsafe { assume_written(out) })
+    fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        CheckedElementsIndices::apply(self, dest, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> SplitKernels for CheckedElementsIndices<'_, I> {
+    fn apply_split<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        apply_split(self, data, updates, reduction, exec.par, exec.schedule)
+    }
+
+    fn copying_split<T: Element + Copy>(
+        &self,
+        dst: &mut [MaybeUninit<T>],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        copying_split(self, dst, src, updates, reduction, exec.par, exec.schedule)
     }
 }

@@ -3,7 +3,8 @@
 
 use std::mem::MaybeUninit;
 
-use crate::{Element, Parallel, Schedule, Serial};
+use crate::uninit::assume_written;
+use crate::{Element, Parallel, Reduction, ScatterError, Schedule, Serial};
 
 /// How a kernel may run: the host's threads ([`Parallel`]) and the
 /// thresholds that decide when it splits its work or applies it block by
@@ -161,5 +162,92 @@ pub(crate) mod sealed {
         fn visit<W: Writer<'d, T>>(self, w: W) -> W::Out {
             w.copy_of(self.data, self.out)
         }
+    }
+}
+
+/// A checked token of indices, as a host generic over the op sees it:
+/// [`crate::CheckedElementsIndices`] and [`crate::CheckedNdIndices`].
+pub trait CheckedIndices {
+    /// Whether the check sorted the updates by destination block (a copy
+    /// fused with such a scatter copies each block just before its
+    /// updates land).
+    fn is_sorted(&self) -> bool;
+
+    /// The token's `apply`: `updates` scattered into `dest` with
+    /// `reduction` on `exec`, bit for bit the serial in-place result.
+    fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError>;
+}
+
+/// A token's two split kernels: in place, and fused with a copy. What
+/// [`write`] calls.
+pub(crate) trait SplitKernels {
+    /// Scatters `updates` into `data` in place.
+    fn apply_split<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError>;
+
+    /// `dst = src` then [`SplitKernels::apply_split`], bit for bit.
+    /// Contract: on `Ok`, every element of `dst` has been written.
+    fn copying_split<T: Element + Copy>(
+        &self,
+        dst: &mut [MaybeUninit<T>],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError>;
+}
+
+/// The one writer of both tokens' `apply`: hands `dest` to the split
+/// kernel that writes its kind.
+pub(crate) fn write<'d, K: SplitKernels, T: Element, D: Destination<'d, T>>(
+    token: &K,
+    dest: D,
+    updates: &[T],
+    reduction: Reduction,
+    exec: Execution<'_>,
+) -> Result<&'d mut [T], ScatterError> {
+    dest.visit(TokenWriter {
+        token,
+        updates,
+        reduction,
+        exec,
+    })
+}
+
+/// [`write`]'s two paths.
+struct TokenWriter<'r, K, T> {
+    token: &'r K,
+    updates: &'r [T],
+    reduction: Reduction,
+    exec: Execution<'r>,
+}
+
+impl<'d, K: SplitKernels, T: Element> sealed::Writer<'d, T> for TokenWriter<'_, K, T> {
+    type Out = Result<&'d mut [T], ScatterError>;
+
+    fn in_place(self, data: &'d mut [T]) -> Self::Out {
+        (self.token).apply_split(data, self.updates, self.reduction, self.exec)?;
+        Ok(data)
+    }
+
+    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
+    where
+        T: Copy,
+    {
+        (self.token).copying_split(out, data, self.updates, self.reduction, self.exec)?;
+        // SAFETY: `copying_split` returned `Ok`: by its contract every
+        // element of `out` has been written.
+        Ok(unsafe { assume_written(out) })
     }
 }

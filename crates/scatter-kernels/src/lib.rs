@@ -61,7 +61,7 @@ pub use axis::{elements_axis, tensor_scatter_axis};
 pub use element::{Bfloat16InFloat32, ComplexPart, ComplexParts, Element};
 pub use elements::{CheckedElementsIndices, ElementsKeptCheck, ElementsPlan};
 pub use error::{Input, ScatterError};
-pub use exec::{CopyOf, Destination, Execution};
+pub use exec::{CheckedIndices, CopyOf, Destination, Execution};
 pub use fact_dim::{Dims, FactDim};
 pub use fused_copy::copy_in_pieces;
 pub use grad::{GradCalc, GradElement, GradSpec, GradToken};

@@ -15,9 +15,8 @@
 //! ([`check_sorted`]); the [`CheckedNdIndices`] it returns owns the sort,
 //! so a host may keep it as long as the indices do not change.
 
-use crate::exec::sealed::Writer;
+use crate::exec::{CheckedIndices, SplitKernels};
 use crate::nd::Buckets;
-use crate::uninit::assume_written;
 use crate::{BlockSort, Destination, Execution};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -839,12 +838,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         reduction: Reduction,
         exec: Execution<'_>,
     ) -> Result<&'d mut [T], ScatterError> {
-        dest.visit(NdWriter {
-            token: self,
-            updates,
-            reduction,
-            exec,
-        })
+        crate::exec::write(self, dest, updates, reduction, exec)
     }
 }
 
@@ -879,47 +873,42 @@ impl<'a, I: IndexValue> CheckedNdIndices<'a, I> {
     }
 }
 
-/// [`CheckedNdIndices::apply`]'s two paths.
-struct NdWriter<'r, 't, T, I> {
-    token: &'r CheckedNdIndices<'t, I>,
-    updates: &'r [T],
-    reduction: Reduction,
-    exec: Execution<'r>,
-}
-
-impl<'d, T: Element, I: IndexValue> Writer<'d, T> for NdWriter<'_, '_, T, I> {
-    type Out = Result<&'d mut [T], ScatterError>;
-
-    fn in_place(self, data: &'d mut [T]) -> Self::Out {
-        let Execution { par, schedule } = self.exec;
-        apply_split(
-            self.token,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        Ok(data)
+impl<I: IndexValue> CheckedIndices for CheckedNdIndices<'_, I> {
+    fn is_sorted(&self) -> bool {
+        CheckedNdIndices::is_sorted(self)
     }
 
-    fn copy_of(self, data: &[T], out: &'d mut [MaybeUninit<T>]) -> Self::Out
-    where
-        T: Copy,
-    {
-        let Execution { par, schedule } = self.exec;
-        copying_split(
-            self.token,
-            out,
-            data,
-            self.updates,
-            self.reduction,
-            par,
-            schedule,
-        )?;
-        // SAFETY: `copying_split` returned `Ok`: by its contract every
-        // element of `out` has been written.
-        Ok(unsafe { assume_written(out) })
+    fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        CheckedNdIndices::apply(self, dest, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> SplitKernels for CheckedNdIndices<'_, I> {
+    fn apply_split<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        apply_split(self, data, updates, reduction, exec.par, exec.schedule)
+    }
+
+    fn copying_split<T: Element + Copy>(
+        &self,
+        dst: &mut [MaybeUninit<T>],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        copying_split(self, dst, src, updates, reduction, exec.par, exec.schedule)
     }
 }
 

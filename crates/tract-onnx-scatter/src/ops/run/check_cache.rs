@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use scatter_kernels::CheckedIndices;
 use scatter_kernels::{
     BlockSort, CheckedElementsIndices, CheckedNdIndices, ElementsKeptCheck, ElementsPlan,
     Execution, IndexValue, NdKeptCheck, NdPlan, ScatterError,
@@ -103,8 +104,9 @@ pub struct NdCheck<'e> {
 pub trait KeepsChecks {
     /// What is kept.
     type Kept: Clone;
-    /// The checked token.
-    type Token<'a, I: IndexValue>
+    /// The checked token, whose scatter a copy of the data can be fused
+    /// with.
+    type Token<'a, I: IndexValue>: CheckedIndices
     where
         Self: 'a;
     /// How the indices are checked.

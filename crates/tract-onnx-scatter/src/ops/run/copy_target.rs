@@ -12,10 +12,11 @@
 
 use tract_core::internal::*;
 
-use crate::ops::run::fresh_buffer::{CopyingScatter, Unwritten};
+use crate::ops::run::fresh_buffer::Unwritten;
 use crate::ops::run::output_pool::{OutputPool, Returning};
 use crate::ops::run::speed_policy::{FusedCopy, PlainCopy};
 use crate::parse::site::NodeSite;
+use scatter_kernels::CheckedIndices;
 
 /// What a validated scatter does with its data once taken.
 pub enum Taken {
@@ -45,7 +46,7 @@ pub struct Fused<'a, K> {
 ///
 /// This is where a retained output is consumed: call it once, after the
 /// checks.
-pub fn take<'p, K: CopyingScatter>(
+pub fn take<'p, K: CheckedIndices>(
     site: &NodeSite,
     input: &str,
     data: TValue,

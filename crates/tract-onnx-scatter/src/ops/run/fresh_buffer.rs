@@ -9,14 +9,14 @@
 //! written whole (a fresh buffer, or a pooled output about to be
 //! overwritten), and of the two ways it is written whole: a plain copy
 //! ([`Unwritten::fill_by_copy`]) and a copy fused with a scatter
-//! ([`Unwritten::fill_by_scatter`], for any [`CopyingScatter`] token). It
+//! ([`Unwritten::fill_by_scatter`], for any [`CheckedIndices`] token). It
 //! must not depend on the pool or on any op.
 
 use std::mem::MaybeUninit;
 
 use scatter_kernels::{
-    CheckedElementsIndices, CheckedNdIndices, CopyOf, Element, Execution, IndexValue, Reduction,
-    ScatterError, Schedule, write_copy, write_copy_in_pieces, write_copy_par,
+    CheckedIndices, CopyOf, Destination, Element, Execution, Reduction, ScatterError, Schedule,
+    write_copy, write_copy_in_pieces, write_copy_par,
 };
 use tract_core::internal::*;
 
@@ -160,9 +160,9 @@ impl Unwritten {
     }
 
     /// `self = data`, then `token`'s scatter of `updates`, fused
-    /// ([`CopyingScatter`]), written whole. `data` is of one of
+    /// ([`CheckedIndices`]), written whole. `data` is of one of
     /// [`COPYING_TYPES`].
-    pub fn fill_by_scatter<K: CopyingScatter>(
+    pub fn fill_by_scatter<K: CheckedIndices>(
         self,
         site: &NodeSite,
         token: &K,
@@ -170,7 +170,7 @@ impl Unwritten {
         updates: &Tensor,
         reduction: Reduction,
     ) -> TractResult<Tensor> {
-        fn fused<T: Element + Copy + Datum, K: CopyingScatter>(
+        fn fused<T: Element + Copy + Datum, K: CheckedIndices>(
             out: Unwritten,
             site: &NodeSite,
             token: &K,
@@ -183,7 +183,15 @@ impl Unwritten {
             out.fill::<T>(|dst| {
                 let threads = TractThreads::current();
                 token
-                    .apply_copying(dst, src, updates, reduction, Execution::on(&threads))
+                    .apply(
+                        CopyOf {
+                            data: src,
+                            out: dst,
+                        },
+                        updates,
+                        reduction,
+                        Execution::on(&threads),
+                    )
                     .map_err(|e| site.scatter_error(e))
             })
         }
@@ -251,72 +259,18 @@ impl Unwritten {
     }
 }
 
-/// A checked token whose scatter can be fused with the copy of its data:
-/// the kernels' `apply` into a [`CopyOf`], for callers generic over the
-/// op.
-pub trait CopyingScatter {
-    /// Whether the check sorted the updates by destination block.
-    fn is_sorted(&self) -> bool;
-
-    /// `token.apply(CopyOf { data, out }, updates, reduction, exec)`: `out`
-    /// written whole, as values.
-    fn apply_copying<'d, T: Element + Copy>(
-        &self,
-        out: &'d mut [MaybeUninit<T>],
-        data: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError>;
-}
-
-impl<I: IndexValue> CopyingScatter for CheckedElementsIndices<'_, I> {
-    fn is_sorted(&self) -> bool {
-        false
-    }
-
-    fn apply_copying<'d, T: Element + Copy>(
-        &self,
-        out: &'d mut [MaybeUninit<T>],
-        data: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        self.apply(CopyOf { data, out }, updates, reduction, exec)
-    }
-}
-
-impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
-    fn is_sorted(&self) -> bool {
-        CheckedNdIndices::is_sorted(self)
-    }
-
-    fn apply_copying<'d, T: Element + Copy>(
-        &self,
-        out: &'d mut [MaybeUninit<T>],
-        data: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        self.apply(CopyOf { data, out }, updates, reduction, exec)
-    }
-}
-
 /// No scatter to fuse: the `K` of [`crate::ops::run::copy_target::take`] for an
 /// op that only copies.
 pub enum NoFusion {}
 
-impl CopyingScatter for NoFusion {
+impl CheckedIndices for NoFusion {
     fn is_sorted(&self) -> bool {
         match *self {}
     }
 
-    fn apply_copying<'d, T: Element + Copy>(
+    fn apply<'d, T: Element, D: Destination<'d, T>>(
         &self,
-        _out: &'d mut [MaybeUninit<T>],
-        _data: &[T],
+        _dest: D,
         _updates: &[T],
         _reduction: Reduction,
         _exec: Execution<'_>,
