@@ -4,7 +4,8 @@
 //! `use_init_val`/`mean`), its NNEF form, and its output pool.
 
 use scatter_kernels::{
-    ElementsPlan, Execution, IndexValue, Reduction, ScatterError, UpdateReduction,
+    CheckedElementsIndices, Element, ElementsPlan, Execution, IndexValue, Reduction, ScatterError,
+    UpdateReduction,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -16,13 +17,13 @@ use crate::ops::nnef_args::{data_indices_updates, elements_site, inputs3, reduct
 use crate::ops::op_home::OpHome;
 use crate::ops::rewrite::axis_changes;
 use crate::ops::run::check_cache::ElementsCheckCache;
-use crate::ops::run::copy_target::{self, Fused, Taken};
-use crate::ops::run::indexed::{self, ScatterInputs, ScatterRules};
+use crate::ops::run::indexed::{self, ScatterRules};
 use crate::ops::run::output_pool::{self, OutputPool};
+use crate::ops::run::sequence::{self, Call, IndexedScatter};
 use crate::ops::run::speed_policy;
 use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
-use crate::ops::types::{self, dispatch_element, with_index_slice};
+use crate::ops::types;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
 use crate::parse::onnx_types::OnnxElement;
@@ -96,96 +97,60 @@ impl Op for ScatterElements {
 impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
-    /// The checks, then the output, then the scatter: nothing is written
-    /// before every input is known valid.
+    /// The run sequence of the family ([`crate::ops::run::sequence`]).
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let site = &self.site;
-        let ScatterInputs {
-            data,
-            indices,
-            updates,
-            indices_held_elsewhere,
-        } = indexed::scatter_inputs(site, inputs, ctx.symbols, self.onnx_element, self.reduction)?;
-        self.check_symbolic_support(data.datum_type())?;
-        let (data_shape, updates_shape) =
-            self.onnx_element
-                .data_and_updates_shapes(site, data.shape(), updates.shape())?;
-        let plan = self.plan(data_shape, indices.shape(), updates_shape)?;
-        let output = with_index_slice!(indices, |values| self.scatter(
-            &plan,
-            values,
-            &indices,
-            indices_held_elsewhere,
-            data,
-            &updates
-        )?);
-        Ok(tvec!(output))
+        sequence::eval(self, ctx, inputs)
     }
 }
 
-impl ScatterElements {
-    /// Checks the index `values` of `indices` (or takes the kept check of
-    /// indices that came back), takes the output and scatters `updates`
-    /// into it, each step as the speed policy decided for this call.
-    fn scatter<I: IndexValue>(
+impl IndexedScatter for ScatterElements {
+    fn call<'t>(
         &self,
         plan: &ElementsPlan,
-        values: &[I],
-        indices: &TValue,
+        data: &TValue,
         indices_held_elsewhere: bool,
-        data: TValue,
-        updates: &Tensor,
-    ) -> TractResult<TValue> {
-        let site = &self.site;
-        let threads = TractThreads::current();
+        threads: &'t TractThreads,
+    ) -> Call<Execution<'t>> {
         let call = speed_policy::scatter_elements(
             self.onnx_semantics(),
             self.onnx_element,
             plan,
-            &data,
+            data,
             indices_held_elsewhere,
-            &threads,
+            threads,
         );
-        let kept = indices.as_arc_tensor().filter(|_| call.keeps_check);
-        let exec = Execution::on(&threads);
-        let checked = (self.check_cache)
-            .checked(plan, values, kept, exec)
-            .map_err(|e| site.scatter_error(e))?;
-        // Validated: now take the data, without a copy when exclusive.
-        let fused = Fused {
-            token: &checked,
-            updates,
-            copy: call.fused_copy,
-        };
-        let pool = self.output_pool.as_ref();
-        let (taken, returning) =
-            copy_target::take(site, "data", data, pool, call.plain_copy, Some(fused))?;
-        let mut output = match taken {
-            Taken::Scattered(output) => return Ok(returning.output(output)),
-            Taken::Data(data) => data,
-        };
-        let mut view = output.try_as_plain_ram_mut()?;
-        let (reduction, use_init_val) = (self.reduction, self.use_init_val);
-        let done = match types::apply_as_onnx_element!(
-            self.onnx_element,
-            site,
-            view,
-            updates,
-            |d, u| checked.apply_update(d, u, reduction, use_init_val, exec)
-        ) {
-            Some(done) => done,
-            None => dispatch_element!(view.datum_type(), site, "data", |T| {
-                let d = view.as_slice_mut::<T>()?;
-                let u = types::slice::<T>(updates)?;
-                checked.apply_update(d, u, reduction, use_init_val, exec).map_err(|e| site.scatter_error(e))
-            }, tdim => {
-                let d = view.as_slice_mut::<TDim>()?;
-                let combine = types::tdim_combiner(indexed::symbolic_reduction(site, reduction)?);
-                checked.apply_with(d, types::slice::<TDim>(updates)?, combine).map_err(|e| site.scatter_error(e))
-            }),
-        };
-        done?;
-        Ok(returning.output(output))
+        Call {
+            keeps_check: call.keeps_check,
+            how: Execution::on(threads),
+            fused_copy: call.fused_copy,
+            plain_copy: call.plain_copy,
+        }
+    }
+
+    fn check_cache(&self) -> &ElementsCheckCache {
+        &self.check_cache
+    }
+
+    fn apply<T: Element, I: IndexValue>(
+        &self,
+        checked: &CheckedElementsIndices<'_, I>,
+        data: &mut [T],
+        updates: &[T],
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        checked.apply_update(data, updates, self.reduction, self.use_init_val, exec)
+    }
+
+    fn apply_symbolic<I: IndexValue>(
+        &self,
+        checked: &CheckedElementsIndices<'_, I>,
+        data: &mut [TDim],
+        updates: &[TDim],
+    ) -> TractResult<()> {
+        let reduction = indexed::symbolic_reduction(&self.site, self.reduction)?;
+        checked
+            .apply_with(data, updates, types::tdim_combiner(reduction))
+            .map_err(|e| self.site.scatter_error(e))
     }
 }
 

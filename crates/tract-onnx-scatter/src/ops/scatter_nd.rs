@@ -2,7 +2,8 @@
 //! inference-level op, the typed op, its NNEF form, and its output pool.
 
 use scatter_kernels::{
-    BlockSort, Execution, IndexValue, NdPlan, Reduction, ScatterError, UpdateReduction,
+    BlockSort, CheckedNdIndices, Element, Execution, IndexValue, NdPlan, Reduction, ScatterError,
+    UpdateReduction,
 };
 use tract_hir::internal::*;
 use tract_nnef::internal::*;
@@ -13,14 +14,14 @@ use tract_onnx::pb::NodeProto;
 use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::op_home::OpHome;
 use crate::ops::rewrite::axis_changes;
-use crate::ops::run::check_cache::NdCheck;
-use crate::ops::run::copy_target::{self, Fused, Taken};
-use crate::ops::run::indexed::{self, ScatterInputs, ScatterRules};
+use crate::ops::run::check_cache::{NdCheck, NdCheckCache};
+use crate::ops::run::indexed::{self, ScatterRules};
 use crate::ops::run::output_pool::{self, OutputPool};
+use crate::ops::run::sequence::{self, Call, IndexedScatter};
 use crate::ops::run::speed_policy;
 use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
-use crate::ops::types::{self, dispatch_element, with_index_slice};
+use crate::ops::types;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
 use crate::parse::onnx_types::OnnxElement;
@@ -63,99 +64,64 @@ impl Op for ScatterNd {
 impl EvalOp for ScatterNd {
     op_out_of_plan!();
 
-    /// The checks, then the output, then the scatter: nothing is written
-    /// before every input is known valid.
+    /// The run sequence of the family ([`crate::ops::run::sequence`]).
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let site = &self.site;
-        let reduction = self.reduction.into();
-        let ScatterInputs {
-            data,
-            indices,
-            updates,
-            indices_held_elsewhere,
-        } = indexed::scatter_inputs(site, inputs, ctx.symbols, self.onnx_element, reduction)?;
-        let (data_shape, updates_shape) =
-            self.onnx_element
-                .data_and_updates_shapes(site, data.shape(), updates.shape())?;
-        let plan = self.plan(data_shape, indices.shape(), updates_shape)?;
-        let output = with_index_slice!(indices, |values| self.scatter(
-            &plan,
-            values,
-            &indices,
-            indices_held_elsewhere,
-            data,
-            &updates
-        )?);
-        Ok(tvec!(output))
+        sequence::eval(self, ctx, inputs)
     }
 }
 
-impl ScatterNd {
-    /// Checks the index `values` of `indices` (or takes the kept check of
-    /// indices that came back), takes the output and scatters `updates`
-    /// into it, each step as the speed policy decided for this call.
-    fn scatter<I: IndexValue>(
+impl IndexedScatter for ScatterNd {
+    fn call<'t>(
         &self,
         plan: &NdPlan,
-        values: &[I],
-        indices: &TValue,
+        data: &TValue,
         indices_held_elsewhere: bool,
-        data: TValue,
-        updates: &Tensor,
-    ) -> TractResult<TValue> {
-        let site = &self.site;
-        let threads = TractThreads::current();
+        threads: &'t TractThreads,
+    ) -> Call<NdCheck<'t>> {
         let call = speed_policy::scatter_nd(
             self.reduction,
             self.onnx_element,
             plan,
-            &data,
+            data,
             indices_held_elsewhere,
-            &threads,
+            threads,
         );
-        let kept = indices.as_arc_tensor().filter(|_| call.keeps_check);
-        let how = NdCheck {
-            exec: Execution::on(&threads).with_schedule(call.check_schedule),
-            block_sort: call.block_sort,
-            split: call.sort_for_split.then(|| Execution::on(&threads)),
-            element_bytes: call.element_bytes,
-        };
-        let checked = (self.check_cache)
-            .checked(plan, values, kept, how)
-            .map_err(|e| site.scatter_error(e))?;
-        // Validated: now take the data, without a copy when exclusive.
-        let fused = Fused {
-            token: &checked,
-            updates,
-            copy: call.fused_copy,
-        };
-        let pool = self.output_pool.as_ref();
-        let (taken, returning) =
-            copy_target::take(site, "data", data, pool, call.plain_copy, Some(fused))?;
-        let mut output = match taken {
-            Taken::Scattered(output) => return Ok(returning.output(output)),
-            Taken::Data(data) => data,
-        };
-        let mut view = output.try_as_plain_ram_mut()?;
-        let exec = Execution::on(&threads);
-        let done = match types::apply_as_onnx_element!(
-            self.onnx_element,
-            site,
-            view,
-            updates,
-            |d, u| checked.apply(d, u, self.reduction, exec).map(drop)
-        ) {
-            Some(done) => done,
-            None => dispatch_element!(view.datum_type(), site, "data", |T| {
-                let d = view.as_slice_mut::<T>()?;
-                checked.apply(d, types::slice::<T>(updates)?, self.reduction, exec).map(drop).map_err(|e| site.scatter_error(e))
-            }, tdim => {
-                let d = view.as_slice_mut::<TDim>()?;
-                checked.apply_with(d, types::slice::<TDim>(updates)?, types::tdim_combiner(self.reduction)).map_err(|e| site.scatter_error(e))
-            }),
-        };
-        done?;
-        Ok(returning.output(output))
+        Call {
+            keeps_check: call.keeps_check,
+            how: NdCheck {
+                exec: Execution::on(threads).with_schedule(call.check_schedule),
+                block_sort: call.block_sort,
+                split: call.sort_for_split.then(|| Execution::on(threads)),
+                element_bytes: call.element_bytes,
+            },
+            fused_copy: call.fused_copy,
+            plain_copy: call.plain_copy,
+        }
+    }
+
+    fn check_cache(&self) -> &NdCheckCache {
+        &self.check_cache
+    }
+
+    fn apply<T: Element, I: IndexValue>(
+        &self,
+        checked: &CheckedNdIndices<'_, I>,
+        data: &mut [T],
+        updates: &[T],
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        checked.apply(data, updates, self.reduction, exec).map(drop)
+    }
+
+    fn apply_symbolic<I: IndexValue>(
+        &self,
+        checked: &CheckedNdIndices<'_, I>,
+        data: &mut [TDim],
+        updates: &[TDim],
+    ) -> TractResult<()> {
+        checked
+            .apply_with(data, updates, types::tdim_combiner(self.reduction))
+            .map_err(|e| self.site.scatter_error(e))
     }
 }
 

@@ -1,4 +1,5 @@
-//! The run path's machinery: what a scatter's `eval` uses between its
+//! The run path: the run sequence of an indexed scatter, written once
+//! (`sequence`), and the machinery a scatter's `eval` uses between its
 //! inputs and its returned output. The shared checks (`indexed`), the
 //! speed decisions of a call (`speed_policy`), the kept check of indices
 //! that come back (`check_cache`), where an output buffer comes from
@@ -15,5 +16,6 @@ pub mod fresh_buffer;
 pub mod indexed;
 pub mod known_bfloat16;
 pub mod output_pool;
+pub(crate) mod sequence;
 pub mod speed_policy;
 pub mod tract_threads;
