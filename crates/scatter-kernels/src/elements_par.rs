@@ -20,8 +20,8 @@
 //! destinations stay in cache while every update of the band is applied,
 //! staged in a contiguous buffer for types with no drop glue.
 
-use crate::exec::{CheckedIndices, SplitKernels};
-use crate::{Destination, Execution};
+use crate::Execution;
+use crate::exec::SplitKernels;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -675,48 +675,6 @@ impl ElementsPlan {
         exec: Execution<'_>,
     ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
         check_split(self, indices, exec.par, exec.schedule)
-    }
-}
-
-impl<I: IndexValue> CheckedElementsIndices<'_, I> {
-    /// Writes `updates` into `dest` with `reduction`, in row-major order of
-    /// the indices (duplicates: last write wins, or fold in that order),
-    /// and returns `dest` written. OpenVINO's `mean` and `use_init_val`
-    /// are [`Self::apply_update`]'s.
-    ///
-    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
-    /// each slab (`data_shape[axis..]`, what the updates at fixed leading
-    /// coordinates write) is copied, then its updates applied while it is
-    /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
-    /// columns ([`crate::parallel`]); on large data the updates land band
-    /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
-    /// destination and execution, the result is the serial in-place one,
-    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
-    /// is not its shape's) comes before any write.
-    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
-        &self,
-        dest: D,
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        crate::exec::write(self, dest, updates, reduction, exec)
-    }
-}
-
-impl<I: IndexValue> CheckedIndices for CheckedElementsIndices<'_, I> {
-    fn is_sorted(&self) -> bool {
-        false
-    }
-
-    fn apply<'d, T: Element, D: Destination<'d, T>>(
-        &self,
-        dest: D,
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        CheckedElementsIndices::apply(self, dest, updates, reduction, exec)
     }
 }
 

@@ -1,10 +1,15 @@
 //! The two arguments every `apply` takes besides its updates: where the
-//! result goes ([`Destination`]) and how the work may run ([`Execution`]).
+//! result goes ([`Destination`]) and how the work may run ([`Execution`]);
+//! and the `apply` of both checked tokens, which hands the destination to
+//! the token's split kernel for its kind (one writer, [`write`]).
 
 use std::mem::MaybeUninit;
 
 use crate::uninit::assume_written;
-use crate::{Element, Parallel, Reduction, ScatterError, Schedule, Serial};
+use crate::{
+    CheckedElementsIndices, CheckedNdIndices, Element, IndexValue, Parallel, Reduction,
+    ScatterError, Schedule, Serial,
+};
 
 /// How a kernel may run: the host's threads ([`Parallel`]) and the
 /// thresholds that decide when it splits its work or applies it block by
@@ -182,6 +187,91 @@ pub trait CheckedIndices {
         reduction: Reduction,
         exec: Execution<'_>,
     ) -> Result<&'d mut [T], ScatterError>;
+}
+
+impl<I: IndexValue> CheckedElementsIndices<'_, I> {
+    /// Writes `updates` into `dest` with `reduction`, in row-major order of
+    /// the indices (duplicates: last write wins, or fold in that order),
+    /// and returns `dest` written. OpenVINO's `mean` and `use_init_val`
+    /// are [`Self::apply_update`]'s.
+    ///
+    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
+    /// each slab (`data_shape[axis..]`, what the updates at fixed leading
+    /// coordinates write) is copied, then its updates applied while it is
+    /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
+    /// columns ([`crate::parallel`]); on large data the updates land band
+    /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
+    /// destination and execution, the result is the serial in-place one,
+    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
+    /// is not its shape's) comes before any write.
+    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        write(self, dest, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> CheckedNdIndices<'_, I> {
+    /// Writes every update slice into `dest` with `reduction`, in row-major
+    /// order of the index tuples (duplicates: last write wins, or fold in
+    /// order), and returns `dest` written.
+    ///
+    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
+    /// without reduction only the gaps between the written slices are
+    /// copied ([`Self::copies_around_slices`]), and a sorted token copies
+    /// each block just before its updates land. A token sorted by
+    /// destination block ([`crate::BlockSort`]) applies block by block. On a
+    /// parallel `exec`, tasks own disjoint ranges of whole rows or of
+    /// destination blocks ([`crate::parallel`]; unsorted slices are then
+    /// sorted for the split, a second read of the indices). Whatever the
+    /// destination and execution, the result is the serial in-place one,
+    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
+    /// is not its shape's) comes before any write.
+    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        write(self, dest, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> CheckedIndices for CheckedElementsIndices<'_, I> {
+    fn is_sorted(&self) -> bool {
+        false
+    }
+
+    fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        CheckedElementsIndices::apply(self, dest, updates, reduction, exec)
+    }
+}
+
+impl<I: IndexValue> CheckedIndices for CheckedNdIndices<'_, I> {
+    fn is_sorted(&self) -> bool {
+        CheckedNdIndices::is_sorted(self)
+    }
+
+    fn apply<'d, T: Element, D: Destination<'d, T>>(
+        &self,
+        dest: D,
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<&'d mut [T], ScatterError> {
+        CheckedNdIndices::apply(self, dest, updates, reduction, exec)
+    }
 }
 
 /// A token's two split kernels: in place, and fused with a copy. What

@@ -15,9 +15,9 @@
 //! ([`check_sorted`]); the [`CheckedNdIndices`] it returns owns the sort,
 //! so a host may keep it as long as the indices do not change.
 
-use crate::exec::{CheckedIndices, SplitKernels};
+use crate::exec::SplitKernels;
 use crate::nd::Buckets;
-use crate::{BlockSort, Destination, Execution};
+use crate::{BlockSort, Execution};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -815,33 +815,6 @@ impl NdPlan {
     }
 }
 
-impl<I: IndexValue> CheckedNdIndices<'_, I> {
-    /// Writes every update slice into `dest` with `reduction`, in row-major
-    /// order of the index tuples (duplicates: last write wins, or fold in
-    /// order), and returns `dest` written.
-    ///
-    /// `dest` is the data, in place, or a [`crate::CopyOf`] the data: then
-    /// without reduction only the gaps between the written slices are
-    /// copied ([`Self::copies_around_slices`]), and a sorted token copies
-    /// each block just before its updates land. A token sorted by
-    /// destination block ([`BlockSort`]) applies block by block. On a
-    /// parallel `exec`, tasks own disjoint ranges of whole rows or of
-    /// destination blocks ([`crate::parallel`]; unsorted slices are then
-    /// sorted for the split, a second read of the indices). Whatever the
-    /// destination and execution, the result is the serial in-place one,
-    /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
-    /// is not its shape's) comes before any write.
-    pub fn apply<'d, T: Element, D: Destination<'d, T>>(
-        &self,
-        dest: D,
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        crate::exec::write(self, dest, updates, reduction, exec)
-    }
-}
-
 impl<'a, I: IndexValue> CheckedNdIndices<'a, I> {
     /// For indices that come back (a host applies a kept check again): an
     /// unsorted token's update slices sorted by destination for a split
@@ -870,22 +843,6 @@ impl<'a, I: IndexValue> CheckedNdIndices<'a, I> {
             indices: self.indices,
             buckets: Some(Arc::new(buckets)),
         })
-    }
-}
-
-impl<I: IndexValue> CheckedIndices for CheckedNdIndices<'_, I> {
-    fn is_sorted(&self) -> bool {
-        CheckedNdIndices::is_sorted(self)
-    }
-
-    fn apply<'d, T: Element, D: Destination<'d, T>>(
-        &self,
-        dest: D,
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<&'d mut [T], ScatterError> {
-        CheckedNdIndices::apply(self, dest, updates, reduction, exec)
     }
 }
 

@@ -97,7 +97,7 @@ impl Op for ScatterElements {
 impl EvalOp for ScatterElements {
     op_out_of_plan!();
 
-    /// The run sequence of the family ([`crate::ops::run::sequence`]).
+    // The run sequence of the family: ops/run/sequence.rs.
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         sequence::eval(self, ctx, inputs)
     }

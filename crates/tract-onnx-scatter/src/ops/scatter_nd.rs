@@ -64,7 +64,7 @@ impl Op for ScatterNd {
 impl EvalOp for ScatterNd {
     op_out_of_plan!();
 
-    /// The run sequence of the family ([`crate::ops::run::sequence`]).
+    // The run sequence of the family: ops/run/sequence.rs.
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
         sequence::eval(self, ctx, inputs)
     }
