@@ -308,27 +308,20 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         )
     }
 
-    /// The reductions [`Self::apply`] takes: `T`'s own.
-    pub(crate) fn check_apply_reduction<T: Element>(
-        &self,
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)
-    }
-
     /// As [`ElementsPlan::copying_slab_len`].
     pub fn copying_slab_len(&self) -> usize {
         self.plan().copying_slab_len()
     }
 
     /// The serial in-place apply.
+    /// `reduction` is one `T` can do (checked once per apply, by
+    /// `crate::exec::write`).
     pub(crate) fn apply_serial<T: Element>(
         &self,
         data: &mut [T],
         updates: &[T],
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
         self.check_buffers(data, updates)?;
         match reduction {
             Reduction::None => self.visit_unchecked(data, updates, |d, u| d.clone_from(u)),

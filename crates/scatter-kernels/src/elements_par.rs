@@ -256,7 +256,6 @@ pub(crate) fn apply_split<T: Element, I: IndexValue>(
     par: &dyn Parallel,
     schedule: &Schedule,
 ) -> Result<(), ScatterError> {
-    T::check_reduction(reduction)?;
     token.check_buffers(data, updates)?;
     let bytes = updates
         .len()
@@ -290,7 +289,6 @@ pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
     par: &dyn Parallel,
     schedule: &Schedule,
 ) -> Result<(), ScatterError> {
-    T::check_reduction(reduction)?;
     token.check_buffers(dst, updates)?;
     check_len(Input::Data, token.plan().data_shape(), dst.len(), src.len())?;
     let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());

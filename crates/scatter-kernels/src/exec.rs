@@ -275,7 +275,8 @@ impl<I: IndexValue> CheckedIndices for CheckedNdIndices<'_, I> {
 }
 
 /// A token's two split kernels: in place, and fused with a copy. What
-/// [`write`] calls.
+/// [`write`] calls, with a `reduction` it checked `T` can do: the kernels
+/// below it do not check it again.
 pub(crate) trait SplitKernels {
     /// Scatters `updates` into `data` in place.
     fn apply_split<T: Element>(
@@ -307,6 +308,9 @@ pub(crate) fn write<'d, K: SplitKernels, T: Element, D: Destination<'d, T>>(
     reduction: Reduction,
     exec: Execution<'_>,
 ) -> Result<&'d mut [T], ScatterError> {
+    // The one check of the reduction in an apply: the split kernels below
+    // take it as valid for `T`.
+    T::check_reduction(reduction)?;
     dest.visit(TokenWriter {
         token,
         updates,

@@ -46,7 +46,6 @@ pub(crate) fn write_copying_elements<T: Element + Copy, I: IndexValue>(
     updates: &[T],
     reduction: Reduction,
 ) -> Result<(), ScatterError> {
-    token.check_apply_reduction::<T>(reduction)?;
     let plan = token.plan();
     token.check_buffers(dst, updates)?;
     check_len(Input::Data, plan.data_shape(), dst.len(), src.len())?;
@@ -134,7 +133,6 @@ pub(crate) fn write_copying_nd<T: Element + Copy, I: IndexValue>(
     updates: &[T],
     reduction: Reduction,
 ) -> Result<(), ScatterError> {
-    token.check_apply_reduction::<T>(reduction)?;
     token.check_buffers(dst, updates)?;
     check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
     if reduction != Reduction::None || !token.copies_around_slices() {

@@ -476,27 +476,20 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
         })
     }
 
-    /// The reductions [`Self::apply`] takes: `T`'s own.
-    pub(crate) fn check_apply_reduction<T: Element>(
-        &self,
-        reduction: Reduction,
-    ) -> Result<(), ScatterError> {
-        T::check_reduction(reduction)
-    }
-
     /// As [`NdPlan::copies_around_slices`].
     pub fn copies_around_slices(&self) -> bool {
         self.plan.copies_around_slices()
     }
 
     /// The serial in-place apply, unsorted.
+    /// `reduction` is one `T` can do (checked once per apply, by
+    /// `crate::exec::write`).
     pub(crate) fn apply_serial<T: Element>(
         &self,
         data: &mut [T],
         updates: &[T],
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
-        self.check_apply_reduction::<T>(reduction)?;
         self.check_buffers(data, updates)?;
         match reduction {
             Reduction::None if self.plan.slice_len == 1 => {

@@ -328,12 +328,10 @@ pub(crate) fn apply_split<T: Element, I: IndexValue>(
     schedule: &Schedule,
 ) -> Result<(), ScatterError> {
     if let Some(b) = &token.buckets {
-        token.check_apply_reduction::<T>(reduction)?;
         token.check_buffers(data, updates)?;
         apply_buckets(token, data, updates, reduction, par, schedule, b);
         return Ok(());
     }
-    T::check_reduction(reduction)?;
     token.check_buffers(data, updates)?;
     let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
     if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
@@ -368,7 +366,6 @@ pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
     par: &dyn Parallel,
     schedule: &Schedule,
 ) -> Result<(), ScatterError> {
-    token.check_apply_reduction::<T>(reduction)?;
     token.check_buffers(dst, updates)?;
     check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
     if let Some(b) = &token.buckets {
