@@ -126,6 +126,7 @@ impl ScatterNd {
         // Validated: now take the data, without a copy when exclusive.
         let fused = Fused {
             token: &checked,
+            element: self.onnx_element,
             updates,
             copy: call.fused_copy,
         };

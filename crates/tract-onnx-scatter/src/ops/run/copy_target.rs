@@ -15,6 +15,7 @@ use tract_core::internal::*;
 use crate::ops::run::fresh_buffer::{CopyingScatter, Unwritten};
 use crate::ops::run::output_pool::{OutputPool, Returning};
 use crate::ops::run::speed_policy::{FusedCopy, PlainCopy};
+use crate::parse::onnx_types::OnnxElement;
 use crate::parse::site::NodeSite;
 
 /// What a validated scatter does with its data once taken.
@@ -31,6 +32,9 @@ pub enum Taken {
 pub struct Fused<'a, K> {
     /// The checked indices.
     pub token: &'a K,
+    /// The ONNX type the data's values are of: bfloat16 ones scatter
+    /// with bfloat16's arithmetic.
+    pub element: OnnxElement,
     /// The scatter's updates.
     pub updates: &'a Tensor,
     /// Whether (and with which reduction) the copy is fused.
@@ -68,6 +72,7 @@ pub fn take<'p, K: CopyingScatter>(
     };
     if let Some(Fused {
         token,
+        element,
         updates,
         copy,
     }) = fused
@@ -78,7 +83,7 @@ pub fn take<'p, K: CopyingScatter>(
             FusedCopy::Never => None,
         };
         if let Some(reduction) = reduction {
-            let output = out.fill_by_scatter(site, token, &data, updates, reduction)?;
+            let output = out.fill_by_scatter(site, token, element, &data, updates, reduction)?;
             return Ok((Taken::Scattered(output), returning));
         }
     }
