@@ -255,6 +255,26 @@ impl Bfloat16InFloat32 {
         // SAFETY: as in `slice`; the exclusive borrow moves to the result.
         unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), values.len()) }
     }
+
+    /// An output of float32 not written yet, seen as elements to write
+    /// bfloat16 values into: the `out` of a [`crate::CopyOf`] the kernels
+    /// fill with a copy of bfloat16 data fused with its scatter.
+    pub fn uninit_slice_mut(
+        values: &mut [MaybeUninit<f32>],
+    ) -> &mut [MaybeUninit<Bfloat16InFloat32>] {
+        // SAFETY: `MaybeUninit<Bfloat16InFloat32>` has the layout of
+        // `MaybeUninit<f32>` (`repr(transparent)` all the way down) and
+        // the same (no) validity requirement: the same memory, still not
+        // assumed written, for the same exclusive borrow.
+        unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), values.len()) }
+    }
+
+    /// Elements holding bfloat16 values seen as their float32s: what a
+    /// host gets back from the kernels' `apply`.
+    pub fn floats_mut(values: &mut [Bfloat16InFloat32]) -> &mut [f32] {
+        // SAFETY: as in `slice_mut`, the other way round.
+        unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), values.len()) }
+    }
 }
 
 impl Element for Bfloat16InFloat32 {
@@ -655,5 +675,72 @@ mod tests {
         assert_eq!(i32::mean(&7, 2), 3);
         assert_eq!(i8::mean(&-128, 300), -1);
         assert_eq!(u8::mean(&255, 2), 127);
+    }
+
+    /// bfloat16 values where rounding is hard: zeros, the smallest and
+    /// largest subnormals, the smallest normal, ones and their neighbours
+    /// (sums that tie), the largest finite value (sums that overflow),
+    /// infinities and NaNs of both signs with payloads.
+    const HARD_BFLOAT16: [u16; 24] = [
+        0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f, 0x0080, 0x8080, 0x3f80, 0xbf80, 0x3f81,
+        0x3b80, 0x3c00, 0xbb80, 0x7f7f, 0xff7f, 0x7f7e, 0x7300, 0x7380, 0x7f80, 0xff80, 0x7fc0,
+        0xffc1, 0x7fa0,
+    ];
+
+    #[test]
+    fn bfloat16_in_float32_add_and_mul_are_bf16_s_bit_for_bit_on_ties_nan_infinities_subnormals_and_overflow()
+     {
+        let check = |a: u16, b: u16| {
+            let (x, y) = (bf16::from_bits(a), bf16::from_bits(b));
+            for (reduction, narrow) in [(Reduction::Add, x + y), (Reduction::Mul, x * y)] {
+                let mut wide = Bfloat16InFloat32(x.to_f32());
+                combine(reduction, &mut wide, &Bfloat16InFloat32(y.to_f32()));
+                if x.is_nan() && y.is_nan() {
+                    // IEEE 754 leaves which of two NaNs' payloads comes
+                    // out to the hardware and the operand order the
+                    // compiler picks: both are quiet NaNs.
+                    assert!(wide.0.is_nan() && narrow.is_nan(), "{a:#06x} {b:#06x}");
+                    assert_eq!(wide.0.to_bits() & 0x0040_0000, 0x0040_0000);
+                    continue;
+                }
+                assert_eq!(
+                    wide.0.to_bits(),
+                    narrow.to_f32().to_bits(),
+                    "{a:#06x} {reduction:?} {b:#06x}"
+                );
+            }
+        };
+        for a in HARD_BFLOAT16 {
+            for b in HARD_BFLOAT16 {
+                check(a, b);
+            }
+        }
+        // A sweep of every sign, exponent and spread of mantissas.
+        for a in (0..=u16::MAX).step_by(97) {
+            for b in (0..=u16::MAX).step_by(89) {
+                check(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sum_that_ties_rounds_to_even_and_one_past_the_largest_overflows_to_infinity() {
+        let add = |a: f32, b: f32| {
+            let mut acc = Bfloat16InFloat32(a);
+            Bfloat16InFloat32::add(&mut acc, &Bfloat16InFloat32(b));
+            acc.0
+        };
+        let half_ulp_of_one = 1.0 / 256.0;
+        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: to even, 1.
+        assert_eq!(add(1.0, half_ulp_of_one), 1.0);
+        // (1 + 2^-7) + 2^-8: halfway to 1 + 2^-6, which is even.
+        assert_eq!(add(1.0 + 1.0 / 128.0, half_ulp_of_one), 1.0 + 1.0 / 64.0);
+        let largest = f32::from_bits(0x7f7f_0000);
+        assert_eq!(add(largest, largest), f32::INFINITY);
+        assert_eq!(add(-largest, -largest), f32::NEG_INFINITY);
+        assert!(add(f32::INFINITY, f32::NEG_INFINITY).is_nan());
+        // Two smallest subnormals sum exactly.
+        let tiny = f32::from_bits(0x0001_0000);
+        assert_eq!(add(tiny, tiny).to_bits(), 0x0002_0000);
     }
 }

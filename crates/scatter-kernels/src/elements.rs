@@ -3,6 +3,8 @@
 use crate::combiner::select_f32;
 use crate::fact_dim::known_ne_shape;
 use crate::index::first_out_of_range;
+use crate::mechanisms::Mechanism;
+use crate::prefetch::ELEMENTS_AHEAD;
 use crate::shape::{check_len, checked_count, coords_of, element_count, row_major_strides};
 use crate::{Dims, Element, FactDim, IndexValue, Input, Reduction, ScatterError};
 
@@ -198,6 +200,27 @@ impl ElementsPlan {
         })
     }
 
+    /// Steps the odometer over the leading `rank - 1` coordinates of
+    /// indices (`coords`) to the next row, keeping `base`, the data offset
+    /// of those coordinates with the axis left out; past the last row it
+    /// wraps to the first.
+    #[inline(always)]
+    fn next_row(&self, coords: &mut [usize], base: &mut usize) {
+        for d in (0..coords.len()).rev() {
+            coords[d] += 1;
+            if d != self.axis {
+                *base += self.data_strides[d];
+            }
+            if coords[d] < self.indices_shape[d] {
+                break;
+            }
+            if d != self.axis {
+                *base -= self.data_strides[d] * self.indices_shape[d];
+            }
+            coords[d] = 0;
+        }
+    }
+
     /// The error naming `indices[pos]`, out of range on the axis.
     #[cold]
     fn out_of_bounds<I: IndexValue>(&self, indices: &[I], pos: usize) -> ScatterError {
@@ -273,19 +296,58 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
                     f(base + j * axis_stride + c, first + c);
                 }
             }
-            for d in (0..rank - 1).rev() {
-                coords[d] += 1;
-                if d != axis {
-                    base += plan.data_strides[d];
+            plan.next_row(&mut coords, &mut base);
+        }
+    }
+
+    /// [`Self::visit`]'s calls in the same order, with `ahead(offset)`
+    /// before each: the data offset of the update [`ELEMENTS_AHEAD`]
+    /// positions later (none near the end). A second odometer runs that
+    /// far ahead of the first, so rows of any length are followed.
+    #[inline(always)]
+    fn visit_ahead(&self, mut ahead: impl FnMut(usize), mut f: impl FnMut(usize, usize)) {
+        let plan = self.plan;
+        if plan.indices_len == 0 {
+            return;
+        }
+        let rank = plan.indices_shape.len();
+        let axis = plan.axis;
+        let dim = plan.data_shape[axis] as i64;
+        let axis_stride = plan.data_strides[axis];
+        // Along the last axis the index replaces the column; before it,
+        // the column adds to the offset.
+        let column_stride = usize::from(axis != rank - 1);
+        let row_len = plan.indices_shape[rank - 1];
+        let offset = |base: usize, c: usize, i: &I| {
+            let i = i.to_i64();
+            let j = if i < 0 { i + dim } else { i } as usize;
+            base + j * axis_stride + c * column_stride
+        };
+        let mut coords = vec![0usize; rank - 1];
+        let mut base = 0usize;
+        // The ahead cursor: position `p`, column `c` of its row, and the
+        // row's odometer. `row_len > 0` (indices_len is not zero).
+        let (mut ahead_coords, mut ahead_base) = (vec![0usize; rank - 1], 0usize);
+        let mut ahead_p = ELEMENTS_AHEAD.min(plan.indices_len);
+        for _ in 0..ahead_p / row_len {
+            plan.next_row(&mut ahead_coords, &mut ahead_base);
+        }
+        let mut ahead_c = ahead_p % row_len;
+        for (row, row_indices) in self.indices.chunks_exact(row_len).enumerate() {
+            let first = row * row_len;
+            for (c, i) in row_indices.iter().enumerate() {
+                if let Some(next) = self.indices.get(ahead_p) {
+                    ahead(offset(ahead_base, ahead_c, next));
+                    ahead_p += 1;
+                    ahead_c += 1;
+                    if ahead_c == row_len {
+                        ahead_c = 0;
+                        plan.next_row(&mut ahead_coords, &mut ahead_base);
+                    }
                 }
-                if coords[d] < plan.indices_shape[d] {
-                    break;
-                }
-                if d != axis {
-                    base -= plan.data_strides[d] * plan.indices_shape[d];
-                }
-                coords[d] = 0;
+                f(offset(base, c, i), first + c);
             }
+            plan.next_row(&mut coords, &mut base);
         }
     }
 
@@ -323,6 +385,16 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
         self.check_buffers(data, updates)?;
+        if self.prefetches::<T>() {
+            match reduction {
+                Reduction::None => self.visit_prefetching(data, updates, |d, u| d.clone_from(u)),
+                Reduction::Add => self.visit_prefetching(data, updates, T::add),
+                Reduction::Mul => self.visit_prefetching(data, updates, T::mul),
+                Reduction::Max => self.visit_prefetching(data, updates, T::max),
+                Reduction::Min => self.visit_prefetching(data, updates, T::min),
+            }
+            return Ok(());
+        }
         match reduction {
             Reduction::None => self.visit_unchecked(data, updates, |d, u| d.clone_from(u)),
             Reduction::Add => self.visit_unchecked(data, updates, T::add),
@@ -342,6 +414,45 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
             Reduction::Min => self.visit_unchecked(data, updates, T::min),
         }
         Ok(())
+    }
+
+    /// Whether [`Self::apply_serial`] asks for each destination ahead
+    /// ([`crate::prefetch`]): into data beyond L2, whose random
+    /// destinations miss the cache. Out of order, the core overlaps only
+    /// the misses of the updates its reorder buffer holds; an update that
+    /// costs more instructions (bfloat16's rounding) leaves fewer of them
+    /// in flight, unless each destination was asked for ahead (see
+    /// docs/performance.md, "Why the mechanisms exist").
+    fn prefetches<T>(&self) -> bool {
+        Mechanism::ElementsPrefetch.is_on()
+            && self.plan.data_len.saturating_mul(std::mem::size_of::<T>())
+                >= crate::prefetch::FROM_BYTES
+    }
+
+    /// [`Self::visit_unchecked`], each destination asked for
+    /// [`ELEMENTS_AHEAD`] updates before it is written: the same calls in
+    /// the same order. `f` is `T`'s own combining function (the branchless
+    /// f32 max/min select is `Element::max/min` bit for bit, and the
+    /// misses, not the branches, are what this path is for).
+    #[inline(always)]
+    fn visit_prefetching<T>(&self, data: &mut [T], updates: &[T], f: impl Fn(&mut T, &T)) {
+        debug_assert_eq!(data.len(), self.plan.data_len);
+        debug_assert_eq!(updates.len(), self.plan.indices_len);
+        let data = data.as_mut_ptr();
+        self.visit_ahead(
+            // Only an address: nothing is read through it, and the hint
+            // cannot fault.
+            |o| crate::prefetch::lines(data.cast_const().wrapping_add(o), 1),
+            |o, p| {
+                debug_assert!(o < self.plan.data_len && p < updates.len());
+                // SAFETY: as in `visit_unchecked`: `visit_ahead` yields
+                // the offsets and positions `visit` does, in bounds by
+                // `check_buffers` and `check_indices`; `data` is the
+                // exclusive borrow's pointer, used for one element at a
+                // time.
+                unsafe { f(&mut *data.add(o), updates.get_unchecked(p)) }
+            },
+        )
     }
 
     /// [`Self::visit`] with `f(&mut data[offset], &updates[position])`,
@@ -643,5 +754,124 @@ mod tests {
             plan.check_indices(&[0i64, 1], Execution::SERIAL),
             Err(ScatterError::Length { .. })
         ));
+    }
+
+    /// `(i * 7919 + i / 3) mod 2 dim - dim`: every index of `[-dim, dim)`,
+    /// negatives included, and duplicates in every row.
+    fn spread_indices(n: usize, dim: usize) -> Vec<i64> {
+        let dim = dim as i64;
+        (0..n as i64)
+            .map(|i| (i * 7919 + i / 3) % (2 * dim) - dim)
+            .collect()
+    }
+
+    #[test]
+    fn a_serial_scatter_into_large_data_asking_ahead_writes_what_the_plain_visit_writes_on_every_axis()
+     {
+        // 1.2 MB of f32: beyond `prefetch::FROM_BYTES`. Rows of indices
+        // longer than `ELEMENTS_AHEAD`, shorter (the ahead cursor crosses
+        // several rows), and fewer updates than it.
+        let data_shape = [40usize, 96, 80];
+        let data: Vec<f32> = (0..40 * 96 * 80)
+            .map(|i| (i % 1013) as f32 * 0.25)
+            .collect();
+        for axis in 0..3 {
+            for mut indices_shape in [[3usize, 50, 45], [13, 9, 3], [1, 1, 1]] {
+                indices_shape[axis] += 70;
+                let n: usize = indices_shape.iter().product();
+                let indices = spread_indices(n, data_shape[axis]);
+                let updates: Vec<f32> = (0..n).map(|i| i as f32 * 1.5 - 7.0).collect();
+                let plan =
+                    ElementsPlan::new(&data_shape, &indices_shape, &indices_shape, axis as i64)
+                        .unwrap();
+                let checked = plan.check_indices(&indices, Execution::SERIAL).unwrap();
+                assert!(checked.prefetches::<f32>(), "the case asks ahead");
+                for reduction in [
+                    Reduction::None,
+                    Reduction::Add,
+                    Reduction::Mul,
+                    Reduction::Max,
+                    Reduction::Min,
+                ] {
+                    let mut asked_ahead = data.clone();
+                    checked
+                        .apply(&mut asked_ahead, &updates, reduction, Execution::SERIAL)
+                        .unwrap();
+                    let mut plain = data.clone();
+                    checked
+                        .apply_with(&mut plain, &updates, |a, u| {
+                            crate::element::combine(reduction, a, u)
+                        })
+                        .unwrap();
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert!(
+                        bits(&asked_ahead) == bits(&plain),
+                        "axis {axis}, indices {indices_shape:?}, {reduction:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bfloat16_add_or_mul_into_large_data_asking_ahead_is_half_s_bf16_arithmetic_bit_for_bit() {
+        use crate::Bfloat16InFloat32;
+        use half::bf16;
+        // 1.25 MB of f32; 160 updates per row into 20 of its columns, so
+        // each destination rounds after each of 8 updates in turn. Among
+        // the updates: sums that tie, the largest finite value (sums that
+        // overflow), subnormals, infinities and NaNs with payloads.
+        let (rows, cols, per_row) = (512usize, 640usize, 160usize);
+        let hard: [u16; 12] = [
+            0x3b80, 0xbb80, 0x3c00, 0x7f7f, 0xff7f, 0x0001, 0x807f, 0x0080, 0x7f80, 0xff80, 0x7fc0,
+            0xffc1,
+        ];
+        let narrow_data: Vec<bf16> = (0..rows * cols)
+            .map(|i| bf16::from_f32(((i * 7) % 1000) as f32 * 0.01 - 3.0))
+            .collect();
+        let narrow_updates: Vec<bf16> = (0..rows * per_row)
+            .map(|i| {
+                if i % 37 == 0 {
+                    bf16::from_bits(hard[(i / 37) % hard.len()])
+                } else {
+                    bf16::from_f32(((i * 13) % 101) as f32 * 0.0625 - 3.0)
+                }
+            })
+            .collect();
+        let indices: Vec<i64> = (0..rows * per_row)
+            .map(|i| ((i * 7) % 20) as i64 * 31 - 320)
+            .collect();
+        let wide = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+        let (data, updates) = (wide(&narrow_data), wide(&narrow_updates));
+        let plan = ElementsPlan::new(&[rows, cols], &[rows, per_row], &[rows, per_row], 1).unwrap();
+        let checked = plan.check_indices(&indices, Execution::SERIAL).unwrap();
+        assert!(
+            checked.prefetches::<Bfloat16InFloat32>(),
+            "the case asks ahead"
+        );
+        for reduction in [Reduction::Add, Reduction::Mul] {
+            let mut asked_ahead = data.clone();
+            checked
+                .apply(
+                    Bfloat16InFloat32::slice_mut(&mut asked_ahead),
+                    Bfloat16InFloat32::slice(&updates),
+                    reduction,
+                    Execution::SERIAL,
+                )
+                .unwrap();
+            let mut reference = narrow_data.clone();
+            checked
+                .apply_with(&mut reference, &narrow_updates, |a, u| {
+                    crate::element::combine(reduction, a, u)
+                })
+                .unwrap();
+            let got: Vec<u32> = asked_ahead.iter().map(|x| x.to_bits()).collect();
+            let expected: Vec<u32> = reference.iter().map(|x| x.to_f32().to_bits()).collect();
+            assert!(got == expected, "{reduction:?}");
+            assert!(
+                got.iter().any(|b| f32::from_bits(*b).is_nan()),
+                "NaN reached"
+            );
+        }
     }
 }

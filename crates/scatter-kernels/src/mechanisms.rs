@@ -32,6 +32,9 @@ pub enum Mechanism {
     StagedBands,
     /// Software prefetch of strided bands and of row scatters.
     Prefetch,
+    /// Software prefetch of a serial ScatterElements' single-element
+    /// destinations in large data, updates ahead.
+    ElementsPrefetch,
     /// ScatterND's update rows grouped by destination row for a split.
     RowSplit,
     /// The plugin's fold of a transpose pair around a ScatterND.
@@ -53,7 +56,7 @@ pub const OFF_VAR: &str = "SCATTER_MECHANISMS_OFF";
 
 impl Mechanism {
     /// Every mechanism.
-    pub const ALL: [Mechanism; 11] = [
+    pub const ALL: [Mechanism; 12] = [
         Mechanism::OutputPool,
         Mechanism::CheckCache,
         Mechanism::SortForSplit,
@@ -61,6 +64,7 @@ impl Mechanism {
         Mechanism::FusedCopy,
         Mechanism::StagedBands,
         Mechanism::Prefetch,
+        Mechanism::ElementsPrefetch,
         Mechanism::RowSplit,
         Mechanism::TransposeFold,
         Mechanism::BroadcastRowRewrite,
@@ -77,6 +81,7 @@ impl Mechanism {
             Mechanism::FusedCopy => "fused_copy",
             Mechanism::StagedBands => "staged_bands",
             Mechanism::Prefetch => "prefetch",
+            Mechanism::ElementsPrefetch => "elements_prefetch",
             Mechanism::RowSplit => "row_split",
             Mechanism::TransposeFold => "transpose_fold",
             Mechanism::BroadcastRowRewrite => "broadcast_row_rewrite",

@@ -10,10 +10,19 @@
 //! docs/performance.md, "Why the mechanisms exist").
 //!
 //! The same hint serves a blocked ScatterElements, whose bands read a few
-//! columns of every row of the indices and updates (`elements_par.rs`).
+//! columns of every row of the indices and updates (`elements_par.rs`),
+//! and a serial ScatterElements into large data, whose single-element
+//! destinations it asks for [`ELEMENTS_AHEAD`] updates ahead
+//! (`elements.rs`).
 
 /// Rows ahead whose destination (or strided input) is asked for.
 pub(crate) const DISTANCE: usize = 8;
+
+/// Updates ahead whose destination a serial ScatterElements asks for:
+/// single elements, so further ahead than [`DISTANCE`] rows; the distance
+/// that ran fastest of those tried on the benchmark's `se_add_axis1`
+/// shape (see docs/performance.md, "Why the mechanisms exist").
+pub(crate) const ELEMENTS_AHEAD: usize = 32;
 
 /// Data at least this large (beyond a core's L2) gets the hint; smaller
 /// data stays in cache and the hint would only cost instructions.

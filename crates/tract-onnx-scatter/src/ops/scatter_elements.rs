@@ -584,4 +584,84 @@ mod tests {
             FusedCopy::Never
         );
     }
+
+    #[test]
+    fn shared_bfloat16_data_is_copied_as_it_scatters_with_half_s_bf16_result_bit_for_bit() {
+        use crate::parse::onnx_types::OnnxElement;
+        use half::bf16;
+        // 64 x 8192 float32 holding bfloat16 values (2 MiB): the copy is
+        // fused, slab by slab, and the owned data is scattered into in
+        // place asking ahead. Updates hold sums that tie, the largest
+        // finite value (sums that overflow), subnormals, infinities, NaN.
+        let hard: [u16; 8] = [
+            0x3b80, 0x7f7f, 0xff7f, 0x0001, 0x807f, 0x7f80, 0xff80, 0x7fc0,
+        ];
+        let (data, indices, updates) = case([64, 256]);
+        let narrow = |t: &Tensor| -> Vec<bf16> {
+            let v = t.try_as_plain_ram().unwrap();
+            let v = v.as_slice::<f32>().unwrap();
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| match i % 41 {
+                    0 => bf16::from_bits(hard[(i / 41) % hard.len()]),
+                    _ => bf16::from_f32(*x),
+                })
+                .collect()
+        };
+        let (narrow_data, narrow_updates) = (narrow(&data), narrow(&updates));
+        let wide = |v: &[bf16], shape: &[usize]| {
+            let v: Vec<f32> = v.iter().map(|x| x.to_f32()).collect();
+            Tensor::from_shape(shape, &v).unwrap()
+        };
+        let data = wide(&narrow_data, data.shape());
+        let updates = wide(&narrow_updates, updates.shape());
+        let index_values: Vec<i64> = {
+            let v = indices.try_as_plain_ram().unwrap();
+            v.as_slice::<i64>().unwrap().to_vec()
+        };
+        for reduction in [Reduction::Add, Reduction::Mul] {
+            let mut op = op(1, reduction);
+            op.onnx_element = OnnxElement::Bfloat16;
+            let plan =
+                ElementsPlan::new(data.shape(), indices.shape(), updates.shape(), 1).unwrap();
+            let call = speed_policy::scatter_elements(
+                op.onnx_semantics(),
+                op.onnx_element,
+                &plan,
+                &data,
+                false,
+                &scatter_kernels::Serial,
+            );
+            assert_eq!(call.fused_copy, FusedCopy::Always(reduction));
+            let shared = data.clone().into_tvalue();
+            let fused = eval(&op, shared.clone(), &indices, &updates);
+            let in_place = eval(&op, data.clone().into_tvalue(), &indices, &updates);
+            // half's own arithmetic, in the order of the indices.
+            let mut reference = narrow_data.clone();
+            let checked = plan
+                .check_indices(&index_values, scatter_kernels::Execution::SERIAL)
+                .unwrap();
+            checked
+                .apply_with(&mut reference, &narrow_updates, |a, u| {
+                    *a = if reduction == Reduction::Add {
+                        *a + *u
+                    } else {
+                        *a * *u
+                    }
+                })
+                .unwrap();
+            let expected: Vec<u32> = reference.iter().map(|x| x.to_f32().to_bits()).collect();
+            let bits = |t: &Tensor| {
+                let v = t.try_as_plain_ram().unwrap();
+                v.as_slice::<f32>()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert!(bits(&fused) == expected, "fused copy, {reduction:?}");
+            assert!(bits(&in_place) == expected, "in place, {reduction:?}");
+            assert_eq!(*shared, data, "the caller's data is untouched");
+        }
+    }
 }

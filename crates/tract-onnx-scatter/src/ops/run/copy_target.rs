@@ -15,6 +15,7 @@ use tract_core::internal::*;
 use crate::ops::run::fresh_buffer::Unwritten;
 use crate::ops::run::output_pool::{OutputPool, Returning};
 use crate::ops::run::speed_policy::{FusedCopy, PlainCopy};
+use crate::parse::onnx_types::OnnxElement;
 use crate::parse::site::NodeSite;
 use scatter_kernels::CheckedIndices;
 
@@ -32,6 +33,9 @@ pub enum Taken {
 pub struct Fused<'a, K> {
     /// The checked indices.
     pub token: &'a K,
+    /// The ONNX type the data's values are of: bfloat16 ones scatter
+    /// with bfloat16's arithmetic.
+    pub element: OnnxElement,
     /// The scatter's updates.
     pub updates: &'a Tensor,
     /// Whether (and with which reduction) the copy is fused.
@@ -69,6 +73,7 @@ pub fn take<'p, K: CheckedIndices>(
     };
     if let Some(Fused {
         token,
+        element,
         updates,
         copy,
     }) = fused
@@ -79,7 +84,7 @@ pub fn take<'p, K: CheckedIndices>(
             FusedCopy::Never => None,
         };
         if let Some(reduction) = reduction {
-            let output = out.fill_by_scatter(site, token, &data, updates, reduction)?;
+            let output = out.fill_by_scatter(site, token, element, &data, updates, reduction)?;
             return Ok((Taken::Scattered(output), returning));
         }
     }

@@ -15,12 +15,13 @@
 use std::mem::MaybeUninit;
 
 use scatter_kernels::{
-    CheckedIndices, CopyOf, Destination, Element, Execution, Reduction, ScatterError, Schedule,
-    write_copy, write_copy_in_pieces, write_copy_par,
+    Bfloat16InFloat32, CheckedIndices, CopyOf, Destination, Element, Execution, Reduction,
+    ScatterError, Schedule, write_copy, write_copy_in_pieces, write_copy_par,
 };
 use tract_core::internal::*;
 
 use crate::ops::run::tract_threads::TractThreads;
+use crate::parse::onnx_types::OnnxElement;
 use crate::parse::site::NodeSite;
 
 /// The data types whose copy a scatter can fuse
@@ -161,11 +162,13 @@ impl Unwritten {
 
     /// `self = data`, then `token`'s scatter of `updates`, fused
     /// ([`CheckedIndices`]), written whole. `data` is of one of
-    /// [`COPYING_TYPES`].
+    /// [`COPYING_TYPES`] holding its own values, or float32 holding
+    /// bfloat16 values (`element`), scattered with bfloat16's arithmetic.
     pub fn fill_by_scatter<K: CheckedIndices>(
         self,
         site: &NodeSite,
         token: &K,
+        element: OnnxElement,
         data: &Tensor,
         updates: &Tensor,
         reduction: Reduction,
@@ -195,13 +198,52 @@ impl Unwritten {
                     .map_err(|e| site.scatter_error(e))
             })
         }
-        match data.datum_type() {
-            DatumType::F32 => fused::<f32, K>(self, site, token, data, updates, reduction),
-            DatumType::F64 => fused::<f64, K>(self, site, token, data, updates, reduction),
-            DatumType::I32 => fused::<i32, K>(self, site, token, data, updates, reduction),
-            DatumType::I64 => fused::<i64, K>(self, site, token, data, updates, reduction),
-            dt => bail!(site.error(format!(
-                "internal: no fused copy for {dt:?} (only {COPYING_TYPES:?})"
+        fn fused_bfloat16<K: CheckedIndices>(
+            out: Unwritten,
+            site: &NodeSite,
+            token: &K,
+            data: &Tensor,
+            updates: &Tensor,
+            reduction: Reduction,
+        ) -> TractResult<Tensor> {
+            let (src, updates) = (data.try_as_plain_ram()?, updates.try_as_plain_ram()?);
+            let (src, updates) = (src.as_slice::<f32>()?, updates.as_slice::<f32>()?);
+            out.fill::<f32>(|dst| {
+                let threads = TractThreads::current();
+                let written = token
+                    .apply(
+                        CopyOf {
+                            data: Bfloat16InFloat32::slice(src),
+                            out: Bfloat16InFloat32::uninit_slice_mut(dst),
+                        },
+                        Bfloat16InFloat32::slice(updates),
+                        reduction,
+                        Execution::on(&threads),
+                    )
+                    .map_err(|e| site.scatter_error(e))?;
+                Ok(Bfloat16InFloat32::floats_mut(written))
+            })
+        }
+        match (element, data.datum_type()) {
+            (OnnxElement::Native, DatumType::F32) => {
+                fused::<f32, K>(self, site, token, data, updates, reduction)
+            }
+            (OnnxElement::Native, DatumType::F64) => {
+                fused::<f64, K>(self, site, token, data, updates, reduction)
+            }
+            (OnnxElement::Native, DatumType::I32) => {
+                fused::<i32, K>(self, site, token, data, updates, reduction)
+            }
+            (OnnxElement::Native, DatumType::I64) => {
+                fused::<i64, K>(self, site, token, data, updates, reduction)
+            }
+            (OnnxElement::Bfloat16, DatumType::F32) => {
+                fused_bfloat16(self, site, token, data, updates, reduction)
+            }
+            (element, dt) => bail!(site.error(format!(
+                "internal: no fused copy for {dt:?} holding {} values (only {COPYING_TYPES:?}, \
+                 and float32 holding bfloat16)",
+                element.as_str()
             ))),
         }
     }

@@ -120,6 +120,7 @@ fn scatter<S: IndexedScatter, I: IndexValue>(
         .map_err(|e| site.scatter_error(e))?;
     let fused = Fused {
         token: &checked,
+        element: op.onnx_element(),
         updates,
         copy: call.fused_copy,
     };

@@ -111,8 +111,8 @@ pub struct PlainCopy {
 /// more than the cache misses it saves; it pays for a copy, for threads,
 /// or when it is reused. The copy is fused for a type it covers when the
 /// updates were sorted, or, with no reduction, around large row-major
-/// slices the updates overwrite whole; never when data hold another ONNX
-/// type ([`OnnxElement`]): the fused copy computes in the data's own type.
+/// slices the updates overwrite whole; for bfloat16 values too, never
+/// for complex ones ([`OnnxElement`]).
 pub fn scatter_nd(
     reduction: Reduction,
     element: OnnxElement,
@@ -186,9 +186,16 @@ pub fn scatter_elements(
 }
 
 /// Whether a fused copy covers data of tract type `dt` holding `element`
-/// values.
+/// values: its own values of [`COPYING_TYPES`], or float32 holding
+/// bfloat16 values (the same bytes to copy; the scatter rounds as
+/// bfloat16's does). Not complex values.
 fn fuses_type(element: OnnxElement, dt: DatumType) -> bool {
-    Mechanism::FusedCopy.is_on() && element == OnnxElement::Native && COPYING_TYPES.contains(&dt)
+    Mechanism::FusedCopy.is_on()
+        && match element {
+            OnnxElement::Native => COPYING_TYPES.contains(&dt),
+            OnnxElement::Bfloat16 => dt == DatumType::F32,
+            OnnxElement::Complex => false,
+        }
 }
 
 /// How plain copies are made on `threads`: split when there are several,
