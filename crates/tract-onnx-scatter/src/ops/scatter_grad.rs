@@ -32,7 +32,7 @@ use crate::parse::site::NodeSite;
 
 /// Which forward op is differentiated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GradKind<Axis = usize> {
+pub(crate) enum GradKind<Axis = usize> {
     /// ScatterElements along `axis` (normalized in the typed op).
     Elements {
         /// The forward's `axis`: as written (`i64`) before typing,
@@ -44,7 +44,7 @@ pub enum GradKind<Axis = usize> {
 }
 
 /// This family as [`crate::ops::HOMES`] lists it.
-pub const HOME: OpHome = OpHome {
+pub(crate) const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: None,
     as_pooled: crate::ops::op_home::never_pooled,
@@ -69,20 +69,20 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterGrad {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// The forward op differentiated, its axis normalized.
-    pub kind: GradKind,
+    pub(crate) kind: GradKind,
     /// The forward's reduction and `include_self`.
-    pub spec: GradSpec,
+    pub(crate) spec: GradSpec,
     /// The factor both gradients are multiplied by.
-    pub lda_coeff: LdaCoeff,
+    pub(crate) lda_coeff: LdaCoeff,
 }
 
 /// The `lda_coeff` attribute: finite (the builder refuses NaN and
 /// infinities), so comparing and hashing its bits is an equivalence, and
 /// the ops holding it derive both.
 #[derive(Debug, Clone, Copy)]
-pub struct LdaCoeff(pub f32);
+pub(crate) struct LdaCoeff(pub(crate) f32);
 
 impl PartialEq for LdaCoeff {
     fn eq(&self, other: &Self) -> bool {
@@ -381,12 +381,12 @@ impl TypedOp for ScatterGrad {
 // The ONNX builder and the inference-level op.
 
 /// The ONNX domain of the gradient ops.
-pub const TRAINING_DOMAIN: &str = "tract_onnx_scatter.training";
+pub(crate) const TRAINING_DOMAIN: &str = "tract_onnx_scatter.training";
 /// The version of [`TRAINING_DOMAIN`] this crate implements.
-pub const TRAINING_DOMAIN_VERSION: i64 = 1;
+pub(crate) const TRAINING_DOMAIN_VERSION: i64 = 1;
 
 /// The `ScatterElementsGrad` builder.
-pub fn scatter_elements_grad(
+pub(crate) fn scatter_elements_grad(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -394,7 +394,7 @@ pub fn scatter_elements_grad(
 }
 
 /// The `ScatterNDGrad` builder.
-pub fn scatter_nd_grad(
+pub(crate) fn scatter_nd_grad(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -471,16 +471,16 @@ fn check_domain_version(
 
 /// A gradient op before typing: the axis may still be negative.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct InferScatterGrad {
+pub(crate) struct InferScatterGrad {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// ScatterElementsGrad's axis as written (not yet normalized).
-    pub kind: GradKind<i64>,
+    pub(crate) kind: GradKind<i64>,
     /// The forward's reduction and `include_self`, as the attributes give
     /// them.
-    pub spec: GradSpec,
+    pub(crate) spec: GradSpec,
     /// The `lda_coeff` attribute.
-    pub lda_coeff: LdaCoeff,
+    pub(crate) lda_coeff: LdaCoeff,
 }
 
 impl Expansion for InferScatterGrad {

@@ -25,7 +25,7 @@ use crate::parse::site::NodeSite;
 
 /// The data types whose copy a scatter can fuse
 /// ([`Unwritten::fill_by_scatter`]).
-pub const COPYING_TYPES: [DatumType; 4] = [
+pub(crate) const COPYING_TYPES: [DatumType; 4] = [
     DatumType::F32,
     DatumType::F64,
     DatumType::I32,
@@ -34,7 +34,7 @@ pub const COPYING_TYPES: [DatumType; 4] = [
 
 /// One way to make a plain copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyKind {
+pub(crate) enum CopyKind {
     /// Split over the caller's threads, when large: such a copy is the
     /// whole cost of a copy-bound scatter (TensorScatter's cache).
     Split(&'static Schedule),
@@ -52,7 +52,7 @@ pub enum CopyKind {
 /// # Safety
 /// The caller writes every element before reading any, or drops the
 /// tensor unread.
-pub unsafe fn fresh_uninit(dt: DatumType, shape: &[usize]) -> TractResult<Tensor> {
+pub(crate) unsafe fn fresh_uninit(dt: DatumType, shape: &[usize]) -> TractResult<Tensor> {
     debug_assert!(dt.is_copy(), "uninitialized {dt:?} would be dropped unread");
     let mut out = unsafe { Tensor::uninitialized_dt(dt, shape)? };
     if let Some(storage) = out.as_plain_ram_storage_mut() {
@@ -88,9 +88,9 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 }
 
 /// A plain tensor whose elements may hold anything until they are written
-/// whole: fresh uninitialized memory ([`fresh_uninit`]), or a pooled
+/// whole: fresh uninitialized memory (`fresh_uninit`), or a pooled
 /// output's stale values. Nothing reads it as values before
-/// [`Unwritten::fill`] (or [`Unwritten::fill_bytes`]) proves every element
+/// `Unwritten::fill` (or [`Unwritten::fill_bytes`]) proves every element
 /// written; dropped unfilled, it is freed unread.
 pub struct Unwritten(Tensor);
 
@@ -106,7 +106,7 @@ impl Unwritten {
 
     /// An initialized tensor about to be overwritten whole (a pooled output
     /// no caller holds).
-    pub fn stale(tensor: Tensor) -> Unwritten {
+    pub(crate) fn stale(tensor: Tensor) -> Unwritten {
         Unwritten(tensor)
     }
 
@@ -115,7 +115,7 @@ impl Unwritten {
     /// returns them written, as the kernels' copying `apply` and
     /// `scatter_kernels::write_copy` hand them back. `Err` from `write` drops the tensor
     /// unread.
-    pub fn fill<T: Datum>(
+    pub(crate) fn fill<T: Datum>(
         self,
         write: impl FnOnce(&mut [MaybeUninit<T>]) -> TractResult<&mut [T]>,
     ) -> TractResult<Tensor> {
@@ -131,7 +131,7 @@ impl Unwritten {
 
     /// `self = data`, made the way `kind` says; `input` names data in an
     /// error.
-    pub fn fill_by_copy(
+    pub(crate) fn fill_by_copy(
         self,
         site: &NodeSite,
         input: &str,
@@ -162,7 +162,7 @@ impl Unwritten {
     /// `self = data`, then `token`'s scatter of `updates`, fused
     /// ([`CopyingScatter`]), written whole. `data` is of one of
     /// [`COPYING_TYPES`].
-    pub fn fill_by_scatter<K: CopyingScatter>(
+    pub(crate) fn fill_by_scatter<K: CopyingScatter>(
         self,
         site: &NodeSite,
         token: &K,
@@ -254,7 +254,7 @@ impl Unwritten {
 /// A checked token whose scatter can be fused with the copy of its data:
 /// the kernels' `apply` into a [`CopyOf`], for callers generic over the
 /// op.
-pub trait CopyingScatter {
+pub(crate) trait CopyingScatter {
     /// Whether the check sorted the updates by destination block.
     fn is_sorted(&self) -> bool;
 
@@ -306,7 +306,7 @@ impl<I: IndexValue> CopyingScatter for CheckedNdIndices<'_, I> {
 
 /// No scatter to fuse: the `K` of [`crate::ops::run::copy_target::take`] for an
 /// op that only copies.
-pub enum NoFusion {}
+pub(crate) enum NoFusion {}
 
 impl CopyingScatter for NoFusion {
     fn is_sorted(&self) -> bool {
