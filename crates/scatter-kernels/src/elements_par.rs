@@ -689,7 +689,7 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     /// each slab (`data_shape[axis..]`, what the updates at fixed leading
     /// coordinates write) is copied, then its updates applied while it is
     /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
-    /// columns ([`crate::parallel`]); on large data the updates land band
+    /// columns (`crate::parallel`); on large data the updates land band
     /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
     /// destination and execution, the result is the serial in-place one,
     /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length

@@ -11,7 +11,7 @@ use crate::{Element, Parallel, Schedule, Serial};
 ///
 /// Whatever the execution, a kernel's result is the serial one bit for bit
 /// and its errors are the serial ones, before any write
-/// ([`crate::parallel`]). [`Execution::SERIAL`] (the [`Default`]) is the
+/// (`crate::parallel`). [`Execution::SERIAL`] (the [`Default`]) is the
 /// plain serial kernel: no split, no blocking, no sort.
 #[derive(Clone, Copy)]
 pub struct Execution<'a> {

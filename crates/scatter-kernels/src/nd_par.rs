@@ -827,7 +827,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     /// each block just before its updates land. A token sorted by
     /// destination block ([`BlockSort`]) applies block by block. On a
     /// parallel `exec`, tasks own disjoint ranges of whole rows or of
-    /// destination blocks ([`crate::parallel`]; unsorted slices are then
+    /// destination blocks (`crate::parallel`; unsorted slices are then
     /// sorted for the split, a second read of the indices). Whatever the
     /// destination and execution, the result is the serial in-place one,
     /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length

@@ -6,13 +6,13 @@
 //! Inputs `(data, indices, updates, grad_output)`, outputs `(grad_data,
 //! grad_updates)`; attributes `axis` (ScatterElementsGrad only),
 //! `reduction`, `include_self`, `lda_coeff`. The semantics are the
-//! kernels' ([`scatter_kernels::grad`]); the contract is the "Gradient
-//! ops" table in docs/contract.md.
+//! kernels' (`scatter_kernels::scatter_elements_grad`, `scatter_nd_grad`);
+//! the contract is the "Gradient ops" table in docs/contract.md.
 
 use half::f16;
 use scatter_kernels::{
     BlockSort, ElementsPlan, Execution, GradCalc, GradElement, GradSpec, GradToken, NdPlan,
-    Reduction, ScatterError, grad,
+    Reduction, ScatterError,
 };
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -60,7 +60,7 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// `(grad_data, grad_updates)` of the forward scatter (`kind`, with
 /// `spec`'s reduction and include_self) at `(data, indices, updates)`,
 /// given `grad_output`, both multiplied by `lda_coeff`
-/// ([`scatter_kernels::grad`]).
+/// ([`scatter_kernels::scatter_elements_grad`]).
 ///
 /// Contract (checked at build time as far as the facts allow, the rest at
 /// run time, always before the outputs are allocated): everything the
@@ -188,7 +188,7 @@ impl ScatterGrad {
         check_float(site, data.datum_type)?;
         self.forward_facts(data, indices, updates)?;
         check_grad_output_type(site, data.datum_type, grad_output.datum_type)?;
-        grad::check_grad_output_shape(&sym_dims(data), &sym_dims(grad_output))
+        scatter_kernels::check_grad_output_shape(&sym_dims(data), &sym_dims(grad_output))
             .map_err(|e| site.scatter_error(e))?;
         Ok(())
     }
@@ -332,7 +332,7 @@ impl ScatterGrad {
     }
 
     fn check_grad_output_shape(&self, data: &Tensor, grad_output: &Tensor) -> TractResult<()> {
-        grad::check_grad_output_shape(data.shape(), grad_output.shape())
+        scatter_kernels::check_grad_output_shape(data.shape(), grad_output.shape())
             .map_err(|e| self.site.scatter_error(e))
     }
 }
