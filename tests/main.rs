@@ -40,6 +40,7 @@ mod onnx_loop;
 mod opset_table;
 mod optimizations;
 mod overrides_match_stock;
+mod public_api;
 mod readme;
 mod real_graphs;
 mod real_models;
