@@ -11,7 +11,8 @@
 #[path = "support/snap.rs"]
 mod snap;
 
-#[path = "support/graph.rs"]
+// The plugin's unit tests build graphs with it too: it lives in the crate.
+#[path = "../crates/tract-onnx-scatter/src/test_graph.rs"]
 mod graph;
 #[path = "support/log_capture.rs"]
 mod log_capture;
@@ -24,7 +25,6 @@ mod transposed;
 
 mod bfloat16;
 mod broadcast_rows;
-mod check_cache;
 mod complex;
 mod docs_drift;
 mod drop_in_trust;
@@ -35,13 +35,12 @@ mod fuzz_replay;
 mod golden_suite;
 mod hostile_inputs;
 mod import_graph;
-mod load_and_run_agree;
 mod never_worse;
-mod nnef_roundtrip;
 mod onnx_loop;
 mod opset_table;
 mod optimizations;
 mod overrides_match_stock;
+mod public_api;
 mod readme;
 mod real_graphs;
 mod real_models;

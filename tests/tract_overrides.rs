@@ -355,7 +355,7 @@ fn reshape_to_a_run_time_target_of(len: usize) -> Graph {
 
 #[test]
 fn a_run_time_reshape_target_of_64_dims_runs_and_of_65_is_a_load_error() {
-    use tract_onnx_scatter::tract_overrides::retyped::MAX_RANK;
+    use tract_onnx_scatter::tract_overrides::MAX_RANK;
     let max = MAX_RANK;
     let ones = vec![1i64; max];
     let out = run_with(

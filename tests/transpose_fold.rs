@@ -12,7 +12,7 @@ use crate::transposed;
 use graph::{Graph, attr_int, attr_ints, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};
 use tract_onnx_scatter::tract_onnx::prelude::*;
-use transposed::{moves, ops, optimized_exactly, perm, random, rows};
+use transposed::{layout_of, moves, ops, optimized_exactly, perm, random, rows};
 
 fn inverse(perm: &[usize]) -> Vec<i64> {
     transposed::inverse(perm)
@@ -70,7 +70,7 @@ fn dynamo_index_copy_becomes_one_scatter_nd_on_the_cache_and_no_move() {
         .iter()
         .find_map(|n| n.op_as::<ScatterNd>())
         .unwrap();
-    assert_eq!(scatter.layout.as_deref(), Some(&perm[..]));
+    assert_eq!(layout_of(scatter).as_deref(), Some(&perm[..]));
     let inputs = [
         random(&shape, 1),
         tensor2(&[[5i64], [-2]]),
@@ -136,7 +136,7 @@ fn scatter_elements_between_transposes_folds_with_the_axis_moved() {
         .iter()
         .find_map(|n| n.op_as::<ScatterElements>())
         .unwrap();
-    assert_eq!(scatter.axis, 2);
+    assert_eq!(scatter.axis(), 2);
     let indices = tensor(
         DatumType::I64,
         &[2, 2, 3],
@@ -206,7 +206,7 @@ fn a_scatter_whose_transposed_output_is_also_read_is_not_folded() {
         .iter()
         .find_map(|n| n.op_as::<ScatterNd>())
         .unwrap();
-    assert!(scatter.layout.is_none());
+    assert!(layout_of(scatter).is_none());
 }
 
 #[test]
@@ -237,7 +237,7 @@ fn updates_through_another_permutation_keep_scatter_nd_on_a_layout_and_their_mov
     let optimized = optimized_exactly(&g, &inputs);
     let scatter = ops::<ScatterNd>(&optimized);
     assert_eq!(scatter.len(), 1, "{optimized}");
-    assert_eq!(scatter[0].layout.as_deref(), Some(&p[..]));
+    assert_eq!(layout_of(scatter[0]).as_deref(), Some(&p[..]));
     assert_eq!(moves(&optimized), 1, "{optimized}");
 }
 
@@ -350,7 +350,7 @@ fn tracts_change_axes_moves_a_transpose_through_an_activation_into_scatter_nd_s_
     let optimized = optimized_exactly(&g, &inputs);
     assert_eq!(moves(&optimized), 0, "{optimized}");
     assert_eq!(
-        ops::<ScatterNd>(&optimized)[0].layout.as_deref(),
+        layout_of(ops::<ScatterNd>(&optimized)[0]).as_deref(),
         Some(&[1usize, 0, 2][..])
     );
 }
@@ -385,5 +385,5 @@ fn tracts_change_axes_moves_a_transpose_through_an_activation_and_scatter_elemen
     let inputs = [random(&[3, 5, 4], 11), random(&[3, 2, 4], 12)];
     let optimized = optimized_exactly(&g, &inputs);
     assert_eq!(moves(&optimized), 0, "{optimized}");
-    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis, 1);
+    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis(), 1);
 }

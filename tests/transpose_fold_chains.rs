@@ -11,7 +11,7 @@ use crate::transposed;
 use graph::{Graph, attr_int, attr_string, tensor};
 use tract_onnx_scatter::ops::{ScatterElements, ScatterNd};
 use tract_onnx_scatter::tract_onnx::prelude::*;
-use transposed::{inverse, moves, ops, optimized_exactly, perm, random, rows};
+use transposed::{inverse, layout_of, moves, ops, optimized_exactly, perm, random, rows};
 
 const F32: DatumType = DatumType::F32;
 const I64: DatumType = DatumType::I64;
@@ -169,7 +169,7 @@ fn run_time_rows_through_the_same_permutation_become_scatter_elements_along_the_
     assert_eq!(moves(&optimized), 0, "{optimized}");
     let scatters = ops::<ScatterElements>(&optimized);
     assert_eq!(scatters.len(), 1, "{optimized}");
-    assert_eq!(scatters[0].axis, 2);
+    assert_eq!(scatters[0].axis(), 2);
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn constant_strided_rows_become_scatter_elements_with_constant_indices() {
     let inputs = [random(&[2, 5, 12], 5), random(&[2, 5, 4], 6)];
     let optimized = optimized_exactly(&g, &inputs);
     assert_eq!(moves(&optimized), 0, "{optimized}");
-    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis, 2);
+    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis(), 2);
 }
 
 #[test]
@@ -238,7 +238,7 @@ fn scatter_elements_with_indices_and_updates_through_the_permutation_fold_with_n
     ];
     let optimized = optimized_exactly(&g, &inputs);
     assert_eq!(moves(&optimized), 0, "{optimized}");
-    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis, 2);
+    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis(), 2);
 }
 
 #[test]
@@ -272,7 +272,7 @@ fn a_run_of_scatter_elements_then_scatter_nd_in_one_view_folds_as_one() {
     // The ScatterElements' own indices and updates (model inputs) are
     // transposed back: update-sized, the data never moves.
     assert!(ops::<ScatterNd>(&optimized).is_empty(), "{optimized}");
-    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis, 1);
+    assert_eq!(ops::<ScatterElements>(&optimized)[0].axis(), 1);
     for node in optimized.nodes() {
         assert!(
             !(node.op().name() == "MoveAxis" && node.outputs[0].fact.shape.volume() == 24.to_dim()),
@@ -308,5 +308,8 @@ fn updates_with_their_batch_axis_leading_give_their_slice_order_to_the_layout() 
     let optimized = optimized_exactly(&g, &inputs);
     assert_eq!(moves(&optimized), 0, "{optimized}");
     let scatter = ops::<ScatterNd>(&optimized);
-    assert_eq!(scatter[0].layout.as_deref(), Some(&[2usize, 1, 0, 3][..]));
+    assert_eq!(
+        layout_of(scatter[0]).as_deref(),
+        Some(&[2usize, 1, 0, 3][..])
+    );
 }

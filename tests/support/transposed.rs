@@ -1,10 +1,11 @@
 //! What the transpose-fold tests share: permutations as ONNX attributes,
 //! seeded inputs, the unfolded graph's result, and what a plan keeps.
-//! Used next to `support/graph.rs` (`mod graph;` in the test).
+//! Used next to `crates/tract-onnx-scatter/src/test_graph.rs` (`mod graph;` in the test).
 
 #![allow(dead_code)]
 
 use crate::graph::{Graph, attr_ints};
+use tract_onnx_scatter::ops::ScatterNd;
 use tract_onnx_scatter::tract_core::ops::change_axes::AxisOp;
 use tract_onnx_scatter::tract_onnx::pb::AttributeProto;
 use tract_onnx_scatter::tract_onnx::prelude::*;
@@ -47,6 +48,18 @@ pub fn ops<O: TypedOp>(model: &TypedModel) -> Vec<&O> {
         .iter()
         .filter_map(|n| n.op_as::<O>())
         .collect()
+}
+
+/// The permutation a ScatterND reads its data through (`Some(perm)`: the
+/// scatter is on `transpose(data, perm)` and keeps data's stored layout),
+/// as the op's public `info()` states it: the op's fields are the plugin's.
+pub fn layout_of(op: &ScatterNd) -> Option<Vec<usize>> {
+    let info = op.info().unwrap();
+    let line = info
+        .iter()
+        .find_map(|l| l.strip_prefix("on data transposed by ["))?;
+    let list = line.split(']').next().unwrap();
+    Some(list.split(", ").map(|d| d.parse().unwrap()).collect())
 }
 
 /// f32 values in [-0.5, 0.5) from `seed`, none of them equal by chance

@@ -168,7 +168,7 @@ fn chunk(len: usize, t: usize, tasks: usize) -> std::ops::Range<usize> {
 /// Tasks for `bytes` of bench work on tract's current executor: one per
 /// thread, one below the kernels' split threshold.
 fn tract_thread_tasks(bytes: usize) -> usize {
-    use tract_onnx_scatter::ops::run::tract_threads::TractThreads;
+    use tract_onnx_scatter::TractThreads;
     use tract_onnx_scatter::scatter_kernels::{Parallel, Schedule};
     let n = TractThreads::current().threads().max(1);
     if bytes < Schedule::DEFAULT.parallel_from_bytes {
@@ -186,7 +186,7 @@ fn on_tract_threads(
     tasks: usize,
     task: impl Fn(usize, &mut [f32], usize) -> u64 + Sync,
 ) -> u64 {
-    use tract_onnx_scatter::ops::run::tract_threads::TractThreads;
+    use tract_onnx_scatter::TractThreads;
     use tract_onnx_scatter::scatter_kernels::Parallel;
     let len = dst.len();
     let mut parts = vec![];

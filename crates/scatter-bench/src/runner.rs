@@ -8,7 +8,7 @@ use anyhow::{Context, ensure};
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
 use crate::case::{Case, Loader, Ownership};
-use tract_onnx_scatter::ops::run::fresh_buffer::Unwritten;
+use tract_onnx_scatter::Unwritten;
 use tract_onnx_scatter::scatter_kernels::write_copy;
 
 /// How the caller calls tract.

@@ -17,7 +17,7 @@ use crate::{
 ///
 /// Whatever the execution, a kernel's result is the serial one bit for bit
 /// and its errors are the serial ones, before any write
-/// ([`crate::parallel`]). [`Execution::SERIAL`] (the [`Default`]) is the
+/// (`crate::parallel`). [`Execution::SERIAL`] (the [`Default`]) is the
 /// plain serial kernel: no split, no blocking, no sort.
 #[derive(Clone, Copy)]
 pub struct Execution<'a> {
@@ -199,7 +199,7 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     /// each slab (`data_shape[axis..]`, what the updates at fixed leading
     /// coordinates write) is copied, then its updates applied while it is
     /// in cache. On a parallel `exec`, tasks own disjoint slabs or bands of
-    /// columns ([`crate::parallel`]); on large data the updates land band
+    /// columns (`crate::parallel`); on large data the updates land band
     /// by band ([`crate::Schedule`]'s blocking rule). Whatever the
     /// destination and execution, the result is the serial in-place one,
     /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length
@@ -226,7 +226,7 @@ impl<I: IndexValue> CheckedNdIndices<'_, I> {
     /// each block just before its updates land. A token sorted by
     /// destination block ([`crate::BlockSort`]) applies block by block. On a
     /// parallel `exec`, tasks own disjoint ranges of whole rows or of
-    /// destination blocks ([`crate::parallel`]; unsorted slices are then
+    /// destination blocks (`crate::parallel`; unsorted slices are then
     /// sorted for the split, a second read of the indices). Whatever the
     /// destination and execution, the result is the serial in-place one,
     /// bit for bit. `Err` (a reduction `T` cannot do, a buffer whose length

@@ -265,7 +265,7 @@ pub trait GradToken: Pairs {
     /// `grad_data` (len = data) and `grad_updates` (len = updates) of the
     /// forward scatter with `spec.reduction` and `spec.include_self` at
     /// `(data, updates)`, given `grad_output` (len = data), both
-    /// multiplied by `lda_coeff`. Semantics: [`crate::grad`]'s module
+    /// multiplied by `lda_coeff`. Semantics: `crate::grad`'s module
     /// documentation. On `Err` nothing has been written.
     #[allow(clippy::too_many_arguments)]
     fn grad<T: GradElement>(

@@ -44,12 +44,12 @@ mod error;
 mod exec;
 mod fact_dim;
 mod fused_copy;
-pub mod grad;
+mod grad;
 mod index;
 pub mod mechanisms;
 mod nd;
 mod nd_par;
-pub mod parallel;
+mod parallel;
 mod prefetch;
 mod reduction;
 mod shape;
@@ -64,7 +64,7 @@ pub use error::{Input, ScatterError};
 pub use exec::{CheckedIndices, CopyOf, Destination, Execution};
 pub use fact_dim::{Dims, FactDim};
 pub use fused_copy::copy_in_pieces;
-pub use grad::{GradCalc, GradElement, GradSpec, GradToken};
+pub use grad::{GradCalc, GradElement, GradSpec, GradToken, check_grad_output_shape};
 pub use index::IndexValue;
 pub use nd::{BlockSort, CheckedNdIndices, NdKeptCheck, NdPlan};
 pub use parallel::{Parallel, Schedule, Serial};
@@ -117,8 +117,8 @@ pub fn scatter_nd<T: Element, I: IndexValue>(
 /// (or, with `spec.include_self == false` or `Mean`, of
 /// [`scatter_elements_update`]) at `(data, updates)`: `grad_data` (len =
 /// data) and `grad_updates` (len = updates) for `grad_output` (len = data),
-/// both multiplied by `lda_coeff`. Semantics: [`grad`]. On `Err` nothing
-/// has been written.
+/// both multiplied by `lda_coeff`. Semantics: docs/contract.md, "Gradient
+/// ops". On `Err` nothing has been written.
 #[allow(clippy::too_many_arguments)]
 pub fn scatter_elements_grad<T: GradElement, I: IndexValue>(
     data: &[T],

@@ -3,7 +3,7 @@
 //! (11, 13, 16, 18), validated per opset, panic-free, in place when they can.
 //! Also `TensorScatter` (24) and OpenVINO's `ScatterElementsUpdate-12` (custom op, any domain).
 //! And the backward-pass ops `ScatterElementsGrad` / `ScatterNDGrad` (domain
-//! `tract_onnx_scatter.training`, version 1; [`ops::scatter_grad`]).
+//! `tract_onnx_scatter.training`, version 1; [`ops::ScatterGrad`]).
 //!
 //! Use [`onnx()`] in place of `tract_onnx::onnx()`, or [`register`] on an
 //! existing op register:
@@ -37,13 +37,16 @@
 //! ```
 
 #![deny(missing_docs)]
+// The public API is chosen item by item (docs/contract.md, "Public API";
+// tests/public_api.rs snapshots it): a `pub` item no user can reach is
+// flagged, so what only the crate uses says `pub(crate)`.
+#![warn(unreachable_pub)]
 
 pub mod load;
 pub mod ops;
-pub mod parse;
+mod parse;
 pub mod tract_overrides;
 
-pub use ops::nnef;
 pub use parse::{onnx_types, opset, site};
 
 pub use tract_core;
@@ -61,6 +64,12 @@ pub use load::Onnx;
 pub use ops::nnef::{WithScatter, nnef};
 pub use ops::output_pools;
 pub use ops::run::output_pool::OutputPool;
+pub use ops::run::tract_threads::TractThreads;
+// Not for users: scatter-bench copies its large inputs into the memory a
+// scatter's output gets (huge pages advised), as numpy's arrays are, and
+// reuses this rather than a copy of it. Listed in tests/public_api.rs.
+#[doc(hidden)]
+pub use ops::run::fresh_buffer::Unwritten;
 pub use parse::Deviations;
 pub use tract_overrides::float16::Float16Accumulation;
 pub use tract_overrides::{TractOverride, TractOverrides};
@@ -163,6 +172,14 @@ pub fn onnx() -> Onnx {
 pub fn onnx_strict() -> Onnx {
     Options::strict().onnx()
 }
+
+// The unit tests that load a model share the integration tests' graph
+// builder, written against the public paths (`tract_onnx_scatter::onnx()`).
+#[cfg(test)]
+extern crate self as tract_onnx_scatter;
+#[cfg(test)]
+#[path = "test_graph.rs"]
+mod graph;
 
 /// The crate's README, whose examples run as doctests.
 #[cfg(doctest)]

@@ -12,8 +12,8 @@ use tract_onnx_scatter::ops::{
 };
 use tract_onnx_scatter::tract_onnx::prelude::*;
 use tract_onnx_scatter::tract_overrides::{
-    concat::IntegerToTDim, constant_of_shape::RunTimeConstantOfShape, reshape::RuntimeReshape,
-    run_symbols::BindRunSymbols, slice::RunTimeBoundSlice, unique::Unique,
+    BindRunSymbols, IntegerToTDim, RunTimeBoundSlice, RunTimeConstantOfShape, RuntimeReshape,
+    Unique,
 };
 
 use crate::cli::DumpArgs;

@@ -596,7 +596,7 @@ fn index_bounds(model: &TypedModel, bound: &SymbolValues) -> HashMap<usize, i64>
             Some(op.axis)
         } else {
             node.op_as::<tract_onnx_scatter::ops::ScatterElements>()
-                .map(|op| op.axis)
+                .map(|op| op.axis())
         };
         let (Some(axis), [data, indices, ..]) = (axis, &node.inputs[..]) else {
             continue;

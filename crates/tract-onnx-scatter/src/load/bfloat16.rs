@@ -52,17 +52,17 @@ use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorPr
 
 /// The op type of the nodes the loader adds to round float32 values to
 /// bfloat16 values (domain [`DOMAIN`]).
-pub const ROUND_TO_BFLOAT16: &str = "RoundToBfloat16";
+pub(crate) const ROUND_TO_BFLOAT16: &str = "RoundToBfloat16";
 
 /// The domain of [`ROUND_TO_BFLOAT16`] nodes.
-pub const DOMAIN: &str = "tract_onnx_scatter.load";
+pub(crate) const DOMAIN: &str = "tract_onnx_scatter.load";
 
 const BFLOAT16: i32 = DataType::Bfloat16 as i32;
 const FLOAT: i32 = DataType::Float as i32;
 
 /// Ops whose outputs are values of their inputs (or of their attributes),
 /// unchanged: their bfloat16 outputs need no rounding.
-pub const MOVES_VALUES: &[&str] = &[
+pub(crate) const MOVES_VALUES: &[&str] = &[
     "Identity",
     "Reshape",
     "Transpose",
@@ -101,7 +101,7 @@ pub const MOVES_VALUES: &[&str] = &[
 /// Ops with an output whose type is not their inputs' float type: these
 /// outputs are never bfloat16 (op type, output slot; `None`: every
 /// output).
-pub const OTHER_TYPE_OUTPUTS: &[(&str, Option<usize>)] = &[
+pub(crate) const OTHER_TYPE_OUTPUTS: &[(&str, Option<usize>)] = &[
     ("Shape", None),
     ("Size", None),
     ("NonZero", None),
@@ -128,7 +128,7 @@ pub const OTHER_TYPE_OUTPUTS: &[(&str, Option<usize>)] = &[
 
 /// Whether any graph of `model` holds a bfloat16 tensor, declaration or
 /// cast: the cheap test before a copy of the model is rewritten.
-pub fn holds_bfloat16(model: &ModelProto) -> bool {
+pub(crate) fn holds_bfloat16(model: &ModelProto) -> bool {
     model.graph.as_ref().is_some_and(graph_holds_bfloat16)
 }
 
@@ -171,7 +171,7 @@ fn cast_to(node: &NodeProto) -> Option<i64> {
 /// number of rounding nodes added. An error names the graph element whose
 /// bfloat16 data does not match its dims, or the scatter that would need
 /// per-update rounding.
-pub fn widen(model: &mut ModelProto) -> TractResult<usize> {
+pub(crate) fn widen(model: &mut ModelProto) -> TractResult<usize> {
     let Some(graph) = model.graph.as_mut() else {
         return Ok(0);
     };
@@ -498,7 +498,7 @@ fn widen_tensor(t: &mut TensorProto, what: &str) -> TractResult<()> {
     Ok(())
 }
 
-pub use super::round_to_bfloat16::{RoundToBfloat16, round_to_bfloat16_builder};
+pub(crate) use super::round_to_bfloat16::round_to_bfloat16_builder;
 
 #[cfg(test)]
 mod tests {

@@ -40,7 +40,7 @@ const COMPLEX64: i32 = DataType::Complex64 as i32;
 const COMPLEX128: i32 = DataType::Complex128 as i32;
 
 /// The ops a complex value may reach, and what changes for them.
-pub const SUPPORTED: &[&str] = &[
+pub(crate) const SUPPORTED: &[&str] = &[
     "Identity",
     "Transpose",
     "Reshape",
@@ -69,7 +69,7 @@ fn part_type(code: i32) -> Option<i32> {
 }
 
 /// Whether any graph of `model` holds a complex tensor or declaration.
-pub fn holds_complex(model: &ModelProto) -> bool {
+pub(crate) fn holds_complex(model: &ModelProto) -> bool {
     model.graph.as_ref().is_some_and(graph_holds_complex)
 }
 
@@ -119,7 +119,7 @@ fn widen_type(t: &mut TypeProto) {
 /// Rewrites every graph of `model` as the module documentation says; the
 /// number of nodes rewritten. `opset` is the model's default-domain
 /// version (it decides how an added `Unsqueeze` takes its axes).
-pub fn widen(model: &mut ModelProto) -> TractResult<usize> {
+pub(crate) fn widen(model: &mut ModelProto) -> TractResult<usize> {
     let opset = model
         .opset_import
         .iter()

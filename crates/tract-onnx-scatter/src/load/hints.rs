@@ -28,25 +28,25 @@ use tract_onnx::pb::{GraphProto, ModelProto, ValueInfoProto, type_proto};
 
 /// What [`soften`] changed, for its log line.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Softened {
+pub(crate) struct Softened {
     /// Symbols the main graph's inputs declare, read as unknown where an
     /// intermediate fact repeats them.
-    pub input_symbols: BTreeSet<String>,
+    pub(crate) input_symbols: BTreeSet<String>,
     /// Symbols no graph input declares (an exporter's own names).
-    pub other_symbols: BTreeSet<String>,
+    pub(crate) other_symbols: BTreeSet<String>,
     /// Intermediate values whose integer type was dropped.
-    pub integer_types: usize,
+    pub(crate) integer_types: usize,
 }
 
 impl Softened {
     /// Whether nothing was changed (no log line is due).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.input_symbols.is_empty() && self.other_symbols.is_empty() && self.integer_types == 0
     }
 }
 
 /// Whether [`soften`] would change `model`.
-pub fn needs_softening(model: &ModelProto) -> bool {
+pub(crate) fn needs_softening(model: &ModelProto) -> bool {
     let Some(graph) = &model.graph else {
         return false;
     };
@@ -59,7 +59,7 @@ pub fn needs_softening(model: &ModelProto) -> bool {
 
 /// Reads the intermediate facts of `model` as hints; see the module
 /// documentation.
-pub fn soften(model: &mut ModelProto) -> Softened {
+pub(crate) fn soften(model: &mut ModelProto) -> Softened {
     let mut softened = Softened::default();
     let Some(graph) = &mut model.graph else {
         return softened;

@@ -17,7 +17,7 @@ use tract_onnx::pb::NodeProto;
 /// `SequenceLength`, the stacked values' first dim, read when the model
 /// runs (a `Shape` of it would fold to the loop's symbol, which nothing
 /// binds when the length is all the model reads).
-pub fn length_of_stack(
+pub(crate) fn length_of_stack(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -31,9 +31,9 @@ pub fn length_of_stack(
 
 /// `SequenceLength` of a stacked list: an int64 scalar.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct LengthOfStack {
+pub(crate) struct LengthOfStack {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
 }
 
 impl Expansion for LengthOfStack {
@@ -71,7 +71,7 @@ impl Expansion for LengthOfStack {
 /// The length of its input's first axis, as an int64 scalar, read when the
 /// model runs.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct StackLength;
+pub(crate) struct StackLength;
 
 impl Op for StackLength {
     fn name(&self) -> StaticName {
@@ -102,7 +102,7 @@ impl TypedOp for StackLength {
 }
 
 /// The builder registered for [`super::loop_lists::CONCAT_FROM_STACK`].
-pub fn concat_from_stack(
+pub(crate) fn concat_from_stack(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -125,15 +125,15 @@ pub fn concat_from_stack(
 
 /// See the module documentation.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct ConcatFromStack {
+pub(crate) struct ConcatFromStack {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// ONNX's `axis` as given, possibly negative: in `[-r, r - 1]` for
     /// elements of rank `r`, `[-r - 1, r]` with `new_axis`.
-    pub axis: i64,
+    pub(crate) axis: i64,
     /// ONNX's `new_axis = 1`: the elements are stacked along a new axis
     /// rather than concatenated along an existing one.
-    pub new_axis: bool,
+    pub(crate) new_axis: bool,
 }
 
 impl ConcatFromStack {

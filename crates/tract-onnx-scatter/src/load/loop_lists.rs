@@ -31,18 +31,18 @@ use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, ValueInf
 /// The op type of the node that replaces a `ConcatFromSequence` of a
 /// rewritten list: the same `axis` and `new_axis` attributes, its input the
 /// list's elements stacked on a new first axis.
-pub const CONCAT_FROM_STACK: &str = "ConcatFromSequenceStack";
+pub(crate) const CONCAT_FROM_STACK: &str = "ConcatFromSequenceStack";
 
 /// The op type of the node that replaces a `SequenceLength` of a rewritten
 /// list: the stacked values' first dim, an int64 scalar.
-pub const LENGTH_OF_STACK: &str = "SequenceLengthStack";
+pub(crate) const LENGTH_OF_STACK: &str = "SequenceLengthStack";
 
 /// The domain of [`CONCAT_FROM_STACK`] and [`LENGTH_OF_STACK`] nodes.
-pub const DOMAIN: &str = "tract_onnx_scatter.load";
+pub(crate) const DOMAIN: &str = "tract_onnx_scatter.load";
 
 /// Whether `model` holds a `Loop` fed by a `SequenceEmpty` (the cheap test
 /// before a copy of the model is rewritten).
-pub fn may_rewrite(model: &ModelProto) -> bool {
+pub(crate) fn may_rewrite(model: &ModelProto) -> bool {
     fn any(graph: &GraphProto) -> bool {
         let lists: HashSet<&str> = graph
             .node
@@ -62,7 +62,7 @@ pub fn may_rewrite(model: &ModelProto) -> bool {
 
 /// Rewrites every loop-carried list of `model` that the module
 /// documentation describes; returns how many.
-pub fn rewrite(model: &mut ModelProto) -> usize {
+pub(crate) fn rewrite(model: &mut ModelProto) -> usize {
     let Some(graph) = &mut model.graph else {
         return 0;
     };

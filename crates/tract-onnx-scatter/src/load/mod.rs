@@ -6,18 +6,18 @@
 //! `model_for_read` and `model_for_proto_model` work unchanged; before
 //! tract parses a model it [`prepare`]s it:
 //!
-//! - intermediate facts are read as hints ([`hints`]): the symbols an
+//! - intermediate facts are read as hints (`hints`): the symbols an
 //!   exporter names in `value_info` and in subgraphs' declarations become
 //!   unknown dims, so they never contradict the inputs' facts;
 //! - a `Loop` that builds a list becomes a `Loop` with a scan output
-//!   ([`loop_lists`]);
+//!   (`loop_lists`);
 //! - bfloat16 values are read as float32 holding bfloat16 values, rounded
-//!   where ONNX computes them ([`bfloat16`]);
+//!   where ONNX computes them (`bfloat16`);
 //! - complex values are read as float pairs on a trailing axis of 2
-//!   ([`complex`]);
+//!   (`complex`);
 //!
 //! and first it refuses, with an error naming the graph element, what
-//! tract's parser would panic on ([`validate`]).
+//! tract's parser would panic on (`validate`).
 //!
 //! A model that needs neither is parsed as it is, without a copy.
 //!
@@ -25,13 +25,13 @@
 //! tract's reading of it would stop or contradict the inputs' facts; what
 //! tract reads correctly reaches it byte for byte.
 
-pub mod bfloat16;
-pub mod complex;
-pub mod hints;
-pub mod list_reads;
-pub mod loop_lists;
-pub mod round_to_bfloat16;
-pub mod validate;
+pub(crate) mod bfloat16;
+pub(crate) mod complex;
+pub(crate) mod hints;
+pub(crate) mod list_reads;
+pub(crate) mod loop_lists;
+pub(crate) mod round_to_bfloat16;
+pub(crate) mod validate;
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -263,7 +263,7 @@ fn reduction_attribute(node: &tract_onnx::pb::NodeProto) -> String {
 }
 
 /// The model as tract should read it: an error for what tract's parser
-/// would panic on ([`validate`]), else `model` itself when no rewrite
+/// would panic on (`validate`), else `model` itself when no rewrite
 /// applies, else a rewritten copy (or `model`, rewritten, when owned).
 /// Each rewrite logs what it changed.
 pub fn prepare(model: Cow<'_, ModelProto>) -> TractResult<Cow<'_, ModelProto>> {

@@ -29,7 +29,7 @@ use crate::ops::run::fresh_buffer::Unwritten;
 use crate::ops::run::known_bfloat16;
 
 /// The builder registered for [`super::bfloat16::ROUND_TO_BFLOAT16`].
-pub fn round_to_bfloat16_builder(
+pub(crate) fn round_to_bfloat16_builder(
     _ctx: &ParsingContext,
     _node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -69,7 +69,7 @@ impl Expansion for Rounding {
 /// (`half::bf16::from_f32`'s rounding); see the module for what a call
 /// reads and writes.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct RoundToBfloat16;
+pub(crate) struct RoundToBfloat16;
 
 impl Op for RoundToBfloat16 {
     fn name(&self) -> StaticName {

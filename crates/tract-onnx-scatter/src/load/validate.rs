@@ -29,7 +29,7 @@ use tract_onnx::pb::tensor_shape_proto::dimension::Value as Dim;
 use tract_onnx::pb::{GraphProto, ModelProto, TensorProto, type_proto};
 
 /// Refuses what tract's parser would panic on; see the module documentation.
-pub fn validate(model: &ModelProto) -> TractResult<()> {
+pub(crate) fn validate(model: &ModelProto) -> TractResult<()> {
     let Some(graph) = &model.graph else {
         return Ok(()); // tract's own error: "model proto does not contain a graph"
     };

@@ -4,14 +4,14 @@
 //! `scatter_elements_update.rs`, `scatter_grad.rs`) holds everything of one
 //! op family: its ONNX builders and inference-level op, its typed op, its
 //! NNEF form, and whether it pools its output. It declares itself in
-//! [`HOMES`]; the ONNX registration ([`register`]), the NNEF
-//! registry ([`crate::ops::nnef::registry`]) and the output pool
-//! ([`as_pooled`]) find the ops there and name none of them. What a home
-//! declares is an [`OpHome`] (`op_home`), so no home imports this module.
+//! `HOMES`; the ONNX registration (`register`), the NNEF
+//! registry (`crate::ops::nnef::registry`) and the output pool
+//! (`as_pooled`) find the ops there and name none of them. What a home
+//! declares is an `OpHome` (`op_home`), so no home imports this module.
 //!
-//! Beside the homes: the run path's machinery ([`run`]: checks, speed
+//! Beside the homes: the run path's machinery (`run`: checks, speed
 //! policy, check cache, output buffers, threads), the declutter rewrites
-//! ([`rewrite`]), the ops' values the homes run and the rewrites build
+//! (`rewrite`), the ops' values the homes run and the rewrites build
 //! (`scatter_ops`), the NNEF registry and its arguments (`nnef`,
 //! `nnef_args`), and the mapping of tract's types and dims to the
 //! kernels' (`types`, `shapes`). None of those names a home.
@@ -20,13 +20,13 @@ use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
 
 use crate::parse::Deviations;
-pub use op_home::OpHome;
+pub(crate) use op_home::OpHome;
 use run::output_pool::{OutputPool, PooledOp};
 
 /// Overrides tract's builders with those of every op home ([`HOMES`]).
 /// `deviations` decides what the builders do with known exporter
 /// deviations ([`crate::parse::deviation`]).
-pub fn register(reg: &mut OnnxOpRegister, deviations: Deviations) {
+pub(crate) fn register(reg: &mut OnnxOpRegister, deviations: Deviations) {
     for home in HOMES {
         (home.register_onnx)(reg, deviations);
     }
@@ -53,30 +53,28 @@ macro_rules! equal_as_kept_state {
     };
 }
 
-pub mod nnef;
-pub mod nnef_args;
-pub mod op_home;
-pub mod rewrite;
-pub mod run;
-pub mod scatter_elements;
-pub mod scatter_elements_update;
-pub mod scatter_grad;
-pub mod scatter_nd;
-pub mod scatter_ops;
-pub mod shapes;
-pub mod tensor_scatter;
-pub mod types;
+pub(crate) mod nnef;
+pub(crate) mod nnef_args;
+pub(crate) mod op_home;
+pub(crate) mod rewrite;
+pub(crate) mod run;
+pub(crate) mod scatter_elements;
+pub(crate) mod scatter_elements_update;
+pub(crate) mod scatter_grad;
+pub(crate) mod scatter_nd;
+pub(crate) mod scatter_ops;
+pub(crate) mod shapes;
+pub(crate) mod tensor_scatter;
+pub(crate) mod types;
 
-pub use crate::parse::onnx_types::OnnxElement;
-pub use scatter_elements::ScatterElements;
 pub use scatter_elements_update::ScatterElementsUpdate;
-pub use scatter_grad::{GradKind, ScatterGrad};
-pub use scatter_nd::ScatterNd;
+pub use scatter_grad::ScatterGrad;
+pub use scatter_ops::{ScatterElements, ScatterNd};
 pub use tensor_scatter::TensorScatter;
 
 /// Every home. Adding an op family: a row of `opset.rs`, its home, and a
 /// line here.
-pub const HOMES: &[OpHome] = &[
+pub(crate) const HOMES: &[OpHome] = &[
     scatter_elements::HOME,
     scatter_nd::HOME,
     tensor_scatter::HOME,
@@ -85,7 +83,7 @@ pub const HOMES: &[OpHome] = &[
 ];
 
 /// `op` as a [`PooledOp`] when a home's typed op pools its output.
-pub fn as_pooled(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
+pub(crate) fn as_pooled(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
     HOMES.iter().find_map(|home| (home.as_pooled)(op))
 }
 

@@ -9,19 +9,19 @@ use crate::ops::run::output_pool::PooledOp;
 use crate::parse::Deviations;
 
 /// One op family as the rest of the crate reaches it.
-pub struct OpHome {
+pub(crate) struct OpHome {
     /// Inserts the family's ONNX builders, for this deviation mode.
-    pub register_onnx: fn(&mut OnnxOpRegister, Deviations),
+    pub(crate) register_onnx: fn(&mut OnnxOpRegister, Deviations),
     /// Registers its NNEF primitive and dumper; `None`: no NNEF form
     /// (serializing such a node fails with tract's "no dumper" error).
-    pub register_nnef: Option<fn(&mut Registry)>,
+    pub(crate) register_nnef: Option<fn(&mut Registry)>,
     /// `op` as a [`PooledOp`] when it is this family's typed
     /// op and pools its output. tract finds an op by its concrete type
     /// only, so each home answers for its own.
-    pub as_pooled: fn(&dyn TypedOp) -> Option<&dyn PooledOp>,
+    pub(crate) as_pooled: fn(&dyn TypedOp) -> Option<&dyn PooledOp>,
 }
 
 /// `as_pooled` of a home that does not pool its output.
-pub fn never_pooled(_: &dyn TypedOp) -> Option<&dyn PooledOp> {
+pub(crate) fn never_pooled(_: &dyn TypedOp) -> Option<&dyn PooledOp> {
     None
 }

@@ -32,7 +32,7 @@ use crate::parse::site::NodeSite;
 use crate::parse::typing;
 
 /// This family as [`crate::ops::HOMES`] lists it.
-pub const HOME: OpHome = OpHome {
+pub(crate) const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: Some(register_nnef),
     as_pooled: output_pool::downcast_pooled::<ScatterElements>,
@@ -49,7 +49,7 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
     );
 }
 
-pub use crate::ops::scatter_ops::ScatterElements;
+pub(crate) use crate::ops::scatter_ops::ScatterElements;
 
 impl ScatterElements {
     /// Symbolic (TDim) data folds from the data value only: OpenVINO's
@@ -214,8 +214,8 @@ impl TypedOp for ScatterElements {
     }
 
     /// A transpose pair around the op folds away
-    /// ([`crate::ops::rewrite::transpose_fold`]); a broadcast row index makes it a
-    /// row scatter ([`crate::ops::rewrite::broadcast_rows`]). Empty indices write
+    /// (`crate::ops::rewrite::transpose_fold`); a broadcast row index makes it a
+    /// row scatter (`crate::ops::rewrite::broadcast_rows`). Empty indices write
     /// nothing: the op is the identity on data.
     fn declutter(
         &self,
@@ -262,7 +262,7 @@ impl TypedOp for ScatterElements {
         )))
     }
     /// Which axes of data, indices, updates and output are one axis
-    /// ([`axis_changes::elements_axes_mapping`]).
+    /// (`axis_changes::elements_axes_mapping`).
     fn axes_mapping(
         &self,
         inputs: &[&TypedFact],
@@ -276,7 +276,7 @@ impl TypedOp for ScatterElements {
     }
 
     /// A move of any wire moves all four, `axis` following it
-    /// ([`axis_changes::elements_change`]).
+    /// (`axis_changes::elements_change`).
     fn change_axes(
         &self,
         model: &TypedModel,
@@ -301,7 +301,7 @@ impl TypedOp for ScatterElements {
 // The ONNX builder and the inference-level op.
 
 /// The `Scatter` builder; `STRICT` refuses exporter deviations ([`Deviations`]).
-pub fn scatter<const STRICT: bool>(
+pub(crate) fn scatter<const STRICT: bool>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -309,7 +309,7 @@ pub fn scatter<const STRICT: bool>(
 }
 
 /// The `ScatterElements` builder; `STRICT` as for [`scatter`].
-pub fn scatter_elements<const STRICT: bool>(
+pub(crate) fn scatter_elements<const STRICT: bool>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -345,16 +345,16 @@ fn build(
 
 /// ScatterElements before typing: the axis may still be negative.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct InferScatterElements {
+pub(crate) struct InferScatterElements {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// ONNX's `axis` attribute as given (default 0), in `[-r, r - 1]`;
     /// checked against the data's rank at typing.
-    pub axis: i64,
+    pub(crate) axis: i64,
     /// The `reduction` attribute, already checked against the opset.
-    pub reduction: Reduction,
+    pub(crate) reduction: Reduction,
     /// As [`ScatterElements::onnx_element`].
-    pub onnx_element: OnnxElement,
+    pub(crate) onnx_element: OnnxElement,
 }
 
 impl typing::DataLikeScatter for InferScatterElements {
@@ -389,7 +389,7 @@ impl typing::DataLikeScatter for InferScatterElements {
 // The NNEF form.
 
 /// The NNEF primitive of [`ScatterElements`].
-pub const SCATTER_ELEMENTS: &str = "tract_onnx_scatter_elements";
+pub(crate) const SCATTER_ELEMENTS: &str = "tract_onnx_scatter_elements";
 
 /// Registers the NNEF primitive [`SCATTER_ELEMENTS`] and its dumper.
 fn register_nnef(registry: &mut Registry) {

@@ -25,7 +25,7 @@ use crate::parse::site::NodeSite;
 use crate::parse::typing;
 
 /// This family as [`crate::ops::HOMES`] lists it.
-pub const HOME: OpHome = OpHome {
+pub(crate) const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: Some(register_nnef),
     as_pooled: crate::ops::op_home::never_pooled,
@@ -43,17 +43,21 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterElementsUpdate {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// OpenVINO's `reduction`, as the kernels name it (`sum` is `Add`,
     /// `prod` is `Mul`).
-    pub reduction: UpdateReduction,
+    pub(crate) reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`: whether the data value at a written
     /// position is the reduction's first operand.
-    pub use_init_val: bool,
+    pub(crate) use_init_val: bool,
 }
 
 /// The value of an axis input: int32/int64, exactly one element.
-pub fn axis_value(site: &NodeSite, axis: &Tensor, symbols: &SymbolValues) -> TractResult<i64> {
+pub(crate) fn axis_value(
+    site: &NodeSite,
+    axis: &Tensor,
+    symbols: &SymbolValues,
+) -> TractResult<i64> {
     let dt = axis.datum_type();
     if !matches!(dt, DatumType::I32 | DatumType::I64 | DatumType::TDim) {
         bail!(site.error(format!(
@@ -76,7 +80,7 @@ pub fn axis_value(site: &NodeSite, axis: &Tensor, symbols: &SymbolValues) -> Tra
 
 impl ScatterElementsUpdate {
     /// The [`ScatterElements`] this op is for `axis` on data of rank `rank`.
-    pub fn with_axis(
+    pub(crate) fn with_axis(
         &self,
         axis: &Tensor,
         rank: usize,
@@ -263,7 +267,7 @@ fn check_openvino_reduction(
 /// `indices`, `updates`, `axis`; attributes `reduction` (OpenVINO's
 /// spelling: none, sum, prod, min, max, mean) and `use_init_val` (0 or 1,
 /// default 1). An error names the node, the attribute and its value.
-pub fn scatter_elements_update(
+pub(crate) fn scatter_elements_update(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -309,13 +313,13 @@ pub fn scatter_elements_update(
 
 /// ScatterElementsUpdate before typing: the axis is the fourth input.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct InferScatterElementsUpdate {
+pub(crate) struct InferScatterElementsUpdate {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// OpenVINO's `reduction`, as the kernels name it.
-    pub reduction: UpdateReduction,
+    pub(crate) reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`.
-    pub use_init_val: bool,
+    pub(crate) use_init_val: bool,
 }
 
 impl typing::DataLikeScatter for InferScatterElementsUpdate {
@@ -366,7 +370,7 @@ impl typing::DataLikeScatter for InferScatterElementsUpdate {
 
 /// The NNEF primitive of [`ScatterElementsUpdate`] (the axis as a tensor
 /// input, known at run time).
-pub const SCATTER_ELEMENTS_UPDATE: &str = "tract_onnx_scatter_elements_update";
+pub(crate) const SCATTER_ELEMENTS_UPDATE: &str = "tract_onnx_scatter_elements_update";
 
 /// Registers the NNEF primitive [`SCATTER_ELEMENTS_UPDATE`] and its dumper.
 fn register_nnef(registry: &mut Registry) {

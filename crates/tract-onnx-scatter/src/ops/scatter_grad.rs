@@ -6,13 +6,13 @@
 //! Inputs `(data, indices, updates, grad_output)`, outputs `(grad_data,
 //! grad_updates)`; attributes `axis` (ScatterElementsGrad only),
 //! `reduction`, `include_self`, `lda_coeff`. The semantics are the
-//! kernels' ([`scatter_kernels::grad`]); the contract is the "Gradient
-//! ops" table in docs/contract.md.
+//! kernels' (`scatter_kernels::scatter_elements_grad`, `scatter_nd_grad`);
+//! the contract is the "Gradient ops" table in docs/contract.md.
 
 use half::f16;
 use scatter_kernels::{
     BlockSort, ElementsPlan, Execution, GradCalc, GradElement, GradSpec, GradToken, NdPlan,
-    Reduction, ScatterError, grad,
+    Reduction, ScatterError,
 };
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -32,7 +32,7 @@ use crate::parse::site::NodeSite;
 
 /// Which forward op is differentiated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GradKind<Axis = usize> {
+pub(crate) enum GradKind<Axis = usize> {
     /// ScatterElements along `axis` (normalized in the typed op).
     Elements {
         /// The forward's `axis`: as written (`i64`) before typing,
@@ -44,7 +44,7 @@ pub enum GradKind<Axis = usize> {
 }
 
 /// This family as [`crate::ops::HOMES`] lists it.
-pub const HOME: OpHome = OpHome {
+pub(crate) const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: None,
     as_pooled: crate::ops::op_home::never_pooled,
@@ -60,7 +60,7 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 /// `(grad_data, grad_updates)` of the forward scatter (`kind`, with
 /// `spec`'s reduction and include_self) at `(data, indices, updates)`,
 /// given `grad_output`, both multiplied by `lda_coeff`
-/// ([`scatter_kernels::grad`]).
+/// ([`scatter_kernels::scatter_elements_grad`]).
 ///
 /// Contract (checked at build time as far as the facts allow, the rest at
 /// run time, always before the outputs are allocated): everything the
@@ -69,20 +69,20 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScatterGrad {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// The forward op differentiated, its axis normalized.
-    pub kind: GradKind,
+    pub(crate) kind: GradKind,
     /// The forward's reduction and `include_self`.
-    pub spec: GradSpec,
+    pub(crate) spec: GradSpec,
     /// The factor both gradients are multiplied by.
-    pub lda_coeff: LdaCoeff,
+    pub(crate) lda_coeff: LdaCoeff,
 }
 
 /// The `lda_coeff` attribute: finite (the builder refuses NaN and
 /// infinities), so comparing and hashing its bits is an equivalence, and
 /// the ops holding it derive both.
 #[derive(Debug, Clone, Copy)]
-pub struct LdaCoeff(pub f32);
+pub(crate) struct LdaCoeff(pub(crate) f32);
 
 impl PartialEq for LdaCoeff {
     fn eq(&self, other: &Self) -> bool {
@@ -188,7 +188,7 @@ impl ScatterGrad {
         check_float(site, data.datum_type)?;
         self.forward_facts(data, indices, updates)?;
         check_grad_output_type(site, data.datum_type, grad_output.datum_type)?;
-        grad::check_grad_output_shape(&sym_dims(data), &sym_dims(grad_output))
+        scatter_kernels::check_grad_output_shape(&sym_dims(data), &sym_dims(grad_output))
             .map_err(|e| site.scatter_error(e))?;
         Ok(())
     }
@@ -332,7 +332,7 @@ impl ScatterGrad {
     }
 
     fn check_grad_output_shape(&self, data: &Tensor, grad_output: &Tensor) -> TractResult<()> {
-        grad::check_grad_output_shape(data.shape(), grad_output.shape())
+        scatter_kernels::check_grad_output_shape(data.shape(), grad_output.shape())
             .map_err(|e| self.site.scatter_error(e))
     }
 }
@@ -381,12 +381,12 @@ impl TypedOp for ScatterGrad {
 // The ONNX builder and the inference-level op.
 
 /// The ONNX domain of the gradient ops.
-pub const TRAINING_DOMAIN: &str = "tract_onnx_scatter.training";
+pub(crate) const TRAINING_DOMAIN: &str = "tract_onnx_scatter.training";
 /// The version of [`TRAINING_DOMAIN`] this crate implements.
-pub const TRAINING_DOMAIN_VERSION: i64 = 1;
+pub(crate) const TRAINING_DOMAIN_VERSION: i64 = 1;
 
 /// The `ScatterElementsGrad` builder.
-pub fn scatter_elements_grad(
+pub(crate) fn scatter_elements_grad(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -394,7 +394,7 @@ pub fn scatter_elements_grad(
 }
 
 /// The `ScatterNDGrad` builder.
-pub fn scatter_nd_grad(
+pub(crate) fn scatter_nd_grad(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -471,16 +471,16 @@ fn check_domain_version(
 
 /// A gradient op before typing: the axis may still be negative.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct InferScatterGrad {
+pub(crate) struct InferScatterGrad {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// ScatterElementsGrad's axis as written (not yet normalized).
-    pub kind: GradKind<i64>,
+    pub(crate) kind: GradKind<i64>,
     /// The forward's reduction and `include_self`, as the attributes give
     /// them.
-    pub spec: GradSpec,
+    pub(crate) spec: GradSpec,
     /// The `lda_coeff` attribute.
-    pub lda_coeff: LdaCoeff,
+    pub(crate) lda_coeff: LdaCoeff,
 }
 
 impl Expansion for InferScatterGrad {

@@ -30,7 +30,7 @@ use crate::parse::site::NodeSite;
 use crate::parse::typing;
 
 /// This family as [`crate::ops::HOMES`] lists it.
-pub const HOME: OpHome = OpHome {
+pub(crate) const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: Some(register_nnef),
     as_pooled: output_pool::downcast_pooled::<ScatterNd>,
@@ -43,7 +43,7 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
     );
 }
 
-pub use crate::ops::scatter_ops::ScatterNd;
+pub(crate) use crate::ops::scatter_ops::ScatterNd;
 
 impl Op for ScatterNd {
     fn name(&self) -> StaticName {
@@ -183,9 +183,9 @@ impl TypedOp for ScatterNd {
     }
 
     /// A transpose and its inverse around the op fold into `layout`
-    /// ([`crate::ops::rewrite::transpose_fold`]). No index tuple writes nothing: the
+    /// (`crate::ops::rewrite::transpose_fold`). No index tuple writes nothing: the
     /// op is the identity on data. A constant block assignment becomes
-    /// Slice/Concat ([`crate::ops::rewrite::block_assignment`]).
+    /// Slice/Concat (`crate::ops::rewrite::block_assignment`).
     fn declutter(
         &self,
         model: &TypedModel,
@@ -228,7 +228,7 @@ impl TypedOp for ScatterNd {
         )))
     }
     /// Which axes of data, indices, updates and output are one axis
-    /// ([`axis_changes::nd_axes_mapping`]).
+    /// (`axis_changes::nd_axes_mapping`).
     fn axes_mapping(
         &self,
         inputs: &[&TypedFact],
@@ -238,7 +238,7 @@ impl TypedOp for ScatterNd {
     }
 
     /// The moves tract's `ChangeAxes` pass may bring through the op
-    /// ([`axis_changes::nd_change`]): slice axes with the updates, the rest
+    /// (`axis_changes::nd_change`): slice axes with the updates, the rest
     /// into `layout`.
     fn change_axes(
         &self,
@@ -266,7 +266,7 @@ impl TypedOp for ScatterNd {
 // The ONNX builder and the inference-level op.
 
 /// The builder; `STRICT` refuses exporter deviations ([`Deviations`]).
-pub fn scatter_nd<const STRICT: bool>(
+pub(crate) fn scatter_nd<const STRICT: bool>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -291,13 +291,13 @@ pub fn scatter_nd<const STRICT: bool>(
 
 /// ScatterND before typing.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct InferScatterNd {
+pub(crate) struct InferScatterNd {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// The `reduction` attribute, already checked against the opset.
-    pub reduction: Reduction,
+    pub(crate) reduction: Reduction,
     /// As [`ScatterNd::onnx_element`].
-    pub onnx_element: OnnxElement,
+    pub(crate) onnx_element: OnnxElement,
 }
 
 impl typing::DataLikeScatter for InferScatterNd {
@@ -328,7 +328,7 @@ impl typing::DataLikeScatter for InferScatterNd {
 // The NNEF form.
 
 /// The NNEF primitive of [`ScatterNd`].
-pub const SCATTER_ND: &str = "tract_onnx_scatter_nd";
+pub(crate) const SCATTER_ND: &str = "tract_onnx_scatter_nd";
 
 /// Registers the NNEF primitive [`SCATTER_ND`] and its dumper.
 fn register_nnef(registry: &mut Registry) {

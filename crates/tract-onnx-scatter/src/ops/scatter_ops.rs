@@ -24,32 +24,32 @@ use crate::parse::site::NodeSite;
 pub struct ScatterNd {
     /// The node it was built from (a ScatterND, or a ScatterElements a
     /// rewrite turned into one), named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// How an update combines with the value at its destination.
-    pub reduction: Reduction,
+    pub(crate) reduction: Reduction,
     /// `Some(perm)`: the data input is stored untransposed, the scatter
     /// applies to `transpose(data, perm)` (shapes, indices and messages are
     /// in that view) and the output keeps data's stored layout, i.e. the
     /// op is `Transpose(perm) → ScatterND → inverse Transpose` without the
     /// transposes ([`crate::ops::rewrite::transpose_fold`]). `None`: plain ScatterND.
-    pub layout: Option<TVec<usize>>,
+    pub(crate) layout: Option<TVec<usize>>,
     /// The ONNX element type data and updates hold, when tract has none
     /// of its own for it (bfloat16, complex).
-    pub onnx_element: OnnxElement,
+    pub(crate) onnx_element: OnnxElement,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::run::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
-    pub output_pool: Option<OutputPool>,
+    pub(crate) output_pool: Option<OutputPool>,
     /// The last check (and sort by destination block) of indices that
     /// may come back ([`crate::ops::run::check_cache`]): an execution detail,
     /// shared by clones of one layout, ignored by equality.
-    pub check_cache: NdCheckCache,
+    pub(crate) check_cache: NdCheckCache,
 }
 
 impl ScatterNd {
     /// A plain ONNX ScatterND.
-    pub fn onnx(site: NodeSite, reduction: Reduction) -> ScatterNd {
+    pub(crate) fn onnx(site: NodeSite, reduction: Reduction) -> ScatterNd {
         ScatterNd {
             site,
             reduction,
@@ -62,7 +62,7 @@ impl ScatterNd {
 
     /// The same op on another `layout`, with a cache of its own: a check
     /// is of the plan of one layout.
-    pub fn with_layout(&self, layout: Option<TVec<usize>>) -> ScatterNd {
+    pub(crate) fn with_layout(&self, layout: Option<TVec<usize>>) -> ScatterNd {
         ScatterNd {
             layout,
             check_cache: NdCheckCache::default(),
@@ -84,32 +84,32 @@ impl ScatterNd {
 pub struct ScatterElements {
     /// The node it was built from (Scatter, ScatterElements, or a
     /// ScatterElementsUpdate with a constant axis), named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// Normalized: `0 <= axis < rank`.
-    pub axis: usize,
+    pub(crate) axis: usize,
     /// How an update combines with the value at its destination (an ONNX
     /// reduction; `Mean` only for a ScatterElementsUpdate).
-    pub reduction: UpdateReduction,
+    pub(crate) reduction: UpdateReduction,
     /// OpenVINO's `use_init_val`; always true for ONNX ops.
-    pub use_init_val: bool,
+    pub(crate) use_init_val: bool,
     /// The ONNX element type data and updates hold, when tract has none
     /// of its own for it (bfloat16, complex).
-    pub onnx_element: OnnxElement,
+    pub(crate) onnx_element: OnnxElement,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::run::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
-    pub output_pool: Option<OutputPool>,
+    pub(crate) output_pool: Option<OutputPool>,
     /// The last check of indices that may come back
     /// ([`crate::ops::run::check_cache`]): an execution detail, shared by
     /// clones of one axis, ignored by equality.
-    pub check_cache: ElementsCheckCache,
+    pub(crate) check_cache: ElementsCheckCache,
 }
 
 impl ScatterElements {
     /// The op of an ONNX Scatter or ScatterElements node (`use_init_val`
     /// true), along the normalized `axis`, without pool or kept check.
-    pub fn onnx(site: NodeSite, axis: usize, reduction: Reduction) -> ScatterElements {
+    pub(crate) fn onnx(site: NodeSite, axis: usize, reduction: Reduction) -> ScatterElements {
         ScatterElements {
             site,
             axis,
@@ -121,9 +121,16 @@ impl ScatterElements {
         }
     }
 
+    /// The data axis the indices index, normalized (`0 <= axis < rank`):
+    /// public so a caller that finds the op in a model can bound random
+    /// indices by that axis (`tract-scatter run`).
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
     /// The same op along another `axis`, with a cache of its own: a check
     /// is of the plan of one axis.
-    pub fn with_axis(&self, axis: usize) -> ScatterElements {
+    pub(crate) fn with_axis(&self, axis: usize) -> ScatterElements {
         ScatterElements {
             axis,
             check_cache: ElementsCheckCache::default(),

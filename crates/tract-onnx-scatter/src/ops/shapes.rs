@@ -9,17 +9,17 @@ use scatter_kernels::FactDim;
 use tract_core::internal::*;
 
 /// Concrete shapes of all `facts`, when every one is concrete.
-pub fn all_concrete<'a>(facts: &[&'a TypedFact]) -> Option<Vec<&'a [usize]>> {
+pub(crate) fn all_concrete<'a>(facts: &[&'a TypedFact]) -> Option<Vec<&'a [usize]>> {
     facts.iter().map(|f| f.shape.as_concrete()).collect()
 }
 
 /// One of tract's dims as the kernels' rules see it: known when it is a
 /// number, shown as tract shows it (`N`, `2*N`, `3`).
 #[derive(Debug, Clone, Copy)]
-pub struct SymDim<'a>(pub &'a TDim);
+pub(crate) struct SymDim<'a>(pub(crate) &'a TDim);
 
 /// The dims of `fact`'s shape, for the kernels' rules.
-pub fn sym_dims(fact: &TypedFact) -> TVec<SymDim<'_>> {
+pub(crate) fn sym_dims(fact: &TypedFact) -> TVec<SymDim<'_>> {
     fact.shape.iter().map(SymDim).collect()
 }
 

@@ -25,7 +25,7 @@ use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
 
 /// This family as [`crate::ops::HOMES`] lists it.
-pub const HOME: OpHome = OpHome {
+pub(crate) const HOME: OpHome = OpHome {
     register_onnx,
     register_nnef: Some(register_nnef),
     as_pooled: output_pool::downcast_pooled::<TensorScatter>,
@@ -54,17 +54,17 @@ fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorScatter {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// Normalized: `1 <= axis < rank`.
-    pub axis: usize,
+    pub(crate) axis: usize,
     /// Where a write past the end of `axis` goes: an error (`linear`) or
     /// around (`circular`).
-    pub mode: TensorScatterMode,
+    pub(crate) mode: TensorScatterMode,
     /// Set at codegen when the output is a model output and nothing else:
     /// where the output buffer comes from when data is shared
     /// ([`crate::ops::run::output_pool`]). An execution detail: `None` until
     /// codegen, not serialized, ignored by equality.
-    pub output_pool: Option<OutputPool>,
+    pub(crate) output_pool: Option<OutputPool>,
 }
 
 /// Element types `T` of `dt` accepted for past_cache and update.
@@ -216,7 +216,7 @@ impl EvalOp for TensorScatter {
 
 /// `axis` as a position in `[1, rank - 1]`, or the kernels' "rank"/"axis"
 /// error for this node.
-pub fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
+pub(crate) fn axis_position(site: &NodeSite, axis: i64, rank: usize) -> TractResult<usize> {
     scatter_kernels::tensor_scatter_axis(axis, rank).map_err(|e| site.scatter_error(e))
 }
 
@@ -263,7 +263,7 @@ impl TypedOp for TensorScatter {
 /// `update`, optional `write_indices`; attributes `axis` (default -2) and
 /// `mode` (`linear`, the default, or `circular`). An error names the node,
 /// the attribute and its value.
-pub fn tensor_scatter(
+pub(crate) fn tensor_scatter(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -291,14 +291,14 @@ pub fn tensor_scatter(
 
 /// TensorScatter before typing: the axis may still be negative.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct InferTensorScatter {
+pub(crate) struct InferTensorScatter {
     /// The node it was built from, named by every error.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
     /// ONNX's `axis` attribute as given (default -2), in `[-r, r - 1]` and
     /// not the batch axis; checked against the rank at typing.
-    pub axis: i64,
+    pub(crate) axis: i64,
     /// The `mode` attribute.
-    pub mode: TensorScatterMode,
+    pub(crate) mode: TensorScatterMode,
 }
 
 impl Expansion for InferTensorScatter {
@@ -352,7 +352,7 @@ impl Expansion for InferTensorScatter {
 // The NNEF form.
 
 /// The NNEF primitive of [`TensorScatter`].
-pub const TENSOR_SCATTER: &str = "tract_onnx_tensor_scatter";
+pub(crate) const TENSOR_SCATTER: &str = "tract_onnx_tensor_scatter";
 
 /// Registers the NNEF primitive [`TENSOR_SCATTER`] and its dumper.
 fn register_nnef(registry: &mut Registry) {

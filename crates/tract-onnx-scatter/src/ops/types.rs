@@ -7,7 +7,7 @@ use tract_core::internal::*;
 use crate::parse::site::NodeSite;
 
 /// Element types the scatter ops hold, in the order messages list them.
-pub const SUPPORTED: &str = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float, double, string";
+pub(crate) const SUPPORTED: &str = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float, double, string";
 
 /// Runs `$body` with `$T` bound to the kernel element type of `$dt`; TDim
 /// (tract's symbolic integers) runs `$tdim`; anything else is a type error.
@@ -112,7 +112,7 @@ macro_rules! apply_as_onnx_element {
 }
 pub(crate) use apply_as_onnx_element;
 
-pub use crate::parse::typing::onnx_type;
+pub(crate) use crate::parse::typing::onnx_type;
 
 /// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
 /// int64 slice (the tensor has been through
@@ -136,7 +136,7 @@ pub(crate) use with_index_slice;
 
 /// The "type" error for `input` of element type `dt`, which no scatter op
 /// holds: names the node, the input, the type and the supported ones.
-pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error {
+pub(crate) fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error {
     site.error(format!(
         "type: {input} has element type {}, which scatter ops do not hold (supported: {SUPPORTED})",
         onnx_type(dt)
@@ -144,7 +144,7 @@ pub fn unsupported(site: &NodeSite, input: &str, dt: DatumType) -> anyhow::Error
 }
 
 /// How a TDim destination combines with an update.
-pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
+pub(crate) fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
     match reduction {
         Reduction::None => |acc, u| acc.clone_from(u),
         Reduction::Add => |acc, u| *acc += u,
@@ -156,7 +156,7 @@ pub fn tdim_combiner(reduction: Reduction) -> fn(&mut TDim, &TDim) {
 
 /// The elements of `t` as `&[T]`; `Err` when `t` is not in plain memory or
 /// does not hold `T`s.
-pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
+pub(crate) fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
     t.try_as_plain_ram()?.as_slice::<T>()
 }
 
@@ -164,7 +164,7 @@ pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
 /// values, seen as [`Bfloat16InFloat32`] elements: the kernels' bfloat16
 /// arithmetic rounds after every update, as ONNX does on bfloat16 data,
 /// in place.
-pub fn apply_in_bfloat16(
+pub(crate) fn apply_in_bfloat16(
     site: &NodeSite,
     data: &mut [f32],
     updates: &Tensor,
@@ -179,7 +179,7 @@ pub fn apply_in_bfloat16(
 
 /// Runs `apply` on `data` and `updates`, float tensors of parts `P`
 /// holding complex values, seen as [`ComplexParts`] elements, in place.
-pub fn apply_in_complex<P: ComplexPart + Datum>(
+pub(crate) fn apply_in_complex<P: ComplexPart + Datum>(
     site: &NodeSite,
     data: &mut [P],
     updates: &Tensor,

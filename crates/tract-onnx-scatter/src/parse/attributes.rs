@@ -26,14 +26,14 @@ fn node_name(node: &NodeProto) -> String {
 
 /// A node whose op exists at the model's opset and carries only attributes
 /// its version defines.
-pub struct CheckedNode<'a> {
+pub(crate) struct CheckedNode<'a> {
     /// The ONNX node as the model holds it.
-    pub node: &'a NodeProto,
+    pub(crate) node: &'a NodeProto,
     /// The version the node is built with: the one its opset declares, or,
     /// for an exporter deviation accepted, the later one that allows it.
-    pub version: OpVersion,
+    pub(crate) version: OpVersion,
     /// Where the node sits, for every error of the op built from it.
-    pub site: NodeSite,
+    pub(crate) site: NodeSite,
 }
 
 impl<'a> CheckedNode<'a> {
@@ -43,7 +43,7 @@ impl<'a> CheckedNode<'a> {
     /// version introduced) is built with that version's semantics and one
     /// warning (see [`crate::parse::deviation`]); with `Refuse`, it is the
     /// error the declared version gives.
-    pub fn new(
+    pub(crate) fn new(
         op: ScatterOp,
         ctx: &ParsingContext,
         node: &'a NodeProto,
@@ -88,7 +88,7 @@ impl<'a> CheckedNode<'a> {
 
     /// Requires exactly the given inputs (`optional` trailing ones may be
     /// absent or empty).
-    pub fn expect_inputs(&self, required: &[&str], optional: &[&str]) -> TractResult<usize> {
+    pub(crate) fn expect_inputs(&self, required: &[&str], optional: &[&str]) -> TractResult<usize> {
         let given = self
             .node
             .input
@@ -121,7 +121,7 @@ impl<'a> CheckedNode<'a> {
 
     /// The ONNX element type the loader marked the node with
     /// ([`ONNX_ELEM_TYPE`]); [`OnnxElement::Native`] when unmarked.
-    pub fn onnx_element(&self) -> TractResult<OnnxElement> {
+    pub(crate) fn onnx_element(&self) -> TractResult<OnnxElement> {
         let Some(attr) = self.attr(ONNX_ELEM_TYPE) else {
             return Ok(OnnxElement::Native);
         };
@@ -140,7 +140,7 @@ impl<'a> CheckedNode<'a> {
     }
 
     /// An `INT` attribute.
-    pub fn int(&self, name: &str) -> TractResult<Option<i64>> {
+    pub(crate) fn int(&self, name: &str) -> TractResult<Option<i64>> {
         let Some(attr) = self.attr(name) else {
             return Ok(None);
         };
@@ -155,7 +155,7 @@ impl<'a> CheckedNode<'a> {
     }
 
     /// A `FLOAT` attribute.
-    pub fn float(&self, name: &str) -> TractResult<Option<f32>> {
+    pub(crate) fn float(&self, name: &str) -> TractResult<Option<f32>> {
         let Some(attr) = self.attr(name) else {
             return Ok(None);
         };
@@ -170,7 +170,7 @@ impl<'a> CheckedNode<'a> {
     }
 
     /// A `STRING` attribute, as UTF-8.
-    pub fn string(&self, name: &str) -> TractResult<Option<String>> {
+    pub(crate) fn string(&self, name: &str) -> TractResult<Option<String>> {
         let Some(attr) = self.attr(name) else {
             return Ok(None);
         };
@@ -192,13 +192,13 @@ impl<'a> CheckedNode<'a> {
     /// The `reduction` attribute of an ONNX op (ScatterElements,
     /// ScatterND, the ScatterND gradient), checked against the version's
     /// list.
-    pub fn onnx_reduction(&self) -> TractResult<Reduction> {
+    pub(crate) fn onnx_reduction(&self) -> TractResult<Reduction> {
         self.reduction(Reduction::None, Reduction::from_onnx)
     }
 
     /// The `reduction` attribute of the ScatterElements gradient, which
     /// also has `mean`, checked against the version's list.
-    pub fn update_reduction(&self) -> TractResult<UpdateReduction> {
+    pub(crate) fn update_reduction(&self) -> TractResult<UpdateReduction> {
         self.reduction(UpdateReduction::NONE, UpdateReduction::from_name)
     }
 
@@ -229,7 +229,7 @@ impl<'a> CheckedNode<'a> {
 /// complex128 from [`crate::load::complex`]). Not an ONNX attribute: no
 /// op version lists it, and [`CheckedNode`] reads it apart from the op's
 /// own.
-pub const ONNX_ELEM_TYPE: &str = "tract_onnx_scatter.elem_type";
+pub(crate) const ONNX_ELEM_TYPE: &str = "tract_onnx_scatter.elem_type";
 
 /// Why `version` refuses `node` as written (an attribute it does not define,
 /// a reduction value it does not allow), in the words of the error.

@@ -28,7 +28,7 @@ pub enum Deviations {
 
 impl Deviations {
     /// `Refuse` when `strict`: the builders' const parameter as a mode.
-    pub const fn strict_if(strict: bool) -> Deviations {
+    pub(crate) const fn strict_if(strict: bool) -> Deviations {
         if strict {
             Deviations::Refuse
         } else {
@@ -38,7 +38,7 @@ impl Deviations {
 
     /// The builder for this mode: `strict` (the const parameter `true`)
     /// for `Refuse`, `lenient` for `Accept`.
-    pub fn pick<B>(self, strict: B, lenient: B) -> B {
+    pub(crate) fn pick<B>(self, strict: B, lenient: B) -> B {
         match self {
             Deviations::Refuse => strict,
             Deviations::Accept => lenient,
@@ -49,7 +49,12 @@ impl Deviations {
 /// The warning logged for a node accepted as a deviation: names the node,
 /// its opset, what its declared version refuses and the version whose
 /// semantics are used.
-pub fn message(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal: &str) -> String {
+pub(crate) fn message(
+    site: &NodeSite,
+    declared: &OpVersion,
+    used: &OpVersion,
+    refusal: &str,
+) -> String {
     format!(
         "{site}: exporter deviation accepted: {refusal}. Loaded with the semantics of {} \
          (the model declares {}); tract_onnx_scatter::onnx_strict() refuses this node",
@@ -59,6 +64,6 @@ pub fn message(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal:
 }
 
 /// Logs [`message`] once, through `log::warn!`.
-pub fn warn(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal: &str) {
+pub(crate) fn warn(site: &NodeSite, declared: &OpVersion, used: &OpVersion, refusal: &str) {
     log::warn!("{}", message(site, declared, used, refusal));
 }

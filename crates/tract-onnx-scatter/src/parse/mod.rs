@@ -10,11 +10,11 @@
 //! builders themselves live in their op's home (`crate::ops`), which
 //! registers them (`crate::ops::register`).
 
-pub mod attributes;
-pub mod deviation;
+pub(crate) mod attributes;
+pub(crate) mod deviation;
 pub mod onnx_types;
 pub mod opset;
 pub mod site;
-pub mod typing;
+pub(crate) mod typing;
 
 pub use deviation::Deviations;

@@ -1,6 +1,6 @@
 //! The ONNX element types tract lacks: tensors of them to and from the
 //! float tensors a model loaded through [`crate::onnx()`] takes and
-//! returns, and [`OnnxElement`], the type a scatter's float data hold.
+//! returns, and `OnnxElement`, the type a scatter's float data hold.
 //!
 //! | ONNX type | what the model takes and returns | to it | from it |
 //! |---|---|---|---|
@@ -83,7 +83,7 @@ pub fn complex_values<T: ComplexPart + Datum>(t: &Tensor) -> TractResult<ArrayD<
 /// has no type of its own for it and the loader ([`crate::load`]) gave
 /// the model a float tensor instead.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum OnnxElement {
+pub(crate) enum OnnxElement {
     /// The tensor's own type.
     #[default]
     Native,
@@ -99,7 +99,7 @@ pub enum OnnxElement {
 
 impl OnnxElement {
     /// The name the NNEF form gives it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OnnxElement::Native => "native",
             OnnxElement::Bfloat16 => "bfloat16",
@@ -108,7 +108,7 @@ impl OnnxElement {
     }
 
     /// The value [`OnnxElement::as_str`] names.
-    pub fn from_name(name: &str) -> Option<OnnxElement> {
+    pub(crate) fn from_name(name: &str) -> Option<OnnxElement> {
         [
             OnnxElement::Native,
             OnnxElement::Bfloat16,
@@ -120,7 +120,7 @@ impl OnnxElement {
 
     /// The rank of the tensor a tensor of `rank` holds: one less for
     /// complex values (the pair axis).
-    pub fn rank(self, rank: usize) -> usize {
+    pub(crate) fn rank(self, rank: usize) -> usize {
         match self {
             OnnxElement::Complex => rank.saturating_sub(1),
             _ => rank,
@@ -128,7 +128,7 @@ impl OnnxElement {
     }
 
     /// The bytes of one element of this type held in data of type `dt`.
-    pub fn size_of(self, dt: DatumType) -> usize {
+    pub(crate) fn size_of(self, dt: DatumType) -> usize {
         match self {
             OnnxElement::Complex => dt.size_of().saturating_mul(2),
             _ => dt.size_of(),
@@ -136,7 +136,7 @@ impl OnnxElement {
     }
 
     /// The shapes of the tensors `data` and `updates` hold ([`Self::shape`]).
-    pub fn data_and_updates_shapes<'s, D: FactDim + std::fmt::Display>(
+    pub(crate) fn data_and_updates_shapes<'s, D: FactDim + std::fmt::Display>(
         self,
         site: &NodeSite,
         data: &'s [D],
@@ -151,7 +151,7 @@ impl OnnxElement {
     /// The shape of the tensor `input` of `shape` holds: without the pair
     /// axis for complex values. A complex input whose last dim is known
     /// and not 2 is an error naming it.
-    pub fn shape<'s, D: FactDim + std::fmt::Display>(
+    pub(crate) fn shape<'s, D: FactDim + std::fmt::Display>(
         self,
         site: &NodeSite,
         input: &str,

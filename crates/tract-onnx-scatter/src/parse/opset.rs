@@ -84,7 +84,7 @@ pub const NEWEST_OPSET: i64 = 24;
 
 /// The versions of `version.op` after `version`, oldest first (each
 /// `since` once).
-pub fn later_versions(version: &OpVersion) -> impl Iterator<Item = OpVersion> + '_ {
+pub(crate) fn later_versions(version: &OpVersion) -> impl Iterator<Item = OpVersion> + '_ {
     (version.since + 1..=NEWEST_OPSET)
         .filter_map(move |opset| op_version(version.op, opset).ok())
         .filter(move |v| v.since > version.since)
@@ -98,13 +98,13 @@ pub fn later_versions(version: &OpVersion) -> impl Iterator<Item = OpVersion> + 
 
 impl OpVersion {
     /// `Op-since`, e.g. `ScatterElements-16`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{}-{}", self.op.onnx_name(), self.since)
     }
 
     /// The defined attributes, comma-separated, or `no attributes`: what an
     /// error says the version allows.
-    pub fn allowed_attributes(&self) -> String {
+    pub(crate) fn allowed_attributes(&self) -> String {
         if self.attributes.is_empty() {
             "no attributes".into()
         } else {
@@ -115,7 +115,7 @@ impl OpVersion {
     /// The allowed reductions in their ONNX spelling, comma-separated (empty
     /// when [`Self::reductions`] is): what an error says the version
     /// allows.
-    pub fn allowed_reductions(&self) -> String {
+    pub(crate) fn allowed_reductions(&self) -> String {
         self.reductions
             .iter()
             .map(|r| r.as_str())

@@ -40,7 +40,7 @@ impl ScatterOp {
 
     /// Ops outside the default domain: the model's default-domain opset
     /// does not govern them (and messages do not show it).
-    pub fn is_custom(self) -> bool {
+    pub(crate) fn is_custom(self) -> bool {
         matches!(
             self,
             ScatterOp::ScatterElementsUpdate
@@ -67,12 +67,12 @@ pub struct NodeSite {
     pub opset: Option<i64>,
     /// Where the positions a kernel error reports are in the node's own
     /// inputs.
-    pub positions: IndexPositions,
+    pub(crate) positions: IndexPositions,
 }
 
 /// How an index position a kernel reports maps back to the user's input.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum IndexPositions {
+pub(crate) enum IndexPositions {
     /// As the kernel reports them.
     #[default]
     AsGiven,
@@ -88,7 +88,7 @@ pub enum IndexPositions {
 
 impl IndexPositions {
     /// `error` with its index position in the user's terms.
-    pub fn map(self, error: ScatterError) -> ScatterError {
+    pub(crate) fn map(self, error: ScatterError) -> ScatterError {
         match (self, error) {
             (
                 IndexPositions::BroadcastRows { data_rank },
@@ -116,7 +116,7 @@ impl IndexPositions {
 
 impl NodeSite {
     /// The site of node `node` of `op`; `opset` as [`Self::opset`] says.
-    pub fn new(op: ScatterOp, node: impl Into<String>, opset: Option<i64>) -> NodeSite {
+    pub(crate) fn new(op: ScatterOp, node: impl Into<String>, opset: Option<i64>) -> NodeSite {
         NodeSite {
             op,
             node: node.into(),
@@ -126,7 +126,7 @@ impl NodeSite {
     }
 
     /// `reason`, prefixed with this site.
-    pub fn error(&self, reason: impl fmt::Display) -> anyhow::Error {
+    pub(crate) fn error(&self, reason: impl fmt::Display) -> anyhow::Error {
         anyhow::anyhow!("{self}: {reason}")
     }
 }
@@ -136,7 +136,7 @@ impl NodeSite {
     /// [`Self::positions`]): a [`NodeError`], which a
     /// caller finds with `err.downcast_ref::<NodeError>()` through tract's
     /// context layers.
-    pub fn scatter_error(&self, error: ScatterError) -> anyhow::Error {
+    pub(crate) fn scatter_error(&self, error: ScatterError) -> anyhow::Error {
         anyhow::Error::new(NodeError {
             site: self.clone(),
             error: self.positions.map(error),
@@ -151,17 +151,23 @@ impl NodeSite {
 /// (opset 13): indices[0, 1] = 7 is out of bounds ...`), a single link of
 /// the error chain: the `ScatterError` is a field, not a `source`.
 ///
-/// ```
-/// # use tract_onnx_scatter::site::{NodeError, NodeSite};
-/// # use tract_onnx_scatter::opset::ScatterOp;
-/// # use tract_onnx_scatter::scatter_kernels::{Input, ScatterError};
-/// let site = NodeSite::new(ScatterOp::ScatterNd, "x", Some(13));
-/// let error = ScatterError::TooLarge { input: Input::Data, shape: vec![usize::MAX, 2] };
-/// let err = site.scatter_error(error.clone()).context("Evaluating #3 \"x\"");
-/// let node_error = err.downcast_ref::<NodeError>().unwrap();
-/// assert_eq!(node_error.site.node, "x");
-/// assert_eq!(node_error.error, error);
-/// assert!(format!("{err:#}").starts_with("Evaluating #3 \"x\": ScatterND node 'x' (opset 13): "));
+/// A caller finds it in the error a run returns:
+///
+/// ```no_run
+/// use tract_onnx_scatter::site::NodeError;
+/// use tract_onnx_scatter::tract_onnx::prelude::*;
+///
+/// let plan = tract_onnx_scatter::onnx()
+///     .model_for_path("model.onnx")?
+///     .into_optimized()?
+///     .into_runnable()?;
+/// # let inputs: TVec<TValue> = tvec![];
+/// if let Err(err) = plan.run(inputs) {
+///     if let Some(refusal) = err.downcast_ref::<NodeError>() {
+///         eprintln!("node {}: {}", refusal.site.node, refusal.error);
+///     }
+/// }
+/// # Ok::<(), anyhow::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeError {
@@ -186,5 +192,30 @@ impl fmt::Display for NodeSite {
             write!(f, " (opset {opset})")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scatter_kernels::Input;
+
+    #[test]
+    fn a_node_error_is_one_link_of_the_chain_and_found_by_downcasting() {
+        let site = NodeSite::new(ScatterOp::ScatterNd, "x", Some(13));
+        let error = ScatterError::TooLarge {
+            input: Input::Data,
+            shape: vec![usize::MAX, 2],
+        };
+        let err = site
+            .scatter_error(error.clone())
+            .context("Evaluating #3 \"x\"");
+        let node_error = err.downcast_ref::<NodeError>().unwrap();
+        assert_eq!(node_error.site.node, "x");
+        assert_eq!(node_error.error, error);
+        assert!(
+            format!("{err:#}").starts_with("Evaluating #3 \"x\": ScatterND node 'x' (opset 13): "),
+            "{err:#}"
+        );
     }
 }

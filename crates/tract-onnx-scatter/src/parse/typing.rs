@@ -8,7 +8,7 @@ use crate::parse::site::NodeSite;
 /// The output element type for data of type `data` and updates of type
 /// `updates`: they must be equal, except that int64 meets TDim (tract's
 /// symbolic int64 for shape arithmetic), which stays TDim.
-pub fn unified_type(
+pub(crate) fn unified_type(
     site: &NodeSite,
     data: DatumType,
     updates: DatumType,
@@ -23,7 +23,7 @@ pub fn unified_type(
 }
 
 /// Rules: output fact = data's shape; output type = [`unified_type`].
-pub fn data_like_output<'r, 'p: 'r>(
+pub(crate) fn data_like_output<'r, 'p: 'r>(
     s: &mut Solver<'r>,
     site: &'p NodeSite,
     data: &'p TensorProxy,
@@ -38,7 +38,7 @@ pub fn data_like_output<'r, 'p: 'r>(
 
 /// Casts whichever of data/updates is int64 to TDim when the other is TDim;
 /// returns the (data, updates) wires to use.
-pub fn wire_unified(
+pub(crate) fn wire_unified(
     prefix: &str,
     site: &NodeSite,
     model: &mut TypedModel,
@@ -61,7 +61,7 @@ pub fn wire_unified(
 /// A scatter whose output is typed like its data, read from inputs
 /// `(data, indices, updates, ..)`: what differs between them before
 /// typing. [`DataLike`] is the one inference form they share.
-pub trait DataLikeScatter: std::fmt::Debug + Clone + Send + Sync + 'static {
+pub(crate) trait DataLikeScatter: std::fmt::Debug + Clone + Send + Sync + 'static {
     /// How many inputs the node takes.
     const INPUTS: usize;
 
@@ -85,7 +85,7 @@ pub trait DataLikeScatter: std::fmt::Debug + Clone + Send + Sync + 'static {
 /// output like data ([`data_like_output`]) and unifies data and updates
 /// before the typed op is wired.
 #[derive(Debug, Clone)]
-pub struct DataLike<S>(pub S);
+pub(crate) struct DataLike<S>(pub(crate) S);
 
 impl<S: DataLikeScatter> Expansion for DataLike<S> {
     fn name(&self) -> StaticName {
@@ -123,7 +123,7 @@ impl<S: DataLikeScatter> Expansion for DataLike<S> {
 
 /// The ONNX name of a tract element type, for messages (TDim is tract's
 /// symbolic int64).
-pub fn onnx_type(dt: DatumType) -> String {
+pub(crate) fn onnx_type(dt: DatumType) -> String {
     match dt {
         DatumType::Bool => "bool".into(),
         DatumType::I8 => "int8".into(),

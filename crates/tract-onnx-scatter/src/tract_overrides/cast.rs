@@ -32,7 +32,7 @@ use tract_onnx::pb::NodeProto;
 use super::run_symbols::{BindRunSymbols, wire_after};
 
 /// The builder registered for `Cast`.
-pub fn cast(
+pub(crate) fn cast(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -41,7 +41,7 @@ pub fn cast(
 }
 
 /// The builder registered for `CastLike`.
-pub fn cast_like(
+pub(crate) fn cast_like(
     _ctx: &ParsingContext,
     _node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -51,9 +51,9 @@ pub fn cast_like(
 /// `Cast` to `to`, or `CastLike` (to the type of input 1) when `to` is
 /// `None`. The table in the module documentation is its contract.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct OnnxCast {
+pub(crate) struct OnnxCast {
     /// `Cast`'s `to` attribute as tract reads it; `None` for `CastLike`.
-    pub to: Option<DatumType>,
+    pub(crate) to: Option<DatumType>,
 }
 
 /// What the output type depends on.
@@ -223,10 +223,10 @@ impl Expansion for OnnxCast {
 /// toward zero, and `i64::MIN` for NaN, ±inf and values outside the int64
 /// range (the conversion instruction's "indefinite integer").
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct FloatToInt64;
+pub(crate) struct FloatToInt64;
 
 /// `x` truncated to int64, `i64::MIN` where it has no int64 value.
-pub fn float_to_int64(x: f64) -> i64 {
+pub(crate) fn float_to_int64(x: f64) -> i64 {
     // 2^63 is exactly representable; every float below it and at or above
     // -2^63 truncates into range. NaN fails both comparisons.
     const BOUND: f64 = 9_223_372_036_854_775_808.0;

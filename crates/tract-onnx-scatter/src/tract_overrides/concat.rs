@@ -21,7 +21,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 /// The builder registered for `Concat`.
-pub fn concat(
+pub(crate) fn concat(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -37,7 +37,7 @@ pub fn concat(
 
 /// `Concat` with tract's rules and an exact int-to-TDim promotion.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct ExactConcat {
+pub(crate) struct ExactConcat {
     axis: i64,
     /// tract's Concat, whose rules are used as they are.
     stock: Concat,

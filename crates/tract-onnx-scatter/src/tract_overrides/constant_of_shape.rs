@@ -27,7 +27,7 @@ use super::retyped::{Retyped, Typing};
 use super::run_symbols::run_values;
 
 /// The builder registered for `ConstantOfShape`.
-pub fn constant_of_shape(
+pub(crate) fn constant_of_shape(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -46,7 +46,7 @@ pub fn constant_of_shape(
 }
 
 /// The `value` attribute as a scalar; ONNX's float32 zero when absent.
-pub fn fill_value(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Arc<Tensor>> {
+pub(crate) fn fill_value(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Arc<Tensor>> {
     let Some(value) = node.get_attr_opt("value")? else {
         return Ok(rctensor0(0.0f32));
     };
@@ -64,7 +64,7 @@ pub fn fill_value(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Arc<Ten
 /// Typing of `ConstantOfShape`: what tract wires for a shape known at load, else
 /// a [`RunTimeConstantOfShape`] whose dims are fresh symbols.
 #[derive(Debug, Clone)]
-pub struct DataDependentShape {
+pub(crate) struct DataDependentShape {
     value: Arc<Tensor>,
     symbols: SymbolScope,
     prefix: String,
@@ -147,10 +147,10 @@ impl Typing for DataDependentShape {
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct RunTimeConstantOfShape {
     /// The fill value, a scalar ([`fill_value`]): its type is the output's.
-    pub value: Arc<Tensor>,
+    pub(crate) value: Arc<Tensor>,
     /// The output's dims, one fresh symbol per axis of the shape input;
     /// the run binds them to the input's values.
-    pub dims: TVec<TDim>,
+    pub(crate) dims: TVec<TDim>,
 }
 
 impl Op for RunTimeConstantOfShape {

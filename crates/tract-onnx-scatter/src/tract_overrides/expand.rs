@@ -21,7 +21,7 @@ use super::run_symbols::{AfterBinders, wire_after};
 /// tract's `MultiBroadcastTo` evaluates the shape with the session's
 /// values, but takes only the data as input: without this, the binding
 /// node may be pruned as dead ("Undetermined symbol", SLANet's decoder).
-pub fn expand(
+pub(crate) fn expand(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -31,7 +31,7 @@ pub fn expand(
 /// Typing that orders input 0 after the nodes binding the run-bound
 /// symbols of the other inputs' constants; then tract's own typing.
 #[derive(Debug, Clone)]
-pub struct DataAfterBinders;
+pub(crate) struct DataAfterBinders;
 
 impl Typing for DataAfterBinders {
     fn to_typed(

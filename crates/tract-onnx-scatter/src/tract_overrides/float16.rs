@@ -91,7 +91,7 @@ fn in_float32(
 /// Types tract's op on float32 where an input is float16, its float16
 /// outputs rounded once to float16; stock's typing otherwise.
 #[derive(Debug, Clone, Copy)]
-pub struct InFloat32;
+pub(crate) struct InFloat32;
 
 impl Typing for InFloat32 {
     fn to_typed(

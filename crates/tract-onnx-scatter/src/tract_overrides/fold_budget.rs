@@ -29,7 +29,7 @@ use tract_hir::internal::*;
 /// for the constants real models fold (attention masks, position tables),
 /// small enough that loading a hostile file stays far from a machine's
 /// memory.
-pub const MAX_LOAD_TIME_CONSTANT_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_LOAD_TIME_CONSTANT_BYTES: u64 = 256 << 20;
 
 /// The bytes of a tensor of `shape` and `datum_type`, when both are known
 /// and the count fits `u64`.
@@ -64,7 +64,7 @@ fn outputs_bytes(outputs: &[InferenceFact]) -> Option<u64> {
 /// these facts: every input is a constant, and the outputs' facts show
 /// more bytes than the inputs' and than [`CONST_FOLD_MEM_BUDGET`]. An
 /// output whose size the facts leave open is not weighed.
-pub fn skips_eager_eval(inputs: &[InferenceFact], outputs: &[InferenceFact]) -> bool {
+pub(crate) fn skips_eager_eval(inputs: &[InferenceFact], outputs: &[InferenceFact]) -> bool {
     if inputs.is_empty() || inputs.iter().any(|i| i.value.concretize().is_none()) {
         return false;
     }
@@ -87,7 +87,7 @@ pub fn skips_eager_eval(inputs: &[InferenceFact], outputs: &[InferenceFact]) -> 
 /// constant, is kept. Only nodes past the budget pay for the copies.
 ///
 /// `wire` types `node` into a model with a given mapping of its inputs.
-pub fn wire_unfolded(
+pub(crate) fn wire_unfolded(
     wire: impl Fn(&mut TypedModel, &HashMap<OutletId, OutletId>) -> TractResult<TVec<OutletId>>,
     source: &InferenceModel,
     node: &InferenceNode,
@@ -156,7 +156,7 @@ fn same_shapes_not_constant(
 /// `value` through a [`RunTimeValue`] when its result is past
 /// [`MAX_LOAD_TIME_CONSTANT_BYTES`]: what tract's `ConstantOfShape` wires,
 /// minus a fold past the limit.
-pub fn wire_broadcast_constant(
+pub(crate) fn wire_broadcast_constant(
     target: &mut TypedModel,
     name: &str,
     value: Arc<Tensor>,
@@ -175,7 +175,7 @@ pub fn wire_broadcast_constant(
 /// cannot fold the op it feeds while loading. Holds back constants whose
 /// folded result is past [`MAX_LOAD_TIME_CONSTANT_BYTES`] ([`wire_unfolded`]).
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct RunTimeValue;
+pub(crate) struct RunTimeValue;
 
 impl Op for RunTimeValue {
     fn name(&self) -> StaticName {

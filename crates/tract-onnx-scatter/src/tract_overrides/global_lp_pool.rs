@@ -16,7 +16,7 @@ use tract_onnx::pb::NodeProto;
 
 /// The builder registered for `GlobalLpPool`: `p` (default 2) must be a
 /// positive integer.
-pub fn global_lp_pool(
+pub(crate) fn global_lp_pool(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -31,9 +31,9 @@ pub fn global_lp_pool(
 
 /// ONNX's `GlobalLpPool` of order `p` (at least 1).
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
-pub struct GlobalLpPool {
+pub(crate) struct GlobalLpPool {
     /// The norm's order.
-    pub p: i64,
+    pub(crate) p: i64,
 }
 
 impl Expansion for GlobalLpPool {

@@ -6,31 +6,31 @@
 //! result (`tests/overrides_match_stock.rs`). What each does is
 //! docs/contract.md's table of tract overrides.
 //!
-//! Shared by several: [`retyped`] (an inference op with its typing
-//! replaced, and the fence), [`fold_budget`] (constants not folded at load)
-//! and [`run_symbols`] (symbols only the run binds). [`float16`] computes
+//! Shared by several: `retyped` (an inference op with its typing
+//! replaced, and the fence), `fold_budget` (constants not folded at load)
+//! and `run_symbols` (symbols only the run binds). [`float16`] computes
 //! the float16 ops that accumulate in float32. All are on in
 //! [`crate::onnx()`]; [`crate::Options::tract_overrides`] switches any off
 //! by name, [`TractOverrides::NONE`] keeps every stock tract operator.
 
-pub mod cast;
-pub mod concat;
-pub mod constant_of_shape;
-pub mod expand;
+pub(crate) mod cast;
+pub(crate) mod concat;
+pub(crate) mod constant_of_shape;
+pub(crate) mod expand;
 pub mod float16;
-pub mod fold_budget;
-pub mod global_lp_pool;
-pub mod onnx_if;
+pub(crate) mod fold_budget;
+pub(crate) mod global_lp_pool;
+pub(crate) mod onnx_if;
 pub mod onnx_loop;
-pub mod recurrent;
-pub mod reshape;
-pub mod retyped;
-pub mod reverse_sequence;
-pub mod run_symbols;
-pub mod slice;
-pub mod squeeze;
-pub mod topk;
-pub mod unique;
+pub(crate) mod recurrent;
+pub(crate) mod reshape;
+pub(crate) mod retyped;
+pub(crate) mod reverse_sequence;
+pub(crate) mod run_symbols;
+pub(crate) mod slice;
+pub(crate) mod squeeze;
+pub(crate) mod topk;
+pub(crate) mod unique;
 
 use std::fmt;
 use std::str::FromStr;
@@ -41,50 +41,61 @@ use tract_onnx::pb::NodeProto;
 
 use retyped::Builder;
 
+// The ops a loaded model holds where an override changed tract's op, as
+// types to find them by (`node.op_is::<RuntimeReshape>()`, as
+// `tract-scatter dump` does); what they hold is the crate's own.
+pub use concat::IntegerToTDim;
+pub use constant_of_shape::RunTimeConstantOfShape;
+pub use reshape::RuntimeReshape;
+pub use retyped::MAX_RANK;
+pub use run_symbols::BindRunSymbols;
+pub use slice::RunTimeBoundSlice;
+pub use unique::Unique;
+
 /// One tract operator the plugin overrides, named by its ONNX op type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TractOverride {
     /// `If`: a condition known at load takes its branch; one decided at
     /// run time runs the chosen branch, its facts the union of both
-    /// ([`onnx_if`]).
+    /// (`onnx_if`).
     If,
-    /// `Reshape` whose volume only the run decides ([`reshape`]).
+    /// `Reshape` whose volume only the run decides (`reshape`).
     Reshape,
     /// `Concat` of symbolic dims with int64 values tract's cast would wrap
-    /// ([`concat`](mod@concat)).
+    /// (`concat`).
     Concat,
     /// `Slice` whose bounds only the run knows, and the whole-axis reverse
-    /// of a step -1 ([`slice`](mod@slice)).
+    /// of a step -1 (`slice`).
     Slice,
-    /// `Cast`, exact to int64, symbolic through integer casts ([`cast`]).
+    /// `Cast`, exact to int64, symbolic through integer casts (`cast`).
     Cast,
-    /// `CastLike`, as `Cast` to its second input's type ([`cast`]).
+    /// `CastLike`, as `Cast` to its second input's type (`cast`).
     CastLike,
-    /// `Unique`, which tract lacks ([`unique`]).
+    /// `Unique`, which tract lacks (`unique`).
     Unique,
     /// `ConstantOfShape` with ONNX's float32 default and a shape computed
-    /// from data ([`constant_of_shape`]).
+    /// from data (`constant_of_shape`).
     ConstantOfShape,
     /// `Expand` to a shape holding a symbol only the run binds
-    /// ([`expand`](mod@expand)).
+    /// (`expand`).
     Expand,
     /// `Loop`, which tract lacks ([`onnx_loop`]).
     Loop,
     /// `Squeeze` of an axis whose length only the run knows
-    /// ([`squeeze`]).
+    /// (`squeeze`).
     Squeeze,
-    /// `ReverseSequence`, which tract lacks ([`reverse_sequence`]).
+    /// `ReverseSequence`, which tract lacks (`reverse_sequence`).
     ReverseSequence,
     /// `GRU` as ONNX specifies it: run-time `sequence_lens`, every
-    /// activation ([`recurrent`]).
+    /// activation (`recurrent`).
     Gru,
-    /// `LSTM` as ONNX specifies it ([`recurrent`]).
+    /// `LSTM` as ONNX specifies it (`recurrent`).
     Lstm,
-    /// `RNN` as ONNX specifies it ([`recurrent`]).
+    /// `RNN` as ONNX specifies it (`recurrent`).
     Rnn,
-    /// `TopK` whose `k` is a dim only the run binds ([`topk`](mod@topk)).
+    /// `TopK` whose `k` is a dim only the run binds (`topk`).
     TopK,
-    /// `GlobalLpPool`, ONNX's norm ([`global_lp_pool`]).
+    /// `GlobalLpPool`, ONNX's norm (`global_lp_pool`).
     GlobalLpPool,
 }
 
@@ -218,7 +229,7 @@ impl TractOverrides {
     }
 
     /// Replaces the builders of the set's op types in `reg`.
-    pub fn register(self, reg: &mut OnnxOpRegister) {
+    pub(crate) fn register(self, reg: &mut OnnxOpRegister) {
         for o in self.iter() {
             reg.insert(o.op_type(), fenced_override);
         }

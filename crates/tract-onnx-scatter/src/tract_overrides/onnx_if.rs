@@ -15,7 +15,7 @@ use tract_onnx::model::{ParseResult, ParsingContext};
 use tract_onnx::pb::NodeProto;
 
 /// The builder registered for `If`.
-pub fn if_then_else(
+pub(crate) fn if_then_else(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -68,19 +68,19 @@ pub fn if_then_else(
 
 /// `If` at inference level; see the module documentation.
 #[derive(Debug, Clone)]
-pub struct InferIf {
+pub(crate) struct InferIf {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// The `then_branch` graph, run when the condition is true; names of
     /// the enclosing graphs it reads are its inputs.
-    pub then_body: InferenceModel,
+    pub(crate) then_body: InferenceModel,
     /// For each input of `then_body`, its input position on the node.
-    pub then_mapping: Vec<usize>,
+    pub(crate) then_mapping: Vec<usize>,
     /// The `else_branch` graph, run when the condition is false; names of
     /// the enclosing graphs it reads are its inputs.
-    pub else_body: InferenceModel,
+    pub(crate) else_body: InferenceModel,
     /// For each input of `else_body`, its input position on the node.
-    pub else_mapping: Vec<usize>,
+    pub(crate) else_mapping: Vec<usize>,
 }
 
 impl PartialEq for InferIf {
@@ -383,35 +383,35 @@ fn inline(
 
 /// One branch of a [`RunTimeIf`], typed and planned.
 #[derive(Debug, Clone)]
-pub struct RunTimeBranch {
+pub(crate) struct RunTimeBranch {
     /// The branch, typed and decluttered: what a condition that becomes
     /// a constant inlines.
-    pub body: TypedModel,
+    pub(crate) body: TypedModel,
     /// The branch, optimized and planned once: what runs.
-    pub plan: Arc<TypedSimplePlan>,
+    pub(crate) plan: Arc<TypedSimplePlan>,
     /// For each input of the branch, its input position on the node.
-    pub mapping: Vec<usize>,
+    pub(crate) mapping: Vec<usize>,
     /// For each output, how many leading axes of size 1 it gains to take
     /// the output's rank (0 but for a branch of the lower rank).
-    pub pad: Vec<usize>,
+    pub(crate) pad: Vec<usize>,
 }
 
 /// `If` whose condition only the run knows, its branches giving different
 /// facts (or a value only one of them holds): runs the chosen branch; each
 /// output's fact holds what both branches give. See docs/contract.md, "If".
 #[derive(Debug, Clone)]
-pub struct RunTimeIf {
+pub(crate) struct RunTimeIf {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// The branch run when the condition is true.
-    pub then_branch: RunTimeBranch,
+    pub(crate) then_branch: RunTimeBranch,
     /// The branch run when the condition is false.
-    pub else_branch: RunTimeBranch,
+    pub(crate) else_branch: RunTimeBranch,
     /// The output facts: a dim the branches disagree on is a symbol of
     /// `minted`; a constant only where both branches hold the same.
-    pub output_facts: TVec<TypedFact>,
+    pub(crate) output_facts: TVec<TypedFact>,
     /// The symbols the outputs bind when the op runs (fresh at typing).
-    pub minted: Vec<Symbol>,
+    pub(crate) minted: Vec<Symbol>,
 }
 
 impl PartialEq for RunTimeIf {
@@ -427,7 +427,7 @@ impl RunTimeIf {
     /// The op for typed `branches` (then, else) and their input mappings;
     /// an error naming the node, the output and both facts where the two
     /// cannot give one fact.
-    pub fn new(
+    pub(crate) fn new(
         node: &str,
         branches: [(TypedModel, Vec<usize>); 2],
         symbols: &SymbolScope,

@@ -30,7 +30,7 @@ use super::retyped::{Retyped, Typing};
 use super::run_symbols::row_lengths;
 
 /// The builder registered for `GRU`.
-pub fn gru(
+pub(crate) fn gru(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -48,7 +48,7 @@ pub fn gru(
 }
 
 /// The builder registered for `LSTM`.
-pub fn lstm(
+pub(crate) fn lstm(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -57,7 +57,7 @@ pub fn lstm(
 }
 
 /// The builder registered for `RNN`.
-pub fn rnn(
+pub(crate) fn rnn(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -76,7 +76,7 @@ fn build(
 
 /// The cell a recurrent node runs, with its own attributes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cell {
+pub(crate) enum Cell {
     /// `GRU`; gates `z`, `r`, `h`.
     Gru {
         /// The reset gate scales `Ht-1·Rhᵀ + Rbh` rather than `Ht-1`.
@@ -121,7 +121,7 @@ impl Cell {
 
 /// An activation function of a recurrent cell, with its alpha and beta.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Activation {
+pub(crate) enum Activation {
     /// `max(0, x)`.
     Relu,
     /// `tanh(x)`.
@@ -225,23 +225,23 @@ impl Activation {
 /// Where each optional ONNX input and output sits among the node's
 /// present ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Slots {
+pub(crate) struct Slots {
     /// Input `B`.
-    pub b: Option<usize>,
+    pub(crate) b: Option<usize>,
     /// Input `sequence_lens`.
-    pub sequence_lens: Option<usize>,
+    pub(crate) sequence_lens: Option<usize>,
     /// Input `initial_h`.
-    pub initial_h: Option<usize>,
+    pub(crate) initial_h: Option<usize>,
     /// Input `initial_c` (LSTM).
-    pub initial_c: Option<usize>,
+    pub(crate) initial_c: Option<usize>,
     /// Input `P` (LSTM).
-    pub p: Option<usize>,
+    pub(crate) p: Option<usize>,
     /// Output `Y`.
-    pub y: Option<usize>,
+    pub(crate) y: Option<usize>,
     /// Output `Y_h`.
-    pub y_h: Option<usize>,
+    pub(crate) y_h: Option<usize>,
     /// Output `Y_c` (LSTM).
-    pub y_c: Option<usize>,
+    pub(crate) y_c: Option<usize>,
 }
 
 /// A `GRU`, `LSTM` or `RNN` node run as ONNX specifies (see the module
@@ -249,27 +249,27 @@ pub struct Slots {
 /// directions and layouts. Its inputs and outputs are the node's present
 /// ones, in the node's order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Recurrent {
+pub(crate) struct Recurrent {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// The op and its cell's attributes.
-    pub cell: Cell,
+    pub(crate) cell: Cell,
     /// Where the optional inputs and outputs sit.
-    pub slots: Slots,
+    pub(crate) slots: Slots,
     /// `layout` 1: `X` is `[batch, seq_length, input_size]`.
-    pub batch_first: bool,
+    pub(crate) batch_first: bool,
     /// `direction`: "forward", "reverse" or "bidirectional".
-    pub direction: Direction,
+    pub(crate) direction: Direction,
     /// The activations of each direction, `Cell::default_activations`'s
     /// length each.
-    pub activations: Vec<Vec<Activation>>,
+    pub(crate) activations: Vec<Vec<Activation>>,
     /// `clip`: every gate's input is bounded to `[-clip, clip]`.
-    pub clip: Option<f32>,
+    pub(crate) clip: Option<f32>,
 }
 
 /// ONNX's `direction` attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// From step 0.
     Forward,
     /// From each row's last step.
@@ -295,7 +295,7 @@ impl Direction {
 
 impl Recurrent {
     /// The op for `node`, its attributes read and checked.
-    pub fn from_node(node: &NodeProto, cell: Cell) -> TractResult<Recurrent> {
+    pub(crate) fn from_node(node: &NodeProto, cell: Cell) -> TractResult<Recurrent> {
         let name = &node.name;
         let op = cell.op_type();
         let mut inputs = optional_inputs(node).skip(3);
@@ -983,7 +983,7 @@ impl TypedOp for Recurrent {
 /// Stock's typing where stock's cell computes the node, [`Recurrent`]
 /// elsewhere.
 #[derive(Debug, Clone)]
-pub struct RecurrentTyping(pub Recurrent);
+pub(crate) struct RecurrentTyping(pub(crate) Recurrent);
 
 impl Typing for RecurrentTyping {
     fn to_typed(

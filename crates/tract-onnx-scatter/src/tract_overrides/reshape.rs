@@ -22,7 +22,7 @@ use super::retyped::MAX_RANK;
 use super::run_symbols::{binders, run_values};
 
 /// The builder registered for `Reshape`.
-pub fn reshape(
+pub(crate) fn reshape(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -73,7 +73,7 @@ fn shape_without_proof(input: &[TDim], spec: &[TDim], allowzero: bool) -> TVec<O
 
 /// `Reshape` before typing.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct InferReshape {
+pub(crate) struct InferReshape {
     node: String,
     allowzero: bool,
 }
@@ -212,17 +212,17 @@ fn wire_axis_ops(
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct RuntimeReshape {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// ONNX's `allowzero` (opset 14; absent, false): a 0 in the target is
     /// a dim of 0, not a copy of the input's dim.
-    pub allowzero: bool,
+    pub(crate) allowzero: bool,
     /// The output fact's dims.
-    pub shape: TVec<TDim>,
+    pub(crate) shape: TVec<TDim>,
 }
 
 impl RuntimeReshape {
     /// The output dims for `input` and the target `spec`, or why not.
-    pub fn target(&self, input: &[usize], spec: &[i64]) -> TractResult<TVec<usize>> {
+    pub(crate) fn target(&self, input: &[usize], spec: &[i64]) -> TractResult<TVec<usize>> {
         let fail = |why: String| {
             format_err!(
                 "Reshape node '{}': input of shape {input:?} cannot be reshaped to {spec:?}: {why}",

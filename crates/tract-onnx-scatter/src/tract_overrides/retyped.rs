@@ -22,7 +22,7 @@ use tract_onnx::pb::NodeProto;
 use super::fold_budget::{skips_eager_eval, wire_unfolded};
 
 /// What a [`Retyped`] op becomes in the typed model.
-pub trait Typing: Debug + Clone + Send + Sync + 'static {
+pub(crate) trait Typing: Debug + Clone + Send + Sync + 'static {
     /// Refuses, before tract's analysis sees them, inputs on which tract's
     /// op would compute something other than ONNX's result (by default,
     /// none).
@@ -51,20 +51,20 @@ pub trait Typing: Debug + Clone + Send + Sync + 'static {
 /// `stock` (an op tract's builder made) with `typing` in place of its
 /// `to_typed`.
 #[derive(Debug, Clone)]
-pub struct Retyped<T> {
+pub(crate) struct Retyped<T> {
     /// The op tract's own builder made: its analysis rules are the
     /// wrapper's.
-    pub stock: Box<dyn InferenceOp>,
+    pub(crate) stock: Box<dyn InferenceOp>,
     /// What replaces `stock`'s `to_typed`.
-    pub typing: T,
+    pub(crate) typing: T,
 }
 
 /// An ONNX op builder, as tract's register holds them.
-pub type Builder =
+pub(crate) type Builder =
     fn(&ParsingContext, &NodeProto) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)>;
 
 /// tract's own builder for `op`, read once from a stock register.
-pub fn stock(op: &str) -> TractResult<Builder> {
+pub(crate) fn stock(op: &str) -> TractResult<Builder> {
     static STOCK: std::sync::OnceLock<OnnxOpRegister> = std::sync::OnceLock::new();
     STOCK
         .get_or_init(|| tract_onnx::onnx().op_register)
@@ -76,7 +76,7 @@ pub fn stock(op: &str) -> TractResult<Builder> {
 
 impl<T: Typing> Retyped<T> {
     /// What tract's builder for `op` makes of `node`, typed with `typing`.
-    pub fn stock_built(
+    pub(crate) fn stock_built(
         op: &str,
         ctx: &ParsingContext,
         node: &NodeProto,
@@ -100,7 +100,7 @@ const LOOKED_UP_BY_TYPE: &[&str] = &["Constant", "Multinomial"];
 /// the op. A builder the caller registered in tract's place stays as it
 /// is. Run before the plugin registers its own builders, which replace
 /// some of these.
-pub fn fence_stock_builders(reg: &mut OnnxOpRegister) {
+pub(crate) fn fence_stock_builders(reg: &mut OnnxOpRegister) {
     for (op, builder) in reg.0.iter_mut() {
         if LOOKED_UP_BY_TYPE.contains(&op.as_str()) {
             continue;
@@ -130,7 +130,7 @@ fn fenced_stock(
 /// behind [`fenced`]: the op's analysis, evaluation and typing are its
 /// own, a panic in them an error naming the node's op type and `fence`,
 /// whose code `builder` is.
-pub fn fenced_build(
+pub(crate) fn fenced_build(
     builder: Builder,
     fence: Fence,
     ctx: &ParsingContext,
@@ -157,7 +157,7 @@ pub const MAX_RANK: usize = 64;
 /// divided by the values it holds per dim: (op type, input, values per dim).
 /// tract's analysis builds a fact of that many dims from the input's
 /// declared length alone, before any value is known.
-pub const RANK_INPUTS: &[(&str, usize, usize)] = &[
+pub(crate) const RANK_INPUTS: &[(&str, usize, usize)] = &[
     ("ConstantOfShape", 0, 1),
     ("Expand", 1, 1),
     ("Reshape", 1, 1),
@@ -173,13 +173,13 @@ fn rank_input(op_type: &str) -> Option<&'static (&'static str, usize, usize)> {
 /// but the fence, and refuses an input whose length would give a tensor
 /// more than [`MAX_RANK`] dims.
 #[derive(Debug, Clone, Copy)]
-pub struct StockTyping {
+pub(crate) struct StockTyping {
     /// The op, the input whose length gives a rank, and its values per
     /// dim ([`RANK_INPUTS`]).
-    pub rank_input: Option<&'static (&'static str, usize, usize)>,
+    pub(crate) rank_input: Option<&'static (&'static str, usize, usize)>,
     /// Whose builder made the op: tract's, or one of the plugin's
     /// overrides.
-    pub fence: Fence,
+    pub(crate) fence: Fence,
 }
 
 impl Typing for StockTyping {
@@ -222,7 +222,7 @@ impl Typing for StockTyping {
 
 /// Whose code a [`fenced`] call runs, for its panic's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fence {
+pub(crate) enum Fence {
     /// tract's own: a builder of tract's and the op it made.
     Tract,
     /// The plugin's: an override's builder or op, or a typing of the
@@ -232,7 +232,11 @@ pub enum Fence {
 
 /// `f`'s result, or an error naming `op`, whose code panicked (`fence`)
 /// and the panic's message when `f` panics.
-pub fn fenced<R>(op: &str, fence: Fence, f: impl FnOnce() -> TractResult<R>) -> TractResult<R> {
+pub(crate) fn fenced<R>(
+    op: &str,
+    fence: Fence,
+    f: impl FnOnce() -> TractResult<R>,
+) -> TractResult<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
         let message = payload
             .downcast_ref::<&str>()

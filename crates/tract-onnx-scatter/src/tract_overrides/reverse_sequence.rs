@@ -22,7 +22,7 @@ use tract_onnx::pb::NodeProto;
 use super::run_symbols::row_lengths;
 
 /// The builder registered for `ReverseSequence`.
-pub fn reverse_sequence(
+pub(crate) fn reverse_sequence(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -44,11 +44,11 @@ pub fn reverse_sequence(
 
 /// `ReverseSequence` before typing.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct ReverseSequence {
+pub(crate) struct ReverseSequence {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// 0 or 1; the batch axis is the other.
-    pub time_axis: usize,
+    pub(crate) time_axis: usize,
 }
 
 impl ReverseSequence {
@@ -119,15 +119,15 @@ impl Expansion for ReverseSequence {
 /// each entry `b` of it (input 1 holds the lengths), as `ReverseSequence`.
 /// `axis` and `batch_axis` are adjacent (0 and 1 in `ReverseSequence`).
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct Reverse {
+pub(crate) struct Reverse {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// The axis reversed (ReverseSequence's `time_axis`).
-    pub axis: usize,
+    pub(crate) axis: usize,
     /// ReverseSequence's `batch_axis`, whose entries have their own
     /// lengths; `None`: the whole of `axis` is reversed and the op has one
     /// input.
-    pub batch_axis: Option<usize>,
+    pub(crate) batch_axis: Option<usize>,
 }
 
 impl Reverse {

@@ -23,7 +23,7 @@ use tract_hir::internal::*;
 /// every symbol of its TDim constant, but those of the model's inputs'
 /// shapes, which the caller gives before any node runs (tract's own ops
 /// evaluate those with the session's values).
-pub fn run_bound_symbols(model: &TypedModel, fact: &TypedFact) -> TractResult<Vec<Symbol>> {
+pub(crate) fn run_bound_symbols(model: &TypedModel, fact: &TypedFact) -> TractResult<Vec<Symbol>> {
     let mut symbols = konst_symbols(fact)?;
     if !symbols.is_empty() {
         let given = input_symbols(model);
@@ -51,7 +51,7 @@ fn is_input(model: &TypedModel, node: &TypedNode) -> bool {
 }
 
 /// The symbols held by `fact`'s constant value, when it is a TDim constant.
-pub fn konst_symbols(fact: &TypedFact) -> TractResult<Vec<Symbol>> {
+pub(crate) fn konst_symbols(fact: &TypedFact) -> TractResult<Vec<Symbol>> {
     match &fact.konst {
         Some(konst) if fact.datum_type == TDim::datum_type() => Ok(konst
             .try_as_plain_ram()?
@@ -68,7 +68,7 @@ pub fn konst_symbols(fact: &TypedFact) -> TractResult<Vec<Symbol>> {
 /// `TooEarly` as its root cause: evaluated ahead of the run (analysis,
 /// constant folding), such a value is "not yet", which tract skips, not
 /// a failure of the model.
-pub fn run_values(t: &Tensor, symbols: &SymbolValues) -> TractResult<Vec<i64>> {
+pub(crate) fn run_values(t: &Tensor, symbols: &SymbolValues) -> TractResult<Vec<i64>> {
     if t.datum_type() == TDim::datum_type() {
         t.try_as_plain_ram()?
             .as_slice::<TDim>()?
@@ -120,7 +120,7 @@ pub(crate) fn row_lengths(
 /// dataflow order while a model is typed, before it has outputs to order
 /// by) whose output shape holds it while no input shape of its does. Model
 /// inputs are not binders: the caller gives their dims.
-pub fn binders(model: &TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
+pub(crate) fn binders(model: &TypedModel, inputs: &[OutletId]) -> TractResult<TVec<OutletId>> {
     let mut symbols: Vec<Symbol> = vec![];
     for input in inputs {
         symbols.extend(run_bound_symbols(model, model.outlet_fact(*input)?)?);
@@ -224,7 +224,7 @@ impl TypedOp for BindRunSymbols {
 /// Input 0, unchanged; further inputs only order the op after the nodes
 /// binding symbols. Never folded at load.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct AfterBinders;
+pub(crate) struct AfterBinders;
 
 impl Op for AfterBinders {
     fn name(&self) -> StaticName {

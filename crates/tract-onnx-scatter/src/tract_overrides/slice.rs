@@ -218,7 +218,7 @@ const MAX_STEP: i64 = i32::MAX as i64;
 
 /// The builder registered for `Slice`: tract's below opset 10 (bounds are
 /// attributes there), the run-time-bound slice from 10 on.
-pub fn slice(
+pub(crate) fn slice(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -334,13 +334,13 @@ fn whole_axis_reverses(ctx: &ParsingContext, node: &NodeProto) -> TractResult<Op
 /// slice is a [`Reverse`](super::reverse_sequence::Reverse) of each axis. Where every reversed axis has a
 /// known length it is exactly the op stock tract builds.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct ReverseSlice {
+pub(crate) struct ReverseSlice {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// As the node gives them (may be negative).
-    pub axes: Vec<i64>,
+    pub(crate) axes: Vec<i64>,
     /// What the node is where tract's op can type it.
-    pub slice: RunTimeBoundSlice,
+    pub(crate) slice: RunTimeBoundSlice,
 }
 
 impl Op for ReverseSlice {
@@ -522,7 +522,7 @@ fn checked_run_bounds(slice: &StridedSlice, mut inputs: TVec<TValue>) -> TractRe
 /// tract's `StridedSlice`, its symbolic bounds evaluated with the run's
 /// symbols.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct RunTimeBoundSlice(pub StridedSlice);
+pub struct RunTimeBoundSlice(pub(crate) StridedSlice);
 
 impl RunTimeBoundSlice {
     /// Data, starts, ends, then axes and steps when present; further
@@ -749,17 +749,17 @@ fn lengths_of_offset_ends(
 /// tract leaves to a dead scope replaced by `dims` (one per axis, symbols
 /// of the model), bound by the plan when the slice runs.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct RunTimeValueSlice {
+pub(crate) struct RunTimeValueSlice {
     /// tract's op, as this module's `Slice` builder made it: it evaluates
     /// the slice (with this run's bound values) and gives the facts whose
     /// dead dims `dims` replace.
-    pub slice: StridedSlice,
+    pub(crate) slice: StridedSlice,
     /// For each output axis, the symbol standing for its length when
     /// tract's own would be dead.
-    pub dims: TVec<Symbol>,
+    pub(crate) dims: TVec<Symbol>,
     /// For each output axis, the length analysis proved, if any: the
     /// output's fact, checked when the slice runs.
-    pub known: TVec<Option<TDim>>,
+    pub(crate) known: TVec<Option<TDim>>,
 }
 
 impl Op for RunTimeValueSlice {

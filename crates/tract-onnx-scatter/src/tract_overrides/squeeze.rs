@@ -22,7 +22,7 @@ use super::retyped::{Retyped, Typing};
 
 /// The builder registered for `Squeeze`: tract's, typed through
 /// [`SymbolicAxes`].
-pub fn squeeze(
+pub(crate) fn squeeze(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -38,7 +38,7 @@ pub fn squeeze(
 /// Typing that pins, first, every squeezed axis of symbolic length to 1
 /// with [`UnitAxis`]; then tract's own typing.
 #[derive(Debug, Clone)]
-pub struct SymbolicAxes {
+pub(crate) struct SymbolicAxes {
     /// The `axes` attribute (opsets 1 and 11); `None` from 13 on, where they
     /// are input 1, or when absent (every axis of length 1: nothing to pin).
     attribute_axes: Option<Vec<i64>>,
@@ -101,11 +101,11 @@ impl Typing for SymbolicAxes {
 /// The input unchanged, its length on `axis` typed 1: at run time, an
 /// error naming `node` unless that length is 1 (ONNX `Squeeze`'s contract).
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct UnitAxis {
+pub(crate) struct UnitAxis {
     /// The input axis squeezed, whose length must be 1.
-    pub axis: usize,
+    pub(crate) axis: usize,
     /// The ONNX `Squeeze` node, for the error.
-    pub node: String,
+    pub(crate) node: String,
 }
 
 impl Op for UnitAxis {

@@ -21,7 +21,7 @@ use super::retyped::{Retyped, Typing};
 use super::run_symbols::{konst_symbols, run_values};
 
 /// The builder registered for `TopK`: tract's, typed by [`TopkTyping`].
-pub fn topk(
+pub(crate) fn topk(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -33,11 +33,11 @@ pub fn topk(
 /// tract's typing, but [`TopkAtRun`] where `k` is a constant holding
 /// symbols.
 #[derive(Debug, Clone)]
-pub struct TopkTyping {
+pub(crate) struct TopkTyping {
     /// ONNX `axis` (negative from the end).
-    pub axis: i64,
+    pub(crate) axis: i64,
     /// ONNX `largest`.
-    pub largest: bool,
+    pub(crate) largest: bool,
 }
 
 impl Typing for TopkTyping {
@@ -87,11 +87,11 @@ impl Typing for TopkTyping {
 
 /// tract's `Topk` with `k` evaluated with the run's symbol values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopkAtRun {
+pub(crate) struct TopkAtRun {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// tract's op, which runs once `k` is a number.
-    pub topk: Topk,
+    pub(crate) topk: Topk,
 }
 
 impl Op for TopkAtRun {

@@ -23,7 +23,7 @@ use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
 /// The builder registered for `Unique`.
-pub fn unique(
+pub(crate) fn unique(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -58,14 +58,14 @@ pub fn unique(
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub struct Unique {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// As given (may be negative); `None`: flatten.
-    pub axis: Option<i64>,
+    pub(crate) axis: Option<i64>,
     /// ONNX's `sorted` (default 1): `Y` ascending; false keeps the order of
     /// first occurrence.
-    pub sorted: bool,
+    pub(crate) sorted: bool,
     /// The number of unique values or slices.
-    pub count: Symbol,
+    pub(crate) count: Symbol,
 }
 
 impl Unique {
@@ -232,7 +232,7 @@ impl TypedOp for Unique {
 /// `Unique` before typing; `present` lists which of the four outputs the
 /// node names (optional ones may be absent, in the middle too).
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct InferUnique {
+pub(crate) struct InferUnique {
     op: Unique,
     present: Vec<usize>,
 }

@@ -19,12 +19,12 @@ use crate::ops::rewrite::move_chains::{apply_move, identity, is_identity};
 
 /// What a move does to a scatter: its new attribute (the axis, or the
 /// layout) and the moves of its wires.
-pub struct Consequence<A> {
+pub(crate) struct Consequence<A> {
     /// The op's attribute after the move: the axis of a ScatterElements,
     /// the `layout` of a ScatterND.
-    pub attribute: A,
+    pub(crate) attribute: A,
     /// The move each of the op's wires (inputs and output) takes.
-    pub wires: TVec<(InOut, AxisOp)>,
+    pub(crate) wires: TVec<(InOut, AxisOp)>,
 }
 
 /// `change` as a move `(from, to)` within `rank`, if it is one.
@@ -44,7 +44,10 @@ fn letters() -> impl Iterator<Item = char> {
 /// indices and updates another (an index value is a position along the
 /// data's `axis`, not a coordinate shared with it). An axis where indices
 /// are shorter than data is split the same way.
-pub fn elements_axes_mapping(axis: usize, inputs: &[&TypedFact]) -> TractResult<AxesMapping> {
+pub(crate) fn elements_axes_mapping(
+    axis: usize,
+    inputs: &[&TypedFact],
+) -> TractResult<AxesMapping> {
     let rank = inputs[0].rank();
     let same_rank = inputs.len() == 3 && inputs[1..].iter().all(|f| f.rank() == rank);
     if !same_rank {
@@ -79,7 +82,11 @@ pub fn elements_axes_mapping(axis: usize, inputs: &[&TypedFact]) -> TractResult<
 /// every update with its destination; the updates landing on one element
 /// differ only along `axis`, so their order (row-major in the updates)
 /// is unchanged.
-pub fn elements_change(axis: usize, rank: usize, change: &AxisOp) -> Option<Consequence<usize>> {
+pub(crate) fn elements_change(
+    axis: usize,
+    rank: usize,
+    change: &AxisOp,
+) -> Option<Consequence<usize>> {
     as_move(change, rank)?;
     let moved = change.transform_axis(axis)?;
     let wires = [InOut::In(0), InOut::In(1), InOut::In(2), InOut::Out(0)]
@@ -95,20 +102,20 @@ pub fn elements_change(axis: usize, rank: usize, change: &AxisOp) -> Option<Cons
 /// The geometry of a ScatterND, when its facts say it: data rank `r`, tuple
 /// length `k`, `batch = q - 1` leading axes of indices and updates.
 #[derive(Debug, Clone, Copy)]
-pub struct NdAxes {
+pub(crate) struct NdAxes {
     /// The rank `r` of data (and output).
-    pub rank: usize,
+    pub(crate) rank: usize,
     /// The length `k` of an index tuple, `indices.shape[-1]`.
-    pub k: usize,
+    pub(crate) k: usize,
     /// The `q - 1` leading batch axes of indices and updates.
-    pub batch: usize,
+    pub(crate) batch: usize,
 }
 
 impl NdAxes {
     /// The geometry of the ScatterND whose `(data, indices, updates)` facts
     /// are `inputs`; `None` when `k` is not a known number or the ranks do
     /// not fit ScatterND's rules.
-    pub fn of(inputs: &[&TypedFact]) -> Option<NdAxes> {
+    pub(crate) fn of(inputs: &[&TypedFact]) -> Option<NdAxes> {
         let (data, indices, updates) = (inputs.first()?, inputs.get(1)?, inputs.get(2)?);
         let q = indices.rank();
         let k = indices.shape.last()?.to_usize().ok()?;
@@ -124,7 +131,7 @@ impl NdAxes {
 /// ScatterND on `transpose(data, layout)`: data and output share every
 /// axis; the view's slice axis `i >= k` (data axis `layout[i]`) is also the
 /// updates' axis `batch + i - k`; indices and updates share the batch axes.
-pub fn nd_axes_mapping(
+pub(crate) fn nd_axes_mapping(
     layout: Option<&[usize]>,
     inputs: &[&TypedFact],
 ) -> TractResult<AxesMapping> {
@@ -175,7 +182,7 @@ pub fn nd_axes_mapping(
 /// view's slice axes follow it). Batch axes never move: tuples are
 /// applied in row-major order of the batch, and with duplicates the order
 /// decides the result.
-pub fn nd_change(
+pub(crate) fn nd_change(
     layout: Option<&[usize]>,
     geometry: NdAxes,
     io: InOut,

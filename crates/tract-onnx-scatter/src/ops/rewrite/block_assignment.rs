@@ -26,18 +26,18 @@ use crate::ops::scatter_ops::ScatterNd;
 
 /// Where a constant set of index tuples writes, when it is a block.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// The one axis (among the first `k`) the block does not cover fully;
     /// `0` when it covers everything.
-    pub axis: usize,
+    pub(crate) axis: usize,
     /// The first position the block writes along `axis`, normalized to
     /// `[0, dim - 1]`.
-    pub start: usize,
+    pub(crate) start: usize,
     /// The positions it writes along `axis`, from `start` (the whole
     /// dimension when the block covers everything).
-    pub len: usize,
+    pub(crate) len: usize,
     /// The block's extent over the first `k` axes of data.
-    pub shape: TVec<usize>,
+    pub(crate) shape: TVec<usize>,
 }
 
 /// The block that `tuples` (flat, `dims.len()` components per tuple)
@@ -46,7 +46,7 @@ pub struct Block {
 /// Negative components count from the end of their dimension, as ONNX says;
 /// any component out of bounds, any duplicate or out-of-order tuple, and any
 /// box that is partial along more than one axis give `None`.
-pub fn find_block(tuples: &[i64], dims: &[usize]) -> Option<Block> {
+pub(crate) fn find_block(tuples: &[i64], dims: &[usize]) -> Option<Block> {
     let k = dims.len();
     if k == 0 || tuples.is_empty() || !tuples.len().is_multiple_of(k) {
         return None;
@@ -107,7 +107,7 @@ pub fn find_block(tuples: &[i64], dims: &[usize]) -> Option<Block> {
 
 /// The Slice/Concat patch replacing `node` (a [`ScatterNd`]), when it is a
 /// block assignment.
-pub fn rewrite(
+pub(crate) fn rewrite(
     op: &ScatterNd,
     model: &TypedModel,
     node: &TypedNode,
@@ -178,7 +178,7 @@ pub fn rewrite(
 /// replaced by `block` (data's shape but `rows.len()` along `axis`), as
 /// `Concat(axis, [data[..rows.start], block, data[rows.end..]])`, an empty
 /// head or tail dropped.
-pub fn wire_concat(
+pub(crate) fn wire_concat(
     patch: &mut TypedModelPatch,
     name: &str,
     data: OutletId,
@@ -216,7 +216,10 @@ pub fn wire_concat(
 /// The patch making `node`'s output its data input (input 0), for a scatter
 /// that writes nothing. (tract's `TypedModelPatch::shunt_one_op` only takes
 /// single-input nodes.)
-pub fn shunt_to_data(model: &TypedModel, node: &TypedNode) -> TractResult<Option<TypedModelPatch>> {
+pub(crate) fn shunt_to_data(
+    model: &TypedModel,
+    node: &TypedNode,
+) -> TractResult<Option<TypedModelPatch>> {
     rule_if!(!node.inputs.is_empty() && node.outputs.len() == 1);
     let output: OutletId = node.id.into();
     // Data already a model output: there is nothing to shunt to.

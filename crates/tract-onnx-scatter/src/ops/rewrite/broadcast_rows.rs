@@ -40,7 +40,7 @@ use crate::parse::site::{IndexPositions, NodeSite};
 /// reports an index out of bounds at the position the broadcast index has
 /// it ([`IndexPositions::BroadcastRows`] in its site); every shape
 /// is tied by the rule's guards, so no shape error can differ at run time.
-pub fn rewrite(
+pub(crate) fn rewrite(
     op: &ScatterElements,
     model: &TypedModel,
     node: &TypedNode,

@@ -9,8 +9,8 @@
 //! A rewrite reads and builds the ops' values (`crate::ops::scatter_ops`),
 //! never imports an op home, nor anything of the run path (`crate::ops::run`).
 
-pub mod axis_changes;
-pub mod block_assignment;
-pub mod broadcast_rows;
-pub mod move_chains;
-pub mod transpose_fold;
+pub(crate) mod axis_changes;
+pub(crate) mod block_assignment;
+pub(crate) mod broadcast_rows;
+pub(crate) mod move_chains;
+pub(crate) mod transpose_fold;

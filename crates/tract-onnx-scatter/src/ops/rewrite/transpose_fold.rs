@@ -31,7 +31,7 @@ use crate::parse::site::NodeSite;
 
 /// A run of scatters in a transposed view, or a ScatterND on a layout
 /// whose updates come transposed, rewired on the data's own layout.
-pub fn fold_scatter_nd(
+pub(crate) fn fold_scatter_nd(
     op: &ScatterNd,
     model: &TypedModel,
     node: &TypedNode,
@@ -45,7 +45,7 @@ pub fn fold_scatter_nd(
 
 /// A run of scatters starting at this ScatterElements, rewired on the
 /// data's own layout.
-pub fn fold_scatter_elements(
+pub(crate) fn fold_scatter_elements(
     _op: &ScatterElements,
     model: &TypedModel,
     node: &TypedNode,

@@ -20,7 +20,7 @@ use crate::parse::site::NodeSite;
 use scatter_kernels::CheckedIndices;
 
 /// What a validated scatter does with its data once taken.
-pub enum Taken {
+pub(crate) enum Taken {
     /// Copied and scattered in one pass: the output is written.
     Scattered(Tensor),
     /// Holds data's values (data itself, or a copy), for the scatter to
@@ -30,16 +30,16 @@ pub enum Taken {
 
 /// A scatter fused with the copy of its data, when the policy allows:
 /// the checked token, its updates and the policy's answer.
-pub struct Fused<'a, K> {
+pub(crate) struct Fused<'a, K> {
     /// The checked indices.
-    pub token: &'a K,
+    pub(crate) token: &'a K,
     /// The ONNX type the data's values are of: bfloat16 ones scatter
     /// with bfloat16's arithmetic.
-    pub element: OnnxElement,
+    pub(crate) element: OnnxElement,
     /// The scatter's updates.
-    pub updates: &'a Tensor,
+    pub(crate) updates: &'a Tensor,
     /// Whether (and with which reduction) the copy is fused.
-    pub copy: FusedCopy,
+    pub(crate) copy: FusedCopy,
 }
 
 /// Takes `data` for a scatter whose every check passed: `data` itself
@@ -50,7 +50,7 @@ pub struct Fused<'a, K> {
 ///
 /// This is where a retained output is consumed: call it once, after the
 /// checks.
-pub fn take<'p, K: CheckedIndices>(
+pub(crate) fn take<'p, K: CheckedIndices>(
     site: &NodeSite,
     input: &str,
     data: TValue,

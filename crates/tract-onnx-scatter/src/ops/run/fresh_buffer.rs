@@ -26,7 +26,7 @@ use crate::parse::site::NodeSite;
 
 /// The data types whose copy a scatter can fuse
 /// ([`Unwritten::fill_by_scatter`]).
-pub const COPYING_TYPES: [DatumType; 4] = [
+pub(crate) const COPYING_TYPES: [DatumType; 4] = [
     DatumType::F32,
     DatumType::F64,
     DatumType::I32,
@@ -35,7 +35,7 @@ pub const COPYING_TYPES: [DatumType; 4] = [
 
 /// One way to make a plain copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyKind {
+pub(crate) enum CopyKind {
     /// Split over the caller's threads, when large: such a copy is the
     /// whole cost of a copy-bound scatter (TensorScatter's cache).
     Split(&'static Schedule),
@@ -53,7 +53,7 @@ pub enum CopyKind {
 /// # Safety
 /// The caller writes every element before reading any, or drops the
 /// tensor unread.
-pub unsafe fn fresh_uninit(dt: DatumType, shape: &[usize]) -> TractResult<Tensor> {
+pub(crate) unsafe fn fresh_uninit(dt: DatumType, shape: &[usize]) -> TractResult<Tensor> {
     debug_assert!(dt.is_copy(), "uninitialized {dt:?} would be dropped unread");
     let mut out = unsafe { Tensor::uninitialized_dt(dt, shape)? };
     if let Some(storage) = out.as_plain_ram_storage_mut() {
@@ -89,9 +89,9 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 }
 
 /// A plain tensor whose elements may hold anything until they are written
-/// whole: fresh uninitialized memory ([`fresh_uninit`]), or a pooled
+/// whole: fresh uninitialized memory (`fresh_uninit`), or a pooled
 /// output's stale values. Nothing reads it as values before
-/// [`Unwritten::fill`] (or [`Unwritten::fill_bytes`]) proves every element
+/// `Unwritten::fill` (or [`Unwritten::fill_bytes`]) proves every element
 /// written; dropped unfilled, it is freed unread.
 pub struct Unwritten(Tensor);
 
@@ -107,7 +107,7 @@ impl Unwritten {
 
     /// An initialized tensor about to be overwritten whole (a pooled output
     /// no caller holds).
-    pub fn stale(tensor: Tensor) -> Unwritten {
+    pub(crate) fn stale(tensor: Tensor) -> Unwritten {
         Unwritten(tensor)
     }
 
@@ -116,7 +116,7 @@ impl Unwritten {
     /// returns them written, as the kernels' copying `apply` and
     /// `scatter_kernels::write_copy` hand them back. `Err` from `write` drops the tensor
     /// unread.
-    pub fn fill<T: Datum>(
+    pub(crate) fn fill<T: Datum>(
         self,
         write: impl FnOnce(&mut [MaybeUninit<T>]) -> TractResult<&mut [T]>,
     ) -> TractResult<Tensor> {
@@ -132,7 +132,7 @@ impl Unwritten {
 
     /// `self = data`, made the way `kind` says; `input` names data in an
     /// error.
-    pub fn fill_by_copy(
+    pub(crate) fn fill_by_copy(
         self,
         site: &NodeSite,
         input: &str,
@@ -164,7 +164,7 @@ impl Unwritten {
     /// ([`CheckedIndices`]), written whole. `data` is of one of
     /// [`COPYING_TYPES`] holding its own values, or float32 holding
     /// bfloat16 values (`element`), scattered with bfloat16's arithmetic.
-    pub fn fill_by_scatter<K: CheckedIndices>(
+    pub(crate) fn fill_by_scatter<K: CheckedIndices>(
         self,
         site: &NodeSite,
         token: &K,
@@ -303,7 +303,7 @@ impl Unwritten {
 
 /// No scatter to fuse: the `K` of [`crate::ops::run::copy_target::take`] for an
 /// op that only copies.
-pub enum NoFusion {}
+pub(crate) enum NoFusion {}
 
 impl CheckedIndices for NoFusion {
     fn is_sorted(&self) -> bool {

@@ -40,7 +40,7 @@ use tract_onnx::pb::NodeProto;
 
 /// The op type of the nodes the loader puts before each bfloat16 output
 /// of the main graph (domain [`crate::load::bfloat16::DOMAIN`]).
-pub const KNOWN_BFLOAT16: &str = "KnownBfloat16";
+pub(crate) const KNOWN_BFLOAT16: &str = "KnownBfloat16";
 
 /// The identities, by the address of each `Arc`'s allocation.
 struct Known {
@@ -118,7 +118,7 @@ pub(crate) fn float32_in_float32_out<'r, 'p: 'r>(
 }
 
 /// The builder registered for [`KNOWN_BFLOAT16`].
-pub fn known_bfloat16_builder(
+pub(crate) fn known_bfloat16_builder(
     _ctx: &ParsingContext,
     _node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -158,7 +158,7 @@ impl Expansion for MarkKnownBfloat16 {
 /// (see the module): the loader puts one before each bfloat16 output of
 /// the main graph, whose values the plugin rounded.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
-pub struct KnownBfloat16;
+pub(crate) struct KnownBfloat16;
 
 impl Op for KnownBfloat16 {
     fn name(&self) -> StaticName {

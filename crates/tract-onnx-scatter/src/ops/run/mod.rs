@@ -10,12 +10,12 @@
 //!
 //! Nothing here imports an op home or a rewrite (`crate::ops::rewrite`).
 
-pub mod check_cache;
-pub mod copy_target;
-pub mod fresh_buffer;
-pub mod indexed;
-pub mod known_bfloat16;
-pub mod output_pool;
+pub(crate) mod check_cache;
+pub(crate) mod copy_target;
+pub(crate) mod fresh_buffer;
+pub(crate) mod indexed;
+pub(crate) mod known_bfloat16;
+pub(crate) mod output_pool;
 pub(crate) mod sequence;
-pub mod speed_policy;
-pub mod tract_threads;
+pub(crate) mod speed_policy;
+pub(crate) mod tract_threads;

@@ -13,7 +13,7 @@ use tract_core::internal::*;
 use super::known_bfloat16::KnownBfloat16;
 
 /// Outputs a pool keeps unless told otherwise: one per scatter node.
-pub const DEFAULT_CAPACITY: usize = 1;
+pub(crate) const DEFAULT_CAPACITY: usize = 1;
 
 /// The outputs a scatter node returned, kept to be written again once their
 /// callers have dropped them. Cloning shares the pool.
@@ -26,13 +26,13 @@ pub const DEFAULT_CAPACITY: usize = 1;
 /// run: a page fault and the kernel's zeroing per 4 KiB, several times a
 /// warm memcpy. tract's plan keeps no state across `SimplePlan::run` calls,
 /// so a node flagged at codegen (its output is a model output and nothing
-/// else, [`output_is_terminal`]) carries an [`OutputPool`] in the op itself:
+/// else, `output_is_terminal`) carries an [`OutputPool`] in the op itself:
 /// the outputs it returned, shared by every state and thread running the
 /// plan. A retained output is reused only once the pool holds its last
 /// reference (the caller dropped theirs), checked atomically by
 /// `Arc::try_unwrap`, so a live tensor is never written. When no buffer can
 /// be reused, the fresh one gets huge-page advice before its first touch
-/// ([`crate::ops::run::fresh_buffer::fresh_uninit`]).
+/// (`crate::ops::run::fresh_buffer::fresh_uninit`).
 ///
 /// The pool keeps at most `capacity` outputs (1 by default), the oldest
 /// dropped first; [`crate::ops::output_pools`] reaches every pool of a
@@ -61,7 +61,7 @@ struct Retained {
 
 impl OutputPool {
     /// An empty pool keeping at most `capacity` outputs (0 keeps none).
-    pub fn new(capacity: usize) -> OutputPool {
+    pub(crate) fn new(capacity: usize) -> OutputPool {
         OutputPool(Arc::new(Mutex::new(Retained {
             capacity,
             outputs: VecDeque::new(),
@@ -232,7 +232,7 @@ impl std::fmt::Debug for OutputPool {
 /// What a call's pool must know of its data input before the data is
 /// taken, to leave the right buffer in the pool when the call returns
 /// ([`Returning::output`]).
-pub struct Returning<'p> {
+pub(crate) struct Returning<'p> {
     pool: Option<&'p OutputPool>,
     /// The data input, when it is the last output fed back and its caller
     /// keeps it ([`OutputPool::kept_feedback`]): kept instead of the output.
@@ -246,7 +246,7 @@ impl OutputPool {
     /// it, and forgets a retained output that is `data` when the pool's
     /// reference is the only other one: the caller moved the last output
     /// back in, and the pool's reference would force a copy.
-    pub fn before_taking<'p>(pool: Option<&'p OutputPool>, data: &TValue) -> Returning<'p> {
+    pub(crate) fn before_taking<'p>(pool: Option<&'p OutputPool>, data: &TValue) -> Returning<'p> {
         let Some(p) = pool else {
             return Returning {
                 pool,
@@ -271,7 +271,7 @@ impl Returning<'_> {
     /// data the caller moved in is not kept: it is the caller's own buffer,
     /// and keeping it would only make a later call free it inside `run` (a
     /// caller moving a fresh cache into each call).
-    pub fn output(self, output: Tensor) -> TValue {
+    pub(crate) fn output(self, output: Tensor) -> TValue {
         let output = output.into_tvalue();
         if let Some(pool) = self.pool {
             let in_place =
@@ -294,7 +294,7 @@ fn buffer_address(t: &Tensor) -> Option<usize> {
 /// (but a [`KnownBfloat16`] mark that hands it on as a model output, read
 /// by no other node either): a pool holding one more reference to it then
 /// cannot make any op of the graph see a shared input (and copy it).
-pub fn output_is_terminal(model: &TypedModel, node: &TypedNode) -> bool {
+pub(crate) fn output_is_terminal(model: &TypedModel, node: &TypedNode) -> bool {
     if node.outputs.len() != 1 {
         return false;
     }
@@ -311,7 +311,7 @@ pub fn output_is_terminal(model: &TypedModel, node: &TypedNode) -> bool {
 
 /// `TypedOp::codegen` of a pooling op: replaces `node` by `pooled(pool)`
 /// when its output is terminal and it has no pool yet.
-pub fn pool_if_terminal<O: TypedOp>(
+pub(crate) fn pool_if_terminal<O: TypedOp>(
     model: &TypedModel,
     node: &TypedNode,
     has_pool: bool,
@@ -329,14 +329,14 @@ pub fn pool_if_terminal<O: TypedOp>(
 /// An op that keeps an [`OutputPool`] once codegen gave it one
 /// ([`pool_if_terminal`]) and takes its output through it
 /// ([`OutputPool::before_taking`]).
-pub trait PooledOp: TypedOp {
+pub(crate) trait PooledOp: TypedOp {
     /// The op's pool; `None` before codegen gave it one, or when its
     /// output is not terminal.
     fn output_pool(&self) -> Option<&OutputPool>;
 }
 
 /// `op` as a [`PooledOp`] when it is an `O`: a home's `as_pooled`.
-pub fn downcast_pooled<O: PooledOp>(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
+pub(crate) fn downcast_pooled<O: PooledOp>(op: &dyn TypedOp) -> Option<&dyn PooledOp> {
     op.downcast_ref::<O>().map(|o| o as &dyn PooledOp)
 }
 

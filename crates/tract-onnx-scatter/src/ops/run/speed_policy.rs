@@ -23,15 +23,15 @@ use crate::parse::onnx_types::OnnxElement;
 
 /// Data smaller than this is copied, then scattered (the copy stays in
 /// cache anyway): ScatterElements.
-pub const ELEMENTS_FUSED_FROM_BYTES: usize = 1 << 20;
+pub(crate) const ELEMENTS_FUSED_FROM_BYTES: usize = 1 << 20;
 /// The largest ScatterElements slab (`data_shape[axis..]`) copied and then
 /// scattered into while in cache (half of a 512 KiB L2).
-pub const ELEMENTS_FUSED_MAX_SLAB_BYTES: usize = 256 << 10;
+pub(crate) const ELEMENTS_FUSED_MAX_SLAB_BYTES: usize = 256 << 10;
 /// Data smaller than this is copied whole, then scattered: ScatterND.
-pub const ND_FUSED_FROM_BYTES: usize = 1 << 20;
+pub(crate) const ND_FUSED_FROM_BYTES: usize = 1 << 20;
 /// ScatterND slices smaller than this are copied, then overwritten:
 /// skipping them saves less than sorting their offsets costs.
-pub const ND_FUSED_FROM_SLICE_BYTES: usize = 64 << 10;
+pub(crate) const ND_FUSED_FROM_SLICE_BYTES: usize = 64 << 10;
 
 /// The kernels' schedule, sorting included.
 const SORTED: &Schedule = &Schedule::DEFAULT;
@@ -44,44 +44,44 @@ static UNSORTED: Schedule = Schedule {
 
 /// What one ScatterND call does, decided before it checks its indices.
 #[derive(Debug, Clone, Copy)]
-pub struct NdCall {
+pub(crate) struct NdCall {
     /// Whether the check of the indices is kept for their next call
     /// ([`crate::ops::run::check_cache`]).
-    pub keeps_check: bool,
+    pub(crate) keeps_check: bool,
     /// The bytes of one element of the data's ONNX type: what the sorts
     /// and a kept check are made for.
-    pub element_bytes: usize,
+    pub(crate) element_bytes: usize,
     /// The schedule its indices are checked (and sorted) with.
-    pub check_schedule: &'static Schedule,
+    pub(crate) check_schedule: &'static Schedule,
     /// Whether the check sorts the update slices by destination block.
-    pub block_sort: BlockSort,
+    pub(crate) block_sort: BlockSort,
     /// Whether a kept check of indices that came back is sorted by
     /// destination once, for a split over threads
     /// ([`scatter_kernels::CheckedNdIndices::sorted_for_split`]).
-    pub sort_for_split: bool,
+    pub(crate) sort_for_split: bool,
     /// Whether the copy of shared data is fused with the scatter.
-    pub fused_copy: FusedCopy,
+    pub(crate) fused_copy: FusedCopy,
     /// How a copy nothing is fused into is made.
-    pub plain_copy: PlainCopy,
+    pub(crate) plain_copy: PlainCopy,
 }
 
 /// What one ScatterElements (or Scatter) call does, decided before it
 /// checks its indices.
 #[derive(Debug, Clone, Copy)]
-pub struct ElementsCall {
+pub(crate) struct ElementsCall {
     /// Whether the check of the indices is kept for their next call
     /// ([`crate::ops::run::check_cache`]).
-    pub keeps_check: bool,
+    pub(crate) keeps_check: bool,
     /// Whether the copy of shared data is fused with the scatter.
-    pub fused_copy: FusedCopy,
+    pub(crate) fused_copy: FusedCopy,
     /// How a copy nothing is fused into is made.
-    pub plain_copy: PlainCopy,
+    pub(crate) plain_copy: PlainCopy,
 }
 
 /// Whether a scatter copies shared data as it scatters
 /// ([`scatter_kernels::CopyOf`]), and with which reduction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FusedCopy {
+pub(crate) enum FusedCopy {
     /// Copy, then scatter.
     Never,
     /// Fused when the check sorted the updates by destination block: each
@@ -94,11 +94,11 @@ pub enum FusedCopy {
 /// How a copy of shared data that nothing is fused into is made, by where
 /// it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlainCopy {
+pub(crate) struct PlainCopy {
     /// Into a fresh buffer.
-    pub into_fresh: CopyKind,
+    pub(crate) into_fresh: CopyKind,
     /// Into an output the pool kept.
-    pub into_pooled: CopyKind,
+    pub(crate) into_pooled: CopyKind,
 }
 
 /// What a ScatterND call with `reduction` on `data` (holding `element`
@@ -113,7 +113,7 @@ pub struct PlainCopy {
 /// updates were sorted, or, with no reduction, around large row-major
 /// slices the updates overwrite whole; for bfloat16 values too, never
 /// for complex ones ([`OnnxElement`]).
-pub fn scatter_nd(
+pub(crate) fn scatter_nd(
     reduction: Reduction,
     element: OnnxElement,
     plan: &NdPlan,
@@ -161,7 +161,7 @@ pub fn scatter_nd(
 /// (holding `element` values) does on `threads`: the copy is fused slab by
 /// slab (`data_shape[axis..]`) for large data whose slabs stay in cache;
 /// the check is kept for indices held elsewhere.
-pub fn scatter_elements(
+pub(crate) fn scatter_elements(
     onnx: Option<Reduction>,
     element: OnnxElement,
     plan: &ElementsPlan,
@@ -200,7 +200,7 @@ fn fuses_type(element: OnnxElement, dt: DatumType) -> bool {
 
 /// How plain copies are made on `threads`: split when there are several,
 /// else whole into fresh pages and in pieces into a pooled output.
-pub fn plain_copy(threads: &dyn Parallel) -> PlainCopy {
+pub(crate) fn plain_copy(threads: &dyn Parallel) -> PlainCopy {
     if threads.threads() > 1 {
         PlainCopy {
             into_fresh: CopyKind::Split(SORTED),

@@ -17,28 +17,28 @@ use tract_hir::internal::*;
 
 /// The most typings of the body the later plan's fixed point may take; a
 /// loop-carried value still changing then is a load error naming it.
-pub const SETTLE_ROUNDS: usize = 16;
+pub(crate) const SETTLE_ROUNDS: usize = 16;
 
 /// A body typed for a `Loop`.
 #[derive(Debug)]
-pub struct TypedBody {
+pub(crate) struct TypedBody {
     /// The body for the first iteration, when it differs from `rest`'s
     /// (a loop-carried value changes rank in it).
-    pub first: Option<TypedModel>,
+    pub(crate) first: Option<TypedModel>,
     /// The body for every iteration (every later one with `first`).
-    pub rest: TypedModel,
+    pub(crate) rest: TypedModel,
     /// The loop-carried facts `rest` takes: they hold every value it is
     /// given (and the initial values too, without `first`).
-    pub carried: Vec<TypedFact>,
+    pub(crate) carried: Vec<TypedFact>,
 }
 
 /// The body, typed once from `carried` facts (the outer-scope values'
 /// `outer` facts after them), decluttered, with its loop-carried outputs
 /// checked against their inputs' datum types; and those outputs' facts.
-pub type Typing<'a> = &'a dyn Fn(&[TypedFact]) -> TractResult<(TypedModel, Vec<TypedFact>)>;
+pub(crate) type Typing<'a> = &'a dyn Fn(&[TypedFact]) -> TractResult<(TypedModel, Vec<TypedFact>)>;
 
 /// `F32 [1, n]`: a fact's datum type and shape, for errors.
-pub fn show(fact: &TypedFact) -> String {
+pub(crate) fn show(fact: &TypedFact) -> String {
     let dims: Vec<String> = fact.shape.iter().map(|d| d.to_string()).collect();
     format!("{:?} [{}]", fact.datum_type, dims.join(", "))
 }
@@ -46,7 +46,7 @@ pub fn show(fact: &TypedFact) -> String {
 /// Whether `general` holds every value `specific` does: the same datum
 /// type and rank, each dim the same or a symbol of `minted` (its own, not
 /// bound by `specific`).
-pub fn covers(general: &TypedFact, specific: &TypedFact, minted: &[Symbol]) -> bool {
+pub(crate) fn covers(general: &TypedFact, specific: &TypedFact, minted: &[Symbol]) -> bool {
     general.datum_type == specific.datum_type
         && general.rank() == specific.rank()
         && general
@@ -59,7 +59,7 @@ pub fn covers(general: &TypedFact, specific: &TypedFact, minted: &[Symbol]) -> b
 /// `a` with the dims where `b` differs (and `a` holds no symbol of
 /// `minted` already) replaced by fresh symbols, added to `minted`. Same
 /// datum type and rank expected. `None` when nothing changes.
-pub fn widen(
+pub(crate) fn widen(
     a: &TypedFact,
     b: &TypedFact,
     symbols: &SymbolScope,
@@ -81,7 +81,7 @@ pub fn widen(
 
 /// Types the body for loop-carried values entering with the `initial`
 /// facts; see the module documentation. `node` names the `Loop` in errors.
-pub fn type_body(
+pub(crate) fn type_body(
     node: &str,
     initial: &[TypedFact],
     typing: Typing,

@@ -132,7 +132,7 @@ impl Eval<'_> {
 /// (an outlet of `outer`, or `None` when the node has none) holds whenever
 /// `m ≥ 1`. `carried` are the loop-carried initial values' facts, in body
 /// input order (their constants, when known, seed the counters).
-pub fn runs_trip_count(
+pub(crate) fn runs_trip_count(
     body: &TypedModel,
     carried: &[TypedFact],
     outer: &TypedModel,

@@ -3,8 +3,8 @@
 //!
 //! Decoders write one row per step into a preallocated buffer with a
 //! `ScatterND`/`ScatterElements` inside a `Loop` body (SLANet, TorchScript
-//! `while` loops). [`InferLoop`] types the body from the outer facts
-//! ([`body_typing`]; [`iterations`] proves a counted loop runs its trip
+//! `while` loops). `InferLoop` types the body from the outer facts
+//! (`body_typing`; `iterations` proves a counted loop runs its trip
 //! count) and runs it as one plan state over every iteration. Loop-carried
 //! values move between iterations: the body gets them as the only
 //! reference, so a scatter into a carried buffer writes in place.
@@ -12,8 +12,8 @@
 //! The contract (inputs, outputs, facts, [`LOOP_ITERATION_LIMIT`] and
 //! [`LOOP_MEMORY_BUDGET`]) is docs/contract.md's "Loop (tract override)".
 
-pub mod body_typing;
-pub mod iterations;
+pub(crate) mod body_typing;
+pub(crate) mod iterations;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -51,7 +51,7 @@ fn held_bytes(v: &TValue) -> usize {
 }
 
 /// The builder registered for `Loop`.
-pub fn onnx_loop(
+pub(crate) fn onnx_loop(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
@@ -157,38 +157,38 @@ pub fn onnx_loop(
 
 /// The typed `Loop`; see the module documentation.
 #[derive(Debug, Clone)]
-pub struct Loop {
+pub(crate) struct Loop {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// The body, typed and optimized once; its inputs are
     /// `(iteration_num, cond, v_1..v_N, outer-scope values)`. It runs every
     /// iteration, but the first when `first_plan` is there.
-    pub plan: Arc<TypedSimplePlan>,
+    pub(crate) plan: Arc<TypedSimplePlan>,
     /// The body typed for the first iteration, when a loop-carried value
     /// leaves it with another rank than it entered (see
     /// [`body_typing`]).
-    pub first_plan: Option<Arc<TypedSimplePlan>>,
+    pub(crate) first_plan: Option<Arc<TypedSimplePlan>>,
     /// Whether the node's first input, the trip count `M`, is given (not
     /// an empty name).
-    pub has_trip_count: bool,
+    pub(crate) has_trip_count: bool,
     /// Whether the node's second input, the initial `cond`, is given (not
     /// an empty name).
-    pub has_cond: bool,
+    pub(crate) has_cond: bool,
     /// N, the number of loop-carried values.
-    pub carried: usize,
+    pub(crate) carried: usize,
     /// K, the number of scan outputs.
-    pub scan: usize,
+    pub(crate) scan: usize,
     /// The N + K output facts, fixed when the loop was typed.
-    pub output_facts: TVec<TypedFact>,
+    pub(crate) output_facts: TVec<TypedFact>,
     /// The symbols this loop's outputs bind (fresh at typing).
-    pub minted: Vec<Symbol>,
+    pub(crate) minted: Vec<Symbol>,
     /// For each loop-carried output, what a run of no iteration gives.
-    pub no_iteration: TVec<NoIteration>,
+    pub(crate) no_iteration: TVec<NoIteration>,
 }
 
 /// What a loop-carried output is when no iteration runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoIteration {
+pub(crate) enum NoIteration {
     /// Its initial value, which its fact holds.
     Initial,
     /// An error: the body changes its rank, its fact has the body's rank
@@ -440,26 +440,26 @@ impl TypedOp for Loop {
 /// `Loop` before typing: the body as parsed, and which of the N + K
 /// outputs the node names.
 #[derive(Debug, Clone)]
-pub struct InferLoop {
+pub(crate) struct InferLoop {
     /// The ONNX node's name, for errors.
-    pub node: String,
+    pub(crate) node: String,
     /// The body graph as `ctx.parse_graph` gives it: inputs
     /// `(iteration_num, cond, v_1..v_N)`, then the outer-scope values it
     /// reads; outputs `(cond, v_1..v_N, scan_1..scan_K)`.
-    pub body: InferenceModel,
+    pub(crate) body: InferenceModel,
     /// Whether the node's first input, the trip count `M`, is given (not
     /// an empty name).
-    pub has_trip_count: bool,
+    pub(crate) has_trip_count: bool,
     /// Whether the node's second input, the initial `cond`, is given (not
     /// an empty name).
-    pub has_cond: bool,
+    pub(crate) has_cond: bool,
     /// N, the number of loop-carried values.
-    pub carried: usize,
+    pub(crate) carried: usize,
     /// K, the number of scan outputs (the body's outputs after `cond` and
     /// the N carried values).
-    pub scan: usize,
+    pub(crate) scan: usize,
     /// The positions (in carried ++ scan) of the outputs the node names.
-    pub outputs: Vec<usize>,
+    pub(crate) outputs: Vec<usize>,
 }
 
 impl PartialEq for InferLoop {

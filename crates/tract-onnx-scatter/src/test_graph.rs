@@ -1,8 +1,14 @@
 //! Multi-node ONNX graphs built in memory (`tract_onnx::pb` types,
 //! prost-encoded) and loaded through `tract_onnx_scatter::onnx()`, for the
-//! NNEF, symbolic-shape and optimization tests.
+//! NNEF, symbolic-shape and optimization tests. The integration tests
+//! include this file as their `graph` module; the plugin's unit tests that
+//! read an op's private state after a load use it as `crate::graph`.
 
+// Each binary uses part of it.
 #![allow(dead_code)]
+// `pub` for the integration tests, whose module it is; in the plugin it is
+// a private test module.
+#![allow(unreachable_pub)]
 
 use prost::Message;
 use tract_onnx_scatter::tract_onnx::pb::attribute_proto::AttributeType;
