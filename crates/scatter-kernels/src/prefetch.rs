@@ -10,10 +10,10 @@
 //! docs/performance.md, "Why the mechanisms exist").
 //!
 //! The same hint serves a blocked ScatterElements, whose bands read a few
-//! columns of every row of the indices and updates (`elements_par.rs`),
+//! columns of every row of the indices and updates (`scatter_elements_par.rs`),
 //! and a serial ScatterElements into large data, whose single-element
 //! destinations it asks for [`ELEMENTS_AHEAD`] updates ahead
-//! (`elements.rs`).
+//! (`scatter_elements.rs`).
 
 /// Rows ahead whose destination (or strided input) is asked for.
 pub(crate) const DISTANCE: usize = 8;

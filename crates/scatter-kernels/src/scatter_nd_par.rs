@@ -16,7 +16,7 @@
 //! so a host may keep it as long as the indices do not change.
 
 use crate::exec::SplitKernels;
-use crate::nd::Buckets;
+use crate::scatter_nd::Buckets;
 use crate::{BlockSort, Execution};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
