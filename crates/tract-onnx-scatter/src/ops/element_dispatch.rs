@@ -67,7 +67,9 @@ macro_rules! dispatch_element {
                 $body
             }
             DatumType::TDim => $tdim,
-            other => Err($crate::ops::types::unsupported($site, $input, other)),
+            other => Err($crate::ops::element_dispatch::unsupported(
+                $site, $input, other,
+            )),
         }
     };
 }
@@ -84,7 +86,7 @@ macro_rules! apply_as_onnx_element {
         match ($element, $view.datum_type()) {
             ($crate::parse::onnx_types::OnnxElement::Native, _) => None,
             ($crate::parse::onnx_types::OnnxElement::Bfloat16, _) => {
-                Some($crate::ops::types::apply_in_bfloat16(
+                Some($crate::ops::element_dispatch::apply_in_bfloat16(
                     $site,
                     $view.as_slice_mut::<f32>()?,
                     $updates,
@@ -92,7 +94,7 @@ macro_rules! apply_as_onnx_element {
                 ))
             }
             ($crate::parse::onnx_types::OnnxElement::Complex, DatumType::F64) => {
-                Some($crate::ops::types::apply_in_complex(
+                Some($crate::ops::element_dispatch::apply_in_complex(
                     $site,
                     $view.as_slice_mut::<f64>()?,
                     $updates,
@@ -100,7 +102,7 @@ macro_rules! apply_as_onnx_element {
                 ))
             }
             ($crate::parse::onnx_types::OnnxElement::Complex, _) => {
-                Some($crate::ops::types::apply_in_complex(
+                Some($crate::ops::element_dispatch::apply_in_complex(
                     $site,
                     $view.as_slice_mut::<f32>()?,
                     $updates,
@@ -112,21 +114,21 @@ macro_rules! apply_as_onnx_element {
 }
 pub(crate) use apply_as_onnx_element;
 
-pub(crate) use crate::parse::typing::onnx_type;
+pub(crate) use crate::parse::data_like::onnx_type;
 
 /// Evaluates `$body` with `$idx` bound to `$tensor`'s values as an int32 or
 /// int64 slice (the tensor has been through
-/// [`crate::ops::run::indexed::plain_indices`]), so the
+/// [`crate::ops::run::input_checks::plain_indices`]), so the
 /// kernels read indices in their stored type.
 macro_rules! with_index_slice {
     ($tensor:expr, |$idx:ident| $body:expr) => {
         match $tensor.datum_type() {
             DatumType::I32 => {
-                let $idx = $crate::ops::types::slice::<i32>(&$tensor)?;
+                let $idx = $crate::ops::element_dispatch::slice::<i32>(&$tensor)?;
                 $body
             }
             _ => {
-                let $idx = $crate::ops::types::slice::<i64>(&$tensor)?;
+                let $idx = $crate::ops::element_dispatch::slice::<i64>(&$tensor)?;
                 $body
             }
         }

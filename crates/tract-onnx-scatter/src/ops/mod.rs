@@ -14,7 +14,7 @@
 //! (`rewrite`), the ops' values the homes run and the rewrites build
 //! (`scatter_ops`), the NNEF registry and its arguments (`nnef`,
 //! `nnef_args`), and the mapping of tract's types and dims to the
-//! kernels' (`types`, `shapes`). None of those names a home.
+//! kernels' (`element_dispatch`, `shapes`). None of those names a home.
 
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;
@@ -53,6 +53,7 @@ macro_rules! equal_as_kept_state {
     };
 }
 
+pub(crate) mod element_dispatch;
 pub(crate) mod nnef;
 pub(crate) mod nnef_args;
 pub(crate) mod op_home;
@@ -65,7 +66,6 @@ pub(crate) mod scatter_nd;
 pub(crate) mod scatter_ops;
 pub(crate) mod shapes;
 pub(crate) mod tensor_scatter;
-pub(crate) mod types;
 
 pub use scatter_elements_update::ScatterElementsUpdate;
 pub use scatter_grad::ScatterGrad;

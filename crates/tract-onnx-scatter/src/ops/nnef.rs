@@ -119,7 +119,7 @@ mod tests {
 
     fn legal(dt: DatumType, reduction: impl Into<UpdateReduction>) -> bool {
         let site = NodeSite::new(ScatterOp::ScatterElements, "probe", None);
-        crate::ops::run::indexed::check_reduction_for(
+        crate::ops::run::input_checks::check_reduction_for(
             &site,
             dt,
             OnnxElement::Native,

@@ -13,23 +13,23 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use crate::ops::element_dispatch;
 use crate::ops::nnef_args::{data_indices_updates, elements_site, inputs3, reduction};
 use crate::ops::op_home::OpHome;
 use crate::ops::rewrite::axis_changes;
 use crate::ops::run::check_cache::ElementsCheckCache;
-use crate::ops::run::indexed::{self, ScatterRules};
+use crate::ops::run::input_checks::{self, ScatterRules};
 use crate::ops::run::output_pool::{self, OutputPool};
 use crate::ops::run::sequence::{self, Call, IndexedScatter};
 use crate::ops::run::speed_policy;
 use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
-use crate::ops::types;
 use crate::parse::attributes::CheckedNode;
+use crate::parse::data_like;
 use crate::parse::deviation::Deviations;
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
-use crate::parse::typing;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub(crate) const HOME: OpHome = OpHome {
@@ -147,9 +147,9 @@ impl IndexedScatter for ScatterElements {
         data: &mut [TDim],
         updates: &[TDim],
     ) -> TractResult<()> {
-        let reduction = indexed::symbolic_reduction(&self.site, self.reduction)?;
+        let reduction = input_checks::symbolic_reduction(&self.site, self.reduction)?;
         checked
-            .apply_with(data, updates, types::tdim_combiner(reduction))
+            .apply_with(data, updates, element_dispatch::tdim_combiner(reduction))
             .map_err(|e| self.site.scatter_error(e))
     }
 }
@@ -210,7 +210,7 @@ impl TypedOp for ScatterElements {
     as_op!();
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        indexed::output_facts(self, inputs)
+        input_checks::output_facts(self, inputs)
     }
 
     /// A transpose pair around the op folds away
@@ -333,7 +333,7 @@ fn build(
     let reduction = node.onnx_reduction()?;
     let onnx_element = node.onnx_element()?;
     Ok((
-        expand(typing::DataLike(InferScatterElements {
+        expand(data_like::DataLike(InferScatterElements {
             site: node.site,
             axis,
             reduction,
@@ -357,7 +357,7 @@ pub(crate) struct InferScatterElements {
     pub(crate) onnx_element: OnnxElement,
 }
 
-impl typing::DataLikeScatter for InferScatterElements {
+impl data_like::DataLikeScatter for InferScatterElements {
     const INPUTS: usize = 3;
 
     fn site(&self) -> &NodeSite {
@@ -377,7 +377,7 @@ impl typing::DataLikeScatter for InferScatterElements {
         // Complex data: the axis counts the complex tensor's axes, not
         // the pair axis.
         let rank = self.onnx_element.rank(model.outlet_fact(inputs[0])?.rank());
-        let axis = indexed::elements_axis(&self.site, self.axis, rank)?;
+        let axis = input_checks::elements_axis(&self.site, self.axis, rank)?;
         let op = ScatterElements {
             onnx_element: self.onnx_element,
             ..ScatterElements::onnx(self.site.clone(), axis, self.reduction)
@@ -450,7 +450,7 @@ fn load_scatter_elements(
     let site = elements_site(builder, invocation, SCATTER_ELEMENTS)?;
     let onnx_element = crate::ops::nnef_args::onnx_element(builder, invocation, &site)?;
     let rank = onnx_element.rank(builder.model.outlet_fact(data)?.rank());
-    let axis = indexed::elements_axis(&site, axis, rank)?;
+    let axis = input_checks::elements_axis(&site, axis, rank)?;
     let reduction = reduction(&site, &reduction_name)?;
     builder.wire(
         ScatterElements {

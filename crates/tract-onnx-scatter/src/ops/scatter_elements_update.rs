@@ -12,17 +12,17 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use crate::ops::element_dispatch;
 use crate::ops::nnef_args::{data_indices_updates, elements_site, input, inputs3, reduction};
 use crate::ops::op_home::OpHome;
 use crate::ops::scatter_elements::ScatterElements;
 use crate::ops::shapes::sym_dims;
-use crate::ops::types;
 use crate::parse::attributes::CheckedNode;
+use crate::parse::data_like;
 use crate::parse::deviation::Deviations;
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
-use crate::parse::typing;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub(crate) const HOME: OpHome = OpHome {
@@ -62,7 +62,7 @@ pub(crate) fn axis_value(
     if !matches!(dt, DatumType::I32 | DatumType::I64 | DatumType::TDim) {
         bail!(site.error(format!(
             "axis: input 'axis' has element type {}, expected int32 or int64",
-            crate::ops::types::onnx_type(dt)
+            crate::ops::element_dispatch::onnx_type(dt)
         )));
     }
     if axis.len() != 1 {
@@ -71,10 +71,10 @@ pub(crate) fn axis_value(
             axis.shape()
         )));
     }
-    let axis = crate::ops::run::indexed::plain_indices(site, "axis", axis, symbols)?;
+    let axis = crate::ops::run::input_checks::plain_indices(site, "axis", axis, symbols)?;
     Ok(match axis.datum_type() {
-        DatumType::I32 => types::slice::<i32>(&axis)?[0] as i64,
-        _ => types::slice::<i64>(&axis)?[0],
+        DatumType::I32 => element_dispatch::slice::<i32>(&axis)?[0] as i64,
+        _ => element_dispatch::slice::<i64>(&axis)?[0],
     })
 }
 
@@ -87,7 +87,7 @@ impl ScatterElementsUpdate {
         symbols: &SymbolValues,
     ) -> TractResult<ScatterElements> {
         let axis = axis_value(&self.site, axis, symbols)?;
-        let axis = crate::ops::run::indexed::elements_axis(&self.site, axis, rank)?;
+        let axis = crate::ops::run::input_checks::elements_axis(&self.site, axis, rank)?;
         Ok(ScatterElements {
             site: self.site.clone(),
             axis,
@@ -107,11 +107,11 @@ impl ScatterElementsUpdate {
         axis: &TypedFact,
     ) -> TractResult<()> {
         let site = &self.site;
-        crate::ops::run::indexed::check_indices_type(site, "indices", indices.datum_type)?;
-        crate::ops::run::indexed::check_same_type(site, data.datum_type, updates.datum_type)?;
+        crate::ops::run::input_checks::check_indices_type(site, "indices", indices.datum_type)?;
+        crate::ops::run::input_checks::check_same_type(site, data.datum_type, updates.datum_type)?;
         check_openvino_reduction(site, data.datum_type, self.reduction)?;
         if let Some(konst) = &axis.konst
-            && crate::ops::run::indexed::known_indices(site, "axis", konst)?.is_some()
+            && crate::ops::run::input_checks::known_indices(site, "axis", konst)?.is_some()
         {
             // A constant axis: the full ScatterElements checks apply now.
             let op = self.with_axis(konst, data.rank(), &SymbolValues::default())?;
@@ -124,7 +124,7 @@ impl ScatterElementsUpdate {
         ) {
             bail!(site.error(format!(
                 "axis: input 'axis' has element type {}, expected int32 or int64",
-                crate::ops::types::onnx_type(axis.datum_type)
+                crate::ops::element_dispatch::onnx_type(axis.datum_type)
             )));
         }
         if let Ok(n) = axis.shape.volume().to_i64()
@@ -196,7 +196,9 @@ impl TypedOp for ScatterElementsUpdate {
         let facts = model.node_input_facts(node.id)?;
         rule_if!(facts.len() == 4);
         rule_if_some!(axis = &facts[3].konst);
-        rule_if_some!(_known = crate::ops::run::indexed::known_indices(&self.site, "axis", axis)?);
+        rule_if_some!(
+            _known = crate::ops::run::input_checks::known_indices(&self.site, "axis", axis)?
+        );
         let op = self.with_axis(axis, facts[0].rank(), &SymbolValues::default())?;
         Ok(Some(TypedModelPatch::replace_single_op(
             model,
@@ -235,7 +237,7 @@ fn check_openvino_reduction(
     reduction: UpdateReduction,
 ) -> TractResult<()> {
     let can = |r: UpdateReduction| {
-        crate::ops::run::indexed::check_reduction_for(site, dt, OnnxElement::Native, r).is_ok()
+        crate::ops::run::input_checks::check_reduction_for(site, dt, OnnxElement::Native, r).is_ok()
     };
     if can(reduction) {
         return Ok(());
@@ -254,7 +256,7 @@ fn check_openvino_reduction(
     bail!(site.error(format!(
         "reduction '{}' is not supported for {} data (supported: {})",
         name(reduction),
-        types::onnx_type(dt),
+        element_dispatch::onnx_type(dt),
         if supported.is_empty() {
             "none of them".to_string()
         } else {
@@ -302,7 +304,7 @@ pub(crate) fn scatter_elements_update(
         ),
     };
     Ok((
-        expand(typing::DataLike(InferScatterElementsUpdate {
+        expand(data_like::DataLike(InferScatterElementsUpdate {
             site: node.site,
             reduction,
             use_init_val,
@@ -322,7 +324,7 @@ pub(crate) struct InferScatterElementsUpdate {
     pub(crate) use_init_val: bool,
 }
 
-impl typing::DataLikeScatter for InferScatterElementsUpdate {
+impl data_like::DataLikeScatter for InferScatterElementsUpdate {
     const INPUTS: usize = 4;
 
     fn site(&self) -> &NodeSite {
@@ -351,7 +353,8 @@ impl typing::DataLikeScatter for InferScatterElementsUpdate {
         let axis = model.outlet_fact(inputs[3])?.konst.clone();
         // A constant axis holding a symbol only the run binds stays an input.
         let known = |axis: &Arc<Tensor>| {
-            crate::ops::run::indexed::known_indices(&self.site, "axis", axis).map(|k| k.is_some())
+            crate::ops::run::input_checks::known_indices(&self.site, "axis", axis)
+                .map(|k| k.is_some())
         };
         if let Some(axis) = axis.filter(|a| known(a).unwrap_or(true)) {
             let rank = model.outlet_fact(data)?.rank();
@@ -577,7 +580,7 @@ mod builder_tests {
             .expect("an expansion");
         let op = tract_core::downcast_rs::Downcast::as_any(&**op);
         Ok(op
-            .downcast_ref::<typing::DataLike<InferScatterElementsUpdate>>()
+            .downcast_ref::<data_like::DataLike<InferScatterElementsUpdate>>()
             .expect("this expansion")
             .0
             .clone())

@@ -19,12 +19,12 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use crate::ops::element_dispatch::{self, with_index_slice};
 use crate::ops::op_home::OpHome;
 use crate::ops::run::fresh_buffer::fresh_uninit;
 use crate::ops::scatter_elements::ScatterElements;
 use crate::ops::scatter_nd::ScatterNd;
 use crate::ops::shapes::sym_dims;
-use crate::ops::types::{self, with_index_slice};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
 use crate::parse::opset::ScatterOp;
@@ -132,7 +132,7 @@ fn check_float(site: &NodeSite, dt: DatumType) -> TractResult<()> {
     if !matches!(dt, DatumType::F16 | DatumType::F32 | DatumType::F64) {
         bail!(site.error(format!(
             "type: data has element type {}, which has no gradient (supported: {GRAD_TYPES})",
-            types::onnx_type(dt)
+            element_dispatch::onnx_type(dt)
         )));
     }
     Ok(())
@@ -142,8 +142,8 @@ fn check_grad_output_type(site: &NodeSite, data: DatumType, grad: DatumType) -> 
     if data != grad {
         bail!(site.error(format!(
             "type: grad_output has element type {} but data has {}; they must be the same (no promotion)",
-            types::onnx_type(grad),
-            types::onnx_type(data)
+            element_dispatch::onnx_type(grad),
+            element_dispatch::onnx_type(data)
         )));
     }
     Ok(())
@@ -205,9 +205,9 @@ impl ScatterGrad {
         grad_data: &mut Tensor,
         grad_updates: &mut Tensor,
     ) -> TractResult<()> {
-        let d = types::slice::<T>(data)?;
-        let u = types::slice::<T>(updates)?;
-        let g = types::slice::<T>(grad_output)?;
+        let d = element_dispatch::slice::<T>(data)?;
+        let u = element_dispatch::slice::<T>(updates)?;
+        let g = element_dispatch::slice::<T>(grad_output)?;
         let mut gd = grad_data.try_as_plain_ram_mut()?;
         let mut gu = grad_updates.try_as_plain_ram_mut()?;
         token
@@ -289,7 +289,7 @@ impl ScatterGrad {
         grad_output: &Tensor,
         grad_updates: &mut Tensor,
     ) -> TractResult<()> {
-        let g = types::slice::<T>(grad_output)?;
+        let g = element_dispatch::slice::<T>(grad_output)?;
         let mut gu = grad_updates.try_as_plain_ram_mut()?;
         token
             .grad_updates_of_add(g, T::from_calc(T::Calc::ONE), gu.as_slice_mut::<T>()?)
@@ -301,10 +301,15 @@ impl ScatterGrad {
         check_arity(site, inputs.len())?;
         let (data, indices, updates, grad_output) = args_4!(inputs);
         check_float(site, data.datum_type())?;
-        crate::ops::run::indexed::check_same_type(site, data.datum_type(), updates.datum_type())?;
-        crate::ops::run::indexed::check_indices_type(site, "indices", indices.datum_type())?;
+        crate::ops::run::input_checks::check_same_type(
+            site,
+            data.datum_type(),
+            updates.datum_type(),
+        )?;
+        crate::ops::run::input_checks::check_indices_type(site, "indices", indices.datum_type())?;
         check_grad_output_type(site, data.datum_type(), grad_output.datum_type())?;
-        let indices = crate::ops::run::indexed::plain_indices(site, "indices", &indices, symbols)?;
+        let indices =
+            crate::ops::run::input_checks::plain_indices(site, "indices", &indices, symbols)?;
         let map = |e: ScatterError| site.scatter_error(e);
         match self.kind {
             GradKind::Elements { axis } => {
@@ -521,7 +526,7 @@ impl Expansion for InferScatterGrad {
             GradKind::Elements { axis } => {
                 let rank = model.outlet_fact(inputs[0])?.rank();
                 GradKind::Elements {
-                    axis: crate::ops::run::indexed::elements_axis(&self.site, axis, rank)?,
+                    axis: crate::ops::run::input_checks::elements_axis(&self.site, axis, rank)?,
                 }
             }
             GradKind::Nd => GradKind::Nd,

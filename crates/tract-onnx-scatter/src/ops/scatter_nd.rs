@@ -11,23 +11,23 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use crate::ops::element_dispatch;
 use crate::ops::nnef_args::{data_indices_updates, inputs3, onnx_reduction};
 use crate::ops::op_home::OpHome;
 use crate::ops::rewrite::axis_changes;
 use crate::ops::run::check_cache::{NdCheck, NdCheckCache};
-use crate::ops::run::indexed::{self, ScatterRules};
+use crate::ops::run::input_checks::{self, ScatterRules};
 use crate::ops::run::output_pool::{self, OutputPool};
 use crate::ops::run::sequence::{self, Call, IndexedScatter};
 use crate::ops::run::speed_policy;
 use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
-use crate::ops::types;
 use crate::parse::attributes::CheckedNode;
+use crate::parse::data_like;
 use crate::parse::deviation::Deviations;
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
-use crate::parse::typing;
 
 /// This family as [`crate::ops::HOMES`] lists it.
 pub(crate) const HOME: OpHome = OpHome {
@@ -120,7 +120,11 @@ impl IndexedScatter for ScatterNd {
         updates: &[TDim],
     ) -> TractResult<()> {
         checked
-            .apply_with(data, updates, types::tdim_combiner(self.reduction))
+            .apply_with(
+                data,
+                updates,
+                element_dispatch::tdim_combiner(self.reduction),
+            )
             .map_err(|e| self.site.scatter_error(e))
     }
 }
@@ -179,7 +183,7 @@ impl TypedOp for ScatterNd {
     as_op!();
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        indexed::output_facts(self, inputs)
+        input_checks::output_facts(self, inputs)
     }
 
     /// A transpose and its inverse around the op fold into `layout`
@@ -280,7 +284,7 @@ pub(crate) fn scatter_nd<const STRICT: bool>(
     let reduction = node.onnx_reduction()?;
     let onnx_element = node.onnx_element()?;
     Ok((
-        expand(typing::DataLike(InferScatterNd {
+        expand(data_like::DataLike(InferScatterNd {
             site: node.site,
             reduction,
             onnx_element,
@@ -300,7 +304,7 @@ pub(crate) struct InferScatterNd {
     pub(crate) onnx_element: OnnxElement,
 }
 
-impl typing::DataLikeScatter for InferScatterNd {
+impl data_like::DataLikeScatter for InferScatterNd {
     const INPUTS: usize = 3;
 
     fn site(&self) -> &NodeSite {

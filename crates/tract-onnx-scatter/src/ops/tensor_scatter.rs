@@ -9,16 +9,16 @@ use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 
+use crate::ops::element_dispatch::{self, dispatch_element};
 use crate::ops::nnef_args::input;
 use crate::ops::op_home::OpHome;
 use crate::ops::run::copy_target::{self, Taken};
 use crate::ops::run::fresh_buffer::NoFusion;
-use crate::ops::run::indexed;
+use crate::ops::run::input_checks;
 use crate::ops::run::output_pool::{self, OutputPool};
 use crate::ops::run::speed_policy;
 use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::{all_concrete, sym_dims};
-use crate::ops::types::{self, dispatch_element};
 use crate::parse::attributes::CheckedNode;
 use crate::parse::deviation::Deviations;
 use crate::parse::opset::ScatterOp;
@@ -84,7 +84,7 @@ fn check_types(
     check_element(site, cache)?;
     if cache != update {
         bail!(site.error(format!(
-            "type: update has element type {} but past_cache has {}; they must be the same (no promotion)", crate::ops::types::onnx_type(update), crate::ops::types::onnx_type(cache)
+            "type: update has element type {} but past_cache has {}; they must be the same (no promotion)", crate::ops::element_dispatch::onnx_type(update), crate::ops::element_dispatch::onnx_type(cache)
         )));
     }
     if let Some(dt) = write
@@ -92,7 +92,7 @@ fn check_types(
     {
         bail!(site.error(format!(
             "type: write_indices has element type {}, expected int64",
-            crate::ops::types::onnx_type(dt)
+            crate::ops::element_dispatch::onnx_type(dt)
         )));
     }
     Ok(())
@@ -124,9 +124,9 @@ impl TensorScatter {
                 .map_err(|e| site.scatter_error(e))?;
             // Constant write indices are checked now: the error surfaces at load.
             if let Some(konst) = write.and_then(|w| w.konst.as_ref())
-                && let Some(konst) = indexed::known_indices(site, "write_indices", konst)?
+                && let Some(konst) = input_checks::known_indices(site, "write_indices", konst)?
             {
-                plan.check_write_indices(Some(types::slice::<i64>(&konst)?), self.mode)
+                plan.check_write_indices(Some(element_dispatch::slice::<i64>(&konst)?), self.mode)
                     .map_err(|e| site.scatter_error(e))?;
             }
         }
@@ -181,7 +181,7 @@ impl EvalOp for TensorScatter {
         )?;
         let write = write
             .as_ref()
-            .map(|w| indexed::plain_indices(site, "write_indices", w, ctx.symbols))
+            .map(|w| input_checks::plain_indices(site, "write_indices", w, ctx.symbols))
             .transpose()?;
         let plan = TensorScatterPlan::new(
             cache.shape(),
@@ -190,7 +190,10 @@ impl EvalOp for TensorScatter {
             self.axis as i64,
         )
         .map_err(|e| site.scatter_error(e))?;
-        let starts = write.as_ref().map(|w| types::slice::<i64>(w)).transpose()?;
+        let starts = write
+            .as_ref()
+            .map(|w| element_dispatch::slice::<i64>(w))
+            .transpose()?;
         let checked = plan
             .check_write_indices(starts, self.mode)
             .map_err(|e| self.site.scatter_error(e))?;
@@ -204,10 +207,10 @@ impl EvalOp for TensorScatter {
         let mut view = present.try_as_plain_ram_mut()?;
         let done = dispatch_element!(view.datum_type(), site, "past_cache", |T| {
             let cache = view.as_slice_mut::<T>()?;
-            checked.apply(cache, types::slice::<T>(&update)?, Execution::on(&threads)).map_err(|e| site.scatter_error(e))
+            checked.apply(cache, element_dispatch::slice::<T>(&update)?, Execution::on(&threads)).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let cache = view.as_slice_mut::<TDim>()?;
-            checked.apply(cache, types::slice::<TDim>(&update)?, Execution::SERIAL).map_err(|e| site.scatter_error(e))
+            checked.apply(cache, element_dispatch::slice::<TDim>(&update)?, Execution::SERIAL).map_err(|e| site.scatter_error(e))
         });
         done?;
         Ok(tvec!(returning.output(present)))
@@ -487,14 +490,17 @@ mod tests {
     #[test]
     fn an_exclusively_owned_cache_is_written_in_place() {
         let cache = cache().into_tvalue();
-        let before = types::slice::<f32>(&cache).unwrap().as_ptr();
+        let before = element_dispatch::slice::<f32>(&cache).unwrap().as_ptr();
         let update = tensor3(&[[[1f32]], [[2.]]]).into_tvalue();
         let op = op(1, TensorScatterMode::Linear);
         let out = op
             .eval(&EvalContext::out_of_plan(), tvec!(cache, update))
             .unwrap()
             .remove(0);
-        assert_eq!(types::slice::<f32>(&out).unwrap().as_ptr(), before);
+        assert_eq!(
+            element_dispatch::slice::<f32>(&out).unwrap().as_ptr(),
+            before
+        );
     }
 
     #[test]

@@ -6,15 +6,15 @@
 //! (`CheckedNode`) refuses an op below its first version, an attribute its
 //! version does not define, a wrong attribute type, a reduction the version
 //! does not allow; [`deviation`] holds the exporter deviations accepted
-//! with a warning or refused; [`typing`] unifies int64 with TDim. The
+//! with a warning or refused; [`data_like`] unifies int64 with TDim. The
 //! builders themselves live in their op's home (`crate::ops`), which
 //! registers them (`crate::ops::register`).
 
 pub(crate) mod attributes;
+pub(crate) mod data_like;
 pub(crate) mod deviation;
 pub mod onnx_types;
 pub mod opset;
 pub mod site;
-pub(crate) mod typing;
 
 pub use deviation::Deviations;

@@ -34,7 +34,7 @@ pub(crate) fn constant_of_shape(
     let value = fill_value(ctx, node)?;
     Ok((
         Box::new(Retyped {
-            stock: expand(ConstantOfShape::new(value.clone())),
+            inner: expand(ConstantOfShape::new(value.clone())),
             typing: DataDependentShape {
                 value,
                 symbols: ctx.template.symbols.clone(),

@@ -81,7 +81,7 @@ fn in_float32(
     })?;
     Ok((
         Box::new(Retyped {
-            stock,
+            inner: stock,
             typing: InFloat32,
         }),
         extra_inputs,

@@ -48,13 +48,13 @@ pub(crate) trait Typing: Debug + Clone + Send + Sync + 'static {
     ) -> TractResult<TVec<OutletId>>;
 }
 
-/// `stock` (an op tract's builder made) with `typing` in place of its
-/// `to_typed`.
+/// `inner` (the op a builder made: tract's, or an override's) with
+/// `typing` in place of its `to_typed`.
 #[derive(Debug, Clone)]
 pub(crate) struct Retyped<T> {
-    /// The op tract's own builder made: its analysis rules are the
-    /// wrapper's.
-    pub(crate) stock: Box<dyn InferenceOp>,
+    /// The op a builder made (tract's, or one of the plugin's
+    /// overrides): its analysis rules are the wrapper's.
+    pub(crate) inner: Box<dyn InferenceOp>,
     /// What replaces `stock`'s `to_typed`.
     pub(crate) typing: T,
 }
@@ -83,7 +83,13 @@ impl<T: Typing> Retyped<T> {
         typing: T,
     ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
         let (stock, extra_inputs) = self::stock(op)?(ctx, node)?;
-        Ok((Box::new(Retyped { stock, typing }), extra_inputs))
+        Ok((
+            Box::new(Retyped {
+                inner: stock,
+                typing,
+            }),
+            extra_inputs,
+        ))
     }
 }
 
@@ -95,7 +101,7 @@ const LOOKED_UP_BY_TYPE: &[&str] = &["Constant", "Multinomial"];
 
 /// Puts every builder of `reg` that is tract's own behind [`fenced`]: the
 /// builder's call, and its op's analysis, evaluation and typing (a
-/// [`Retyped`] with [`StockTyping`]). The typed model is the one tract
+/// [`Retyped`] with [`OwnTyping`]). The typed model is the one tract
 /// builds, op for op; only a panic in tract's code becomes an error naming
 /// the op. A builder the caller registered in tract's place stays as it
 /// is. Run before the plugin registers its own builders, which replace
@@ -139,8 +145,8 @@ pub(crate) fn fenced_build(
     let (stock, extra_inputs) = fenced(&node.op_type, fence, || builder(ctx, node))?;
     Ok((
         Box::new(Retyped {
-            stock,
-            typing: StockTyping {
+            inner: stock,
+            typing: OwnTyping {
                 rank_input: rank_input(&node.op_type),
                 fence,
             },
@@ -169,11 +175,11 @@ fn rank_input(op_type: &str) -> Option<&'static (&'static str, usize, usize)> {
     RANK_INPUTS.iter().find(|(op, _, _)| *op == op_type)
 }
 
-/// The typing of tract's op itself: a [`Retyped`] with it changes nothing
+/// The typing of the built op itself: a [`Retyped`] with it changes nothing
 /// but the fence, and refuses an input whose length would give a tensor
 /// more than [`MAX_RANK`] dims.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct StockTyping {
+pub(crate) struct OwnTyping {
     /// The op, the input whose length gives a rank, and its values per
     /// dim ([`RANK_INPUTS`]).
     pub(crate) rank_input: Option<&'static (&'static str, usize, usize)>,
@@ -182,7 +188,7 @@ pub(crate) struct StockTyping {
     pub(crate) fence: Fence,
 }
 
-impl Typing for StockTyping {
+impl Typing for OwnTyping {
     fn fence(&self) -> Fence {
         self.fence
     }
@@ -262,11 +268,11 @@ impl<T> Eq for Retyped<T> {}
 
 impl<T: Typing> Op for Retyped<T> {
     fn name(&self) -> StaticName {
-        self.stock.name()
+        self.inner.name()
     }
 
     fn info(&self) -> TractResult<Vec<String>> {
-        self.stock.info()
+        self.inner.info()
     }
 
     not_a_typed_op!();
@@ -274,19 +280,19 @@ impl<T: Typing> Op for Retyped<T> {
 
 impl<T: Typing> EvalOp for Retyped<T> {
     fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
-        fenced(&self.stock.name(), self.typing.fence(), || {
-            self.stock.eval_out_of_plan(inputs)
+        fenced(&self.inner.name(), self.typing.fence(), || {
+            self.inner.eval_out_of_plan(inputs)
         })
     }
 
     fn eval(&self, ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        fenced(&self.stock.name(), self.typing.fence(), || {
-            self.stock.eval(ctx, inputs)
+        fenced(&self.inner.name(), self.typing.fence(), || {
+            self.inner.eval(ctx, inputs)
         })
     }
 
     fn state(&self, ctx: &EvalContext) -> TractResult<Option<Box<dyn OpState>>> {
-        self.stock.state(ctx)
+        self.inner.state(ctx)
     }
 }
 
@@ -304,19 +310,19 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         observed: TVec<&InferenceFact>,
     ) -> TractResult<Facts> {
         self.typing.check_inputs(&inputs)?;
-        let name = self.stock.name();
+        let name = self.inner.name();
         fenced(&name, self.typing.fence(), || {
             // tract's `infer` evaluates constant inputs, then weighs the
             // result: weigh the facts first (`fold_budget`).
             if inputs.iter().all(|i| i.value.concretize().is_some()) {
                 let facts =
-                    self.stock
+                    self.inner
                         .infer_facts(inputs.clone(), outputs.clone(), observed.clone())?;
                 if skips_eager_eval(&facts.0, &facts.1) {
                     return Ok(facts);
                 }
             }
-            self.stock.infer(inputs, outputs, observed)
+            self.inner.infer(inputs, outputs, observed)
         })
     }
 
@@ -327,9 +333,9 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         observed: TVec<&InferenceFact>,
     ) -> TractResult<Facts> {
         self.typing.check_inputs(&inputs)?;
-        let name = self.stock.name();
+        let name = self.inner.name();
         fenced(&name, self.typing.fence(), || {
-            self.stock.infer_facts(inputs, outputs, observed)
+            self.inner.infer_facts(inputs, outputs, observed)
         })
     }
 
@@ -338,11 +344,11 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         model: &InferenceModel,
         node: &InferenceNode,
     ) -> TractResult<Option<InferenceModelPatch>> {
-        self.stock.incorporate(model, node)
+        self.inner.incorporate(model, node)
     }
 
     fn nboutputs(&self) -> TractResult<usize> {
-        self.stock.nboutputs()
+        self.inner.nboutputs()
     }
 
     fn observe_outlets(
@@ -350,7 +356,7 @@ impl<T: Typing> InferenceOp for Retyped<T> {
         model: &InferenceModel,
         node: &InferenceNode,
     ) -> TractResult<Vec<OutletId>> {
-        self.stock.observe_outlets(model, node)
+        self.inner.observe_outlets(model, node)
     }
 
     fn as_op(&self) -> &dyn Op {
@@ -370,15 +376,15 @@ impl<T: Typing> InferenceOp for Retyped<T> {
     ) -> TractResult<TVec<OutletId>> {
         // On a panic the half-wired `target` is dropped with the error:
         // tract's `into_typed` stops at the first failing node.
-        fenced(&self.stock.name(), self.typing.fence(), || {
-            let stock = self.stock.as_ref();
+        fenced(&self.inner.name(), self.typing.fence(), || {
+            let inner = self.inner.as_ref();
             let wire = |target: &mut TypedModel, mapping: &HashMap<OutletId, OutletId>| {
-                self.typing.to_typed(stock, source, node, target, mapping)
+                self.typing.to_typed(inner, source, node, target, mapping)
             };
             if let Some(wired) = wire_unfolded(wire, source, node, target, mapping)? {
                 return Ok(wired);
             }
-            self.typing.to_typed(stock, source, node, target, mapping)
+            self.typing.to_typed(inner, source, node, target, mapping)
         })
     }
 }

@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn a_fresh_output_filled_by_a_copy_holds_the_copied_values() {
         let data = tensor2(&[[1f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
-        let src = crate::ops::types::slice::<f32>(&data).unwrap();
+        let src = crate::ops::element_dispatch::slice::<f32>(&data).unwrap();
         let out = Unwritten::fresh(DatumType::F32, &[2, 3]).unwrap();
         let filled = out.fill::<f32>(|dst| Ok(write_copy(dst, src))).unwrap();
         assert_eq!(filled, data);

@@ -14,8 +14,8 @@ use scatter_kernels::{
 use tract_core::internal::*;
 use tract_core::tract_data::TooEarly;
 
+use crate::ops::element_dispatch::{dispatch_element, onnx_type, with_index_slice};
 use crate::ops::shapes::{SymDim, all_concrete, sym_dims};
-use crate::ops::types::{dispatch_element, onnx_type, with_index_slice};
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::site::NodeSite;
 

@@ -9,13 +9,15 @@
 use scatter_kernels::{Element, Execution, IndexValue, ScatterError};
 use tract_core::internal::*;
 
+use crate::ops::element_dispatch::{
+    self, apply_as_onnx_element, dispatch_element, with_index_slice,
+};
 use crate::ops::run::check_cache::{CheckCache, KeepsChecks};
 use crate::ops::run::copy_target::{self, Fused, Taken};
-use crate::ops::run::indexed::{self, ScatterInputs, ScatterRules};
+use crate::ops::run::input_checks::{self, ScatterInputs, ScatterRules};
 use crate::ops::run::output_pool::PooledOp;
 use crate::ops::run::speed_policy::{FusedCopy, PlainCopy};
 use crate::ops::run::tract_threads::TractThreads;
-use crate::ops::types::{self, apply_as_onnx_element, dispatch_element, with_index_slice};
 
 /// The checked indices of `S`'s plan.
 pub(crate) type Token<'a, S, I> = <<S as ScatterRules>::Plan as KeepsChecks>::Token<'a, I>;
@@ -80,7 +82,7 @@ pub(crate) fn eval<S: IndexedScatter>(
         indices,
         updates,
         indices_held_elsewhere,
-    } = indexed::scatter_inputs(site, inputs, ctx.symbols, op.onnx_element(), op.reduction())?;
+    } = input_checks::scatter_inputs(site, inputs, ctx.symbols, op.onnx_element(), op.reduction())?;
     op.check_op_type(data.datum_type())?;
     let (data_shape, updates_shape) =
         op.onnx_element()
@@ -144,10 +146,10 @@ fn scatter<S: IndexedScatter, I: IndexValue>(
         Some(done) => done,
         None => dispatch_element!(view.datum_type(), site, "data", |T| {
             let d = view.as_slice_mut::<T>()?;
-            op.apply(&checked, d, types::slice::<T>(updates)?, exec).map_err(|e| site.scatter_error(e))
+            op.apply(&checked, d, element_dispatch::slice::<T>(updates)?, exec).map_err(|e| site.scatter_error(e))
         }, tdim => {
             let d = view.as_slice_mut::<TDim>()?;
-            op.apply_symbolic(&checked, d, types::slice::<TDim>(updates)?)
+            op.apply_symbolic(&checked, d, element_dispatch::slice::<TDim>(updates)?)
         }),
     };
     done?;
