@@ -245,79 +245,83 @@ fn parts<T>(
     ))
 }
 
-/// [`CheckedElementsIndices::apply`] in place on `par` (or block by block), bit for bit
-/// the serial result. Errors: those of the serial apply, before any
-/// write.
-pub(crate) fn apply_split<T: Element, I: IndexValue>(
-    token: &CheckedElementsIndices<'_, I>,
-    data: &mut [T],
-    updates: &[T],
-    reduction: Reduction,
-    par: &dyn Parallel,
-    schedule: &Schedule,
-) -> Result<(), ScatterError> {
-    token.check_buffers(data, updates)?;
-    let bytes = updates
-        .len()
-        .saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>());
-    let addr = data.as_ptr() as usize;
-    let plan = geometry(token).and_then(|g| Some((parts::<T>(&g, par, schedule, bytes, addr)?, g)));
-    let Some((parts, g)) = plan else {
-        // Small, serial or empty.
-        return token.apply_serial(data, updates, reduction);
-    };
-    run_in_place(token, &g, &parts, data, updates, reduction, par)
-}
-
-/// `dst = src` then [`apply_split`], bit for bit. Slab parts:
-/// each task copies the part of `dst` it owns, slab by slab, before
-/// scattering into it. Column parts (which interleave): `dst` copied in
-/// contiguous chunks first, then scattered into in place. Serially,
-/// [`crate::fused_copy::write_copying_elements`].
-///
-/// Contract (what [`CheckedElementsIndices::apply`] hands `dst` back on): on `Ok`, every
-/// element of `dst` has been written, in the serial (`write_copying_elements`,
-/// its proof there), through a whole copy (`write_copy_par`, `copy_par`)
-/// before an in-place run, or by a run over `Copying` parts, each
-/// filled whole (`fill_parts`).
-pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
-    token: &CheckedElementsIndices<'_, I>,
-    dst: &mut [MaybeUninit<T>],
-    src: &[T],
-    updates: &[T],
-    reduction: Reduction,
-    par: &dyn Parallel,
-    schedule: &Schedule,
-) -> Result<(), ScatterError> {
-    token.check_buffers(dst, updates)?;
-    check_len(Input::Data, token.plan().data_shape(), dst.len(), src.len())?;
-    let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
-    let addr = dst.as_ptr() as usize;
-    let plan = geometry(token).and_then(|g| Some((parts::<T>(&g, par, schedule, bytes, addr)?, g)));
-    let Some((parts, g)) = plan else {
-        if copy_tasks::<T>(par, schedule, dst.len()) > 1 {
-            // The scatter stays serial, but the copy (most of a large
-            // copying scatter's time) need not: the same values, then
-            // the serial apply, bit for bit the fused result.
-            let data = write_copy_par(par, schedule, dst, src);
+impl<I: IndexValue> SplitKernels for CheckedElementsIndices<'_, I> {
+    /// [`CheckedElementsIndices::apply`] in place on `par` (or block by block), bit for bit
+    /// the serial result. Errors: those of the serial apply, before any
+    /// write.
+    fn apply_split<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        let (token, par, schedule) = (self, exec.par, exec.schedule);
+        token.check_buffers(data, updates)?;
+        let bytes = updates
+            .len()
+            .saturating_mul(std::mem::size_of::<T>() + std::mem::size_of::<I>());
+        let addr = data.as_ptr() as usize;
+        let plan =
+            geometry(token).and_then(|g| Some((parts::<T>(&g, par, schedule, bytes, addr)?, g)));
+        let Some((parts, g)) = plan else {
+            // Small, serial or empty.
             return token.apply_serial(data, updates, reduction);
+        };
+        run_in_place(token, &g, &parts, data, updates, reduction, par)
+    }
+
+    /// `dst = src` then [`apply_split`], bit for bit. Slab parts:
+    /// each task copies the part of `dst` it owns, slab by slab, before
+    /// scattering into it. Column parts (which interleave): `dst` copied in
+    /// contiguous chunks first, then scattered into in place. Serially,
+    /// [`crate::fused_copy::write_copying_elements`].
+    ///
+    /// Contract (what [`CheckedElementsIndices::apply`] hands `dst` back on): on `Ok`, every
+    /// element of `dst` has been written, in the serial (`write_copying_elements`,
+    /// its proof there), through a whole copy (`write_copy_par`, `copy_par`)
+    /// before an in-place run, or by a run over `Copying` parts, each
+    /// filled whole (`fill_parts`).
+    fn copying_split<T: Element + Copy>(
+        &self,
+        dst: &mut [MaybeUninit<T>],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        let (token, par, schedule) = (self, exec.par, exec.schedule);
+        token.check_buffers(dst, updates)?;
+        check_len(Input::Data, token.plan().data_shape(), dst.len(), src.len())?;
+        let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+        let addr = dst.as_ptr() as usize;
+        let plan =
+            geometry(token).and_then(|g| Some((parts::<T>(&g, par, schedule, bytes, addr)?, g)));
+        let Some((parts, g)) = plan else {
+            if copy_tasks::<T>(par, schedule, dst.len()) > 1 {
+                // The scatter stays serial, but the copy (most of a large
+                // copying scatter's time) need not: the same values, then
+                // the serial apply, bit for bit the fused result.
+                let data = write_copy_par(par, schedule, dst, src);
+                return token.apply_serial(data, updates, reduction);
+            }
+            return crate::fused_copy::write_copying_elements(token, dst, src, updates, reduction);
+        };
+        match &parts {
+            Parts::Columns(columns) => {
+                let data = copy_par(par, dst, src, columns.len());
+                run_in_place(token, &g, &parts, data, updates, reduction, par)
+            }
+            Parts::Slabs(slabs) => run_slabs(
+                token,
+                &g,
+                slabs,
+                Copying { dst, src },
+                updates,
+                reduction,
+                par,
+            ),
         }
-        return crate::fused_copy::write_copying_elements(token, dst, src, updates, reduction);
-    };
-    match &parts {
-        Parts::Columns(columns) => {
-            let data = copy_par(par, dst, src, columns.len());
-            run_in_place(token, &g, &parts, data, updates, reduction, par)
-        }
-        Parts::Slabs(slabs) => run_slabs(
-            token,
-            &g,
-            slabs,
-            Copying { dst, src },
-            updates,
-            reduction,
-            par,
-        ),
     }
 }
 
@@ -673,28 +677,5 @@ impl ElementsPlan {
         exec: Execution<'_>,
     ) -> Result<CheckedElementsIndices<'a, I>, ScatterError> {
         check_split(self, indices, exec.par, exec.schedule)
-    }
-}
-
-impl<I: IndexValue> SplitKernels for CheckedElementsIndices<'_, I> {
-    fn apply_split<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<(), ScatterError> {
-        apply_split(self, data, updates, reduction, exec.par, exec.schedule)
-    }
-
-    fn copying_split<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<(), ScatterError> {
-        copying_split(self, dst, src, updates, reduction, exec.par, exec.schedule)
     }
 }

@@ -315,86 +315,62 @@ fn disagreement(plan: &NdPlan) -> ScatterError {
     }
 }
 
-/// [`CheckedNdIndices::apply`] in place on `par`, bit for bit the serial result: a
-/// sorted token block by block; else a row split, or the slices sorted
-/// by destination (after the check, a second read of the indices),
-/// only when the work is split; else the serial apply.
-pub(crate) fn apply_split<T: Element, I: IndexValue>(
-    token: &CheckedNdIndices<'_, I>,
-    data: &mut [T],
-    updates: &[T],
-    reduction: Reduction,
-    par: &dyn Parallel,
-    schedule: &Schedule,
-) -> Result<(), ScatterError> {
-    if let Some(b) = &token.buckets {
-        token.check_buffers(data, updates)?;
-        apply_buckets(token, data, updates, reduction, par, schedule, b);
-        return Ok(());
-    }
-    token.check_buffers(data, updates)?;
-    let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
-    if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
-        apply_row_scan(token, data, updates, reduction, par, &bounds);
-        return Ok(());
-    }
-    match split_buckets::<T, _>(token, par, schedule, bytes) {
-        Some(b) => {
-            apply_buckets(token, data, updates, reduction, par, schedule, &b);
-            Ok(())
+impl<I: IndexValue> SplitKernels for CheckedNdIndices<'_, I> {
+    /// [`CheckedNdIndices::apply`] in place on `par`, bit for bit the serial result: a
+    /// sorted token block by block; else a row split, or the slices sorted
+    /// by destination (after the check, a second read of the indices),
+    /// only when the work is split; else the serial apply.
+    fn apply_split<T: Element>(
+        &self,
+        data: &mut [T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        let (token, par, schedule) = (self, exec.par, exec.schedule);
+        if let Some(b) = &token.buckets {
+            token.check_buffers(data, updates)?;
+            apply_buckets(token, data, updates, reduction, par, schedule, b);
+            return Ok(());
         }
-        _ => token.apply_serial(data, updates, reduction),
+        token.check_buffers(data, updates)?;
+        let bytes = indices_bytes::<I>(updates.len(), std::mem::size_of::<T>());
+        if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
+            apply_row_scan(token, data, updates, reduction, par, &bounds);
+            return Ok(());
+        }
+        match split_buckets::<T, _>(token, par, schedule, bytes) {
+            Some(b) => {
+                apply_buckets(token, data, updates, reduction, par, schedule, &b);
+                Ok(())
+            }
+            _ => token.apply_serial(data, updates, reduction),
+        }
     }
-}
 
-/// `dst = src`, then [`apply_split`], bit for bit: a sorted
-/// token, or split by destination blocks when the split rule holds,
-/// each block copied just before its updates land; else
-/// [`crate::fused_copy::write_copying_nd`].
-///
-/// Contract (what [`CheckedNdIndices::apply`] hands `dst` back on): on `Ok`, every
-/// element of `dst` has been written: by `write_copying_nd` (its
-/// proof there), by a whole copy (`write_copy_par`) before the serial
-/// apply, or by a run over `Copying` parts, each filled whole
-/// (`fill_parts`).
-pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
-    token: &CheckedNdIndices<'_, I>,
-    dst: &mut [MaybeUninit<T>],
-    src: &[T],
-    updates: &[T],
-    reduction: Reduction,
-    par: &dyn Parallel,
-    schedule: &Schedule,
-) -> Result<(), ScatterError> {
-    token.check_buffers(dst, updates)?;
-    check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
-    if let Some(b) = &token.buckets {
-        // Each block is copied just before its updates land.
-        apply_buckets(
-            token,
-            Copying { dst, src },
-            updates,
-            reduction,
-            par,
-            schedule,
-            b,
-        );
-        return Ok(());
-    }
-    let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
-    if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
-        apply_row_scan(
-            token,
-            Copying { dst, src },
-            updates,
-            reduction,
-            par,
-            &bounds,
-        );
-        return Ok(());
-    }
-    match split_buckets::<T, _>(token, par, schedule, bytes) {
-        Some(b) => {
+    /// `dst = src`, then [`apply_split`], bit for bit: a sorted
+    /// token, or split by destination blocks when the split rule holds,
+    /// each block copied just before its updates land; else
+    /// [`crate::fused_copy::write_copying_nd`].
+    ///
+    /// Contract (what [`CheckedNdIndices::apply`] hands `dst` back on): on `Ok`, every
+    /// element of `dst` has been written: by `write_copying_nd` (its
+    /// proof there), by a whole copy (`write_copy_par`) before the serial
+    /// apply, or by a run over `Copying` parts, each filled whole
+    /// (`fill_parts`).
+    fn copying_split<T: Element + Copy>(
+        &self,
+        dst: &mut [MaybeUninit<T>],
+        src: &[T],
+        updates: &[T],
+        reduction: Reduction,
+        exec: Execution<'_>,
+    ) -> Result<(), ScatterError> {
+        let (token, par, schedule) = (self, exec.par, exec.schedule);
+        token.check_buffers(dst, updates)?;
+        check_len(Input::Data, &token.plan.data_shape, dst.len(), src.len())?;
+        if let Some(b) = &token.buckets {
+            // Each block is copied just before its updates land.
             apply_buckets(
                 token,
                 Copying { dst, src },
@@ -402,19 +378,47 @@ pub(crate) fn copying_split<T: Element + Copy, I: IndexValue>(
                 reduction,
                 par,
                 schedule,
-                &b,
+                b,
             );
-            Ok(())
+            return Ok(());
         }
-        // Serial scatter, parallel copy: a whole copy then the
-        // serial apply, bit for bit the fused result. The copy around
-        // the slices (`write_copying`) stays when the slices cover
-        // more than half the output, where it saves most of a copy.
-        None if copy_tasks::<T>(par, schedule, dst.len()) > 1 && updates.len() <= dst.len() / 2 => {
-            let data = write_copy_par(par, schedule, dst, src);
-            token.apply_serial(data, updates, reduction)
+        let bytes = dst.len().saturating_mul(std::mem::size_of::<T>());
+        if let Some(bounds) = row_scan_bounds::<T, _>(token, par, schedule, bytes) {
+            apply_row_scan(
+                token,
+                Copying { dst, src },
+                updates,
+                reduction,
+                par,
+                &bounds,
+            );
+            return Ok(());
         }
-        None => crate::fused_copy::write_copying_nd(token, dst, src, updates, reduction),
+        match split_buckets::<T, _>(token, par, schedule, bytes) {
+            Some(b) => {
+                apply_buckets(
+                    token,
+                    Copying { dst, src },
+                    updates,
+                    reduction,
+                    par,
+                    schedule,
+                    &b,
+                );
+                Ok(())
+            }
+            // Serial scatter, parallel copy: a whole copy then the
+            // serial apply, bit for bit the fused result. The copy around
+            // the slices (`write_copying`) stays when the slices cover
+            // more than half the output, where it saves most of a copy.
+            None if copy_tasks::<T>(par, schedule, dst.len()) > 1
+                && updates.len() <= dst.len() / 2 =>
+            {
+                let data = write_copy_par(par, schedule, dst, src);
+                token.apply_serial(data, updates, reduction)
+            }
+            None => crate::fused_copy::write_copying_nd(token, dst, src, updates, reduction),
+        }
     }
 }
 
@@ -840,29 +844,6 @@ impl<'a, I: IndexValue> CheckedNdIndices<'a, I> {
             indices: self.indices,
             buckets: Some(Arc::new(buckets)),
         })
-    }
-}
-
-impl<I: IndexValue> SplitKernels for CheckedNdIndices<'_, I> {
-    fn apply_split<T: Element>(
-        &self,
-        data: &mut [T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<(), ScatterError> {
-        apply_split(self, data, updates, reduction, exec.par, exec.schedule)
-    }
-
-    fn copying_split<T: Element + Copy>(
-        &self,
-        dst: &mut [MaybeUninit<T>],
-        src: &[T],
-        updates: &[T],
-        reduction: Reduction,
-        exec: Execution<'_>,
-    ) -> Result<(), ScatterError> {
-        copying_split(self, dst, src, updates, reduction, exec.par, exec.schedule)
     }
 }
 
