@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// `source` without comments, the contents of string and char literals,
 /// and its `#[cfg(test)]` items.
-fn code_of(source: &str) -> String {
+pub(crate) fn code_of(source: &str) -> String {
     let s = source.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;

@@ -23,6 +23,7 @@ mod own_process;
 #[path = "support/transposed.rs"]
 mod transposed;
 
+mod architecture_invariants;
 mod bfloat16;
 mod broadcast_rows;
 mod complex;

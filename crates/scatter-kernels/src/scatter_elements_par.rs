@@ -579,13 +579,15 @@ unsafe fn bands<T, I: IndexValue>(
     while b0 < c1 {
         let b1 = (b0 + tile).min(c1);
         let w = b1 - b0;
-        // SAFETY (both copies): rows `0..dim` of columns `b0..b1` are inside
-        // the slab (this task's columns); the stage holds `dim * w`
-        // elements; `T` has no drop glue, so a bitwise copy is a value.
         let (rows, stride) = if staged {
+            // SAFETY: rows `0..dim` of columns `b0..b1` are inside the slab
+            // (this task's columns); the stage holds `dim * w` elements;
+            // `T` has no drop glue, so a bitwise copy is a value.
             unsafe { copy_rows(ptr.add(base + b0), inner, s, w, g.dim, w) };
             (s, w)
         } else {
+            // SAFETY: `base + b0` is the band's first column in row 0 of
+            // the slab, inside the allocation `ptr` points into.
             (unsafe { ptr.add(base + b0) }, inner)
         };
         for (r, (ri, ru)) in idx
@@ -615,6 +617,8 @@ unsafe fn bands<T, I: IndexValue>(
             }
         }
         if staged {
+            // SAFETY: the copy in above, back: the same rows and columns of
+            // the slab, from the stage it filled.
             unsafe { copy_rows(s, w, ptr.add(base + b0), inner, g.dim, w) };
         }
         b0 = b1;

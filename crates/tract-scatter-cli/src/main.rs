@@ -50,6 +50,7 @@ struct ExitOnOutOfMemory;
 // contract; on a null pointer the process exits without returning it.
 unsafe impl std::alloc::GlobalAlloc for ExitOnOutOfMemory {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's promise for this method, passed on to `System`.
         let p = unsafe { std::alloc::System.alloc(layout) };
         if p.is_null() {
             out_of_memory(layout.size());
@@ -58,6 +59,7 @@ unsafe impl std::alloc::GlobalAlloc for ExitOnOutOfMemory {
     }
 
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's promise for this method, passed on to `System`.
         let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
         if p.is_null() {
             out_of_memory(layout.size());
@@ -66,6 +68,7 @@ unsafe impl std::alloc::GlobalAlloc for ExitOnOutOfMemory {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's promise for this method, passed on to `System`.
         let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
         if p.is_null() {
             out_of_memory(new_size);
@@ -74,6 +77,7 @@ unsafe impl std::alloc::GlobalAlloc for ExitOnOutOfMemory {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's promise for this method, passed on to `System`.
         unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
 }

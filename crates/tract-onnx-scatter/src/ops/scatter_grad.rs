@@ -254,6 +254,8 @@ impl ScatterGrad {
             }
             return Ok(tvec!(grad_output.clone(), gu.into_tvalue()));
         }
+        // Safety: `typed` writes every element of `gd` or fails, and a
+        // failure drops it unread.
         let mut gd = unsafe { fresh_uninit(dt, data.shape())? };
         let lda = self.lda_coeff.0;
         match dt {
