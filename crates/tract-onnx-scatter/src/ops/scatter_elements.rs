@@ -26,7 +26,7 @@ use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::data_like;
-use crate::parse::deviation::Deviations;
+use crate::parse::deviation::{Accepting, DeviationMode, Deviations, Refusing};
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
@@ -41,11 +41,11 @@ pub(crate) const HOME: OpHome = OpHome {
 fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
     reg.insert(
         "Scatter",
-        deviations.pick(scatter::<true>, scatter::<false>),
+        deviations.pick(scatter::<Refusing>, scatter::<Accepting>),
     );
     reg.insert(
         "ScatterElements",
-        deviations.pick(scatter_elements::<true>, scatter_elements::<false>),
+        deviations.pick(scatter_elements::<Refusing>, scatter_elements::<Accepting>),
     );
 }
 
@@ -300,25 +300,20 @@ impl TypedOp for ScatterElements {
 
 // The ONNX builder and the inference-level op.
 
-/// The `Scatter` builder; `STRICT` refuses exporter deviations ([`Deviations`]).
-pub(crate) fn scatter<const STRICT: bool>(
+/// The `Scatter` builder; `M` says what it does with exporter deviations.
+pub(crate) fn scatter<M: DeviationMode>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    build(ScatterOp::Scatter, ctx, node, Deviations::strict_if(STRICT))
+    build(ScatterOp::Scatter, ctx, node, M::DEVIATIONS)
 }
 
-/// The `ScatterElements` builder; `STRICT` as for [`scatter`].
-pub(crate) fn scatter_elements<const STRICT: bool>(
+/// The `ScatterElements` builder; `M` as for [`scatter`].
+pub(crate) fn scatter_elements<M: DeviationMode>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    build(
-        ScatterOp::ScatterElements,
-        ctx,
-        node,
-        Deviations::strict_if(STRICT),
-    )
+    build(ScatterOp::ScatterElements, ctx, node, M::DEVIATIONS)
 }
 
 fn build(

@@ -24,7 +24,7 @@ use crate::ops::run::tract_threads::TractThreads;
 use crate::ops::shapes::SymDim;
 use crate::parse::attributes::CheckedNode;
 use crate::parse::data_like;
-use crate::parse::deviation::Deviations;
+use crate::parse::deviation::{Accepting, DeviationMode, Deviations, Refusing};
 use crate::parse::onnx_types::OnnxElement;
 use crate::parse::opset::ScatterOp;
 use crate::parse::site::NodeSite;
@@ -39,7 +39,7 @@ pub(crate) const HOME: OpHome = OpHome {
 fn register_onnx(reg: &mut OnnxOpRegister, deviations: Deviations) {
     reg.insert(
         "ScatterND",
-        deviations.pick(scatter_nd::<true>, scatter_nd::<false>),
+        deviations.pick(scatter_nd::<Refusing>, scatter_nd::<Accepting>),
     );
 }
 
@@ -269,17 +269,12 @@ impl TypedOp for ScatterNd {
 
 // The ONNX builder and the inference-level op.
 
-/// The builder; `STRICT` refuses exporter deviations ([`Deviations`]).
-pub(crate) fn scatter_nd<const STRICT: bool>(
+/// The builder; `M` says what it does with exporter deviations.
+pub(crate) fn scatter_nd<M: DeviationMode>(
     ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let node = CheckedNode::new(
-        ScatterOp::ScatterNd,
-        ctx,
-        node,
-        Deviations::strict_if(STRICT),
-    )?;
+    let node = CheckedNode::new(ScatterOp::ScatterNd, ctx, node, M::DEVIATIONS)?;
     node.expect_inputs(&["data", "indices", "updates"], &[])?;
     let reduction = node.onnx_reduction()?;
     let onnx_element = node.onnx_element()?;

@@ -27,23 +27,37 @@ pub enum Deviations {
 }
 
 impl Deviations {
-    /// `Refuse` when `strict`: the builders' const parameter as a mode.
-    pub(crate) const fn strict_if(strict: bool) -> Deviations {
-        if strict {
-            Deviations::Refuse
-        } else {
-            Deviations::Accept
-        }
-    }
-
-    /// The builder for this mode: `strict` (the const parameter `true`)
-    /// for `Refuse`, `lenient` for `Accept`.
-    pub(crate) fn pick<B>(self, strict: B, lenient: B) -> B {
+    /// The builder for this mode: `refusing`'s for [`Deviations::Refuse`],
+    /// `accepting`'s for [`Deviations::Accept`] (each a builder made for
+    /// one [`DeviationMode`]).
+    pub(crate) fn pick<B>(self, refusing: B, accepting: B) -> B {
         match self {
-            Deviations::Refuse => strict,
-            Deviations::Accept => lenient,
+            Deviations::Refuse => refusing,
+            Deviations::Accept => accepting,
         }
     }
+}
+
+/// A [`Deviations`] mode as a type: an ONNX builder is a plain `fn`, which
+/// captures nothing, so a builder generic over its mode
+/// (`scatter_nd::<Refusing>`) carries it.
+pub(crate) trait DeviationMode {
+    /// The mode.
+    const DEVIATIONS: Deviations;
+}
+
+/// [`Deviations::Accept`] as a type.
+pub(crate) enum Accepting {}
+
+impl DeviationMode for Accepting {
+    const DEVIATIONS: Deviations = Deviations::Accept;
+}
+
+/// [`Deviations::Refuse`] as a type.
+pub(crate) enum Refusing {}
+
+impl DeviationMode for Refusing {
+    const DEVIATIONS: Deviations = Deviations::Refuse;
 }
 
 /// The warning logged for a node accepted as a deviation: names the node,
