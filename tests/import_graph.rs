@@ -447,6 +447,34 @@ fn one_loop(graph: &BTreeMap<String, BTreeSet<String>>, circle: &[String]) -> St
     circle.join(", ")
 }
 
+/// The levels of an acyclic `graph`: a file that imports none of the
+/// others is on level 1, any other one level above the highest it imports.
+fn levels(graph: &BTreeMap<String, BTreeSet<String>>) -> usize {
+    fn level<'g>(
+        v: &'g str,
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        memo: &mut BTreeMap<&'g str, usize>,
+    ) -> usize {
+        if let Some(&l) = memo.get(v) {
+            return l;
+        }
+        let l = 1 + graph[v]
+            .iter()
+            .filter(|w| graph.contains_key(w.as_str()) && w.as_str() != v)
+            .map(|w| level(w, graph, memo))
+            .max()
+            .unwrap_or(0);
+        memo.insert(v, l);
+        l
+    }
+    let mut memo = BTreeMap::new();
+    graph
+        .keys()
+        .map(|v| level(v, graph, &mut memo))
+        .max()
+        .unwrap_or(0)
+}
+
 fn assert_no_circles(src: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -465,6 +493,12 @@ fn assert_no_circles(src: &str) {
     assert!(
         loops.is_empty(),
         "{src}: files that import each other (move what they share to the lower file): {loops:#?}"
+    );
+    // The figures of the import graph, for `-- --nocapture`.
+    println!(
+        "{src}: {} files, {edges} imports, {} levels, 0 circles",
+        graph.len(),
+        levels(&graph)
     );
 }
 
