@@ -30,9 +30,11 @@ pub const TYPES: &str = "types";
 ///                                               wheels without data (committed)
 /// <root>/onnx-testdata/extended/                the project's own corpus
 /// <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
-/// <root>/onnx-testdata/recurrent/<exporter>/     recurrent models by real exporters (Loop, Scan, LSTM)
+/// <root>/onnx-testdata/recurrent/<exporter>/     recurrent models by real exporters
+///                                               (Loop, Scan, LSTM)
 /// <root>/onnx-testdata/autograd/                gradient ops' cases from PyTorch autograd
-/// <root>/onnx-testdata/real-models/              pinned published models and their expected outputs
+/// <root>/onnx-testdata/real-models/              pinned published models and their
+///                                               expected outputs
 /// ```
 #[derive(Debug, Clone)]
 pub struct Layout {
