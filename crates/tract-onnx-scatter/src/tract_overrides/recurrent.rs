@@ -238,8 +238,8 @@ pub(crate) struct Slots {
     pub(crate) y_c: Option<usize>,
 }
 
-/// A `GRU`, `LSTM` or `RNN` node run as ONNX specifies (see the module
-/// docs): run-time `sequence_lens`, every activation, `clip`, both
+/// A `GRU`, `LSTM` or `RNN` node run as ONNX specifies (docs/contract.md,
+/// "GRU, LSTM, RNN (tract override)"): run-time `sequence_lens`, every activation, `clip`, both
 /// directions and layouts. Its inputs and outputs are the node's present
 /// ones, in the node's order.
 #[derive(Debug, Clone, PartialEq)]
