@@ -7,7 +7,7 @@
 //! float16 steps from the exact one. Keras mixed-precision models compute their convolutions in
 //! float16. For the ops of [`IN_FLOAT32`] the plugin keeps tract's op and its analysis (the
 //! inference facts stay float16) and, where an input is float16, types tract's op on float32
-//! between casts ([`InFloat32`]); a model without a float16 input to such an op is typed
+//! between casts (`InFloat32`); a model without a float16 input to such an op is typed
 //! exactly as stock tract types it.
 //!
 //! Contract, and the measured errors of every op (stock, plugin, onnxruntime): docs/contract.md,
