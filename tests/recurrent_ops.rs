@@ -1,22 +1,13 @@
-//! The operators recurrent models need, on small models built in memory and
-//! loaded through `tract_onnx_scatter::onnx()`, each with the input facts
-//! the model declares (symbolic dims) and with facts pinned to the data:
-//!
-//! - `Cast`/`CastLike` to int64: an int64 tensor with the exact value for
-//!   every integer and bool source, floats truncated (`i64::MIN` where
-//!   there is no int64 value); stock tract types it as a shape value and
-//!   wraps past int32;
-//! - tf2onnx's shape chain `Shape -> Cast(int32) -> Slice -> Concat ->
-//!   Cast(int64) -> Expand` keeps its symbolic batch, also in a `Loop` body
-//!   that receives the batch as a value it passes through;
-//! - `ReverseSequence` (both layouts, every element type, lengths checked)
-//!   and the whole-axis reversing `Slice` on an axis of symbolic length;
-//! - `value_info` read as hints: symbols that contradict the inputs' facts
-//!   do not stop a load;
-//! - lists a `Loop` builds (`SequenceEmpty`/`SequenceInsert`) read after it
-//!   by `ConcatFromSequence`, `SequenceAt` and `SequenceLength`;
-//! - counted loops (`M` the time dim, `i + 1 < time`) whose scan outputs
-//!   share `M` as their first dim.
+//! The operators recurrent models need, on small models built in memory and loaded through
+//! `tract_onnx_scatter::onnx()`, each with the input facts the model declares (symbolic dims)
+//! and with facts pinned to the data: `Cast`/`CastLike` to int64 (exact, where stock tract
+//! wraps past int32); tf2onnx's shape chain `Shape -> Cast(int32) -> Slice -> Concat ->
+//! Cast(int64) -> Expand` keeping its symbolic batch, also in a `Loop` body that passes the
+//! batch through; `ReverseSequence` (both layouts, every element type, lengths checked) and the
+//! whole-axis reversing `Slice` on an axis of symbolic length; `value_info` read as hints;
+//! lists a `Loop` builds, read after it by `ConcatFromSequence`, `SequenceAt` and
+//! `SequenceLength`; counted loops (`M` the time dim, `i + 1 < time`) whose scan outputs share
+//! `M` as their first dim. The rules: docs/contract.md, "Operators outside the scatter family".
 
 use crate::graph;
 use crate::log_capture::logged;

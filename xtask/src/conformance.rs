@@ -1,23 +1,16 @@
-//! `cargo xtask conformance`: plugin vs stock tract over all golden tests.
+//! `cargo xtask conformance`: plugin vs stock tract over all golden tests ([`run`]).
 //!
-//! The official releases and the extended corpus run the plugin strict
-//! (`onnx_strict()`: every node valid at its opset, as the spec says); the
-//! exporter suites run it as users load models (`onnx()`, which accepts
-//! known exporter deviations, with the input facts the models declare),
-//! and so do the autograd suite (the training-domain gradient ops, which
-//! stock tract lacks), the bfloat16 and complex suites and the real-model suite (with the data's input
+//! The official releases and the extended corpus run the plugin strict (`onnx_strict()`: every
+//! node valid at its opset, as the spec says); the exporter suites run it as users load models
+//! (`onnx()`, which accepts known exporter deviations, with the input facts the models
+//! declare), and so do the autograd suite (the training-domain gradient ops, which stock tract
+//! lacks), the bfloat16 and complex suites and the real-model suite (with the data's input
 //! shapes). Those results gate against `expected-failures.toml`.
 //!
-//! Every model of every suite, and every official node test of the newest
-//! release with data (the `--all-ops` set), also runs through `onnx()` and
-//! stock tract with declared and with pinned input facts: the never-worse
-//! gate ([`onnx_golden::never_worse`]) fails the run on any model where the
-//! plugin does worse than stock.
-//!
-//! It talks from its first second (where the data comes from, each wheel it
-//! fetches, a progress line), and prints a short summary whose last line is
-//! the verdict; the per-test table and every framework's failures go to
-//! `--output FILE` or, with `--verbose`, before the summary.
+//! Every model of every suite, and every official node test of the newest release with data
+//! (the `--all-ops` set), also runs through `onnx()` and stock tract with declared and with
+//! pinned input facts: the never-worse gate ([`onnx_golden::never_worse`]) fails the run on any
+//! model where the plugin does worse than stock.
 
 use crate::args::Args;
 use crate::progress::Progress;
@@ -36,6 +29,10 @@ use std::time::Instant;
 /// Index of the gating framework in the list below.
 const PLUGIN: usize = 0;
 
+/// Runs every suite and gate. It talks from its first second (where the data comes from,
+/// each wheel it fetches, a progress line), and prints a short summary whose last line is
+/// the verdict; the per-test table and every framework's failures go to `--output FILE` or,
+/// with `--verbose`, before the summary.
 pub fn run(layout: &Layout, mut args: Args) -> Result<ExitCode> {
     if args.switch("--all-ops") {
         return crate::all_ops::run(layout, args);

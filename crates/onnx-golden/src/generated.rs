@@ -1,19 +1,16 @@
 //! Node tests generated from onnx releases whose wheels ship no test data.
 //!
-//! From onnx 1.23 on, wheels carry the node-case generators
-//! (`onnx/backend/test/case/node/*.py`, numpy-seeded, deterministic) but not
-//! `onnx/backend/test/data`. For such a release (`[[generated]]` in the
-//! manifest) the selected tests are generated once with
-//! `onnx-testdata/generate_node_tests.py` in a venv holding the hash-pinned
-//! onnx wheel and the pinned numpy, and committed under
-//! `onnx-testdata/generated/onnx-<version>/node/`: running them needs no
-//! Python. Every load checks the committed files against the manifest's
-//! hashes; `cargo xtask fetch-testdata` regenerates them into the cache and
-//! checks them against the same hashes, so the committed copy is proven to
-//! be what the release generates.
+//! From onnx 1.23 on, wheels carry the node-case generators (`onnx/backend/test/case/node/*.py`,
+//! numpy-seeded, deterministic) but not `onnx/backend/test/data`. For such a release
+//! (`[[generated]]` in the manifest) the selected tests are generated once with
+//! `onnx-testdata/generate_node_tests.py` in a venv holding the hash-pinned onnx wheel and the
+//! pinned numpy, and committed under `onnx-testdata/generated/onnx-<version>/node/`: running
+//! them needs no Python. Every load checks the committed files against the manifest's hashes;
+//! `cargo xtask fetch-testdata` regenerates them into the cache and checks them against the
+//! same hashes, so the committed copy is proven to be what the release generates.
 //!
-//! Shares the manifest types and hash checks with [`crate::fetch`], never
-//! its download branches.
+//! Shares the manifest types and hash checks with [`crate::fetch`], never its download
+//! branches.
 
 use crate::fetch::{sha256_file, verify_files};
 use crate::manifest::{GeneratedRelease, PinnedFile};

@@ -1,20 +1,5 @@
-//! Where the golden suite's files live in a repository, and turning them
-//! into runnable [`Suite`]s.
-//!
-//! ```text
-//! <root>/onnx-testdata/manifest.toml            pinned releases and hashes
-//! <root>/onnx-testdata/expected-failures.toml   known failures of the gating framework
-//! <cache>/<version>/node/                      fetched official tests, shared by
-//!                                               every clone ([`shared_cache_dir`])
-//! <root>/onnx-testdata/cache/                   this clone's assembled suites (git-ignored)
-//! <root>/onnx-testdata/generated/onnx-<version>/node/  official tests generated from
-//!                                               wheels without data (committed)
-//! <root>/onnx-testdata/extended/                the project's own corpus
-//! <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
-//! <root>/onnx-testdata/recurrent/<exporter>/     recurrent models by real exporters (Loop, Scan, LSTM)
-//! <root>/onnx-testdata/autograd/                gradient ops' cases from PyTorch autograd
-//! <root>/onnx-testdata/real-models/              pinned published models and their expected outputs
-//! ```
+//! Where the golden suite's files live in a repository (the map is on [`Layout`]), and turning
+//! them into runnable [`Suite`]s.
 
 use crate::expected_failures::ExpectedFailures;
 use crate::fetch::{Source, ensure_release};
@@ -33,8 +18,24 @@ pub const AUTOGRAD: &str = "autograd";
 /// type: `types/bfloat16`, `types/complex`).
 pub const TYPES: &str = "types";
 
-/// The paths of the golden suite's files in one repository (listed in
-/// [`crate::layout`]'s docs), and the suites they make.
+/// The paths of the golden suite's files in one repository, and the suites they make:
+///
+/// ```text
+/// <root>/onnx-testdata/manifest.toml            pinned releases and hashes
+/// <root>/onnx-testdata/expected-failures.toml   known failures of the gating framework
+/// <cache>/<version>/node/                      fetched official tests, shared by
+///                                               every clone ([`shared_cache_dir`])
+/// <root>/onnx-testdata/cache/                   this clone's assembled suites (git-ignored)
+/// <root>/onnx-testdata/generated/onnx-<version>/node/  official tests generated from
+///                                               wheels without data (committed)
+/// <root>/onnx-testdata/extended/                the project's own corpus
+/// <root>/onnx-testdata/exporters/<exporter>/     models written by real exporters, one suite each
+/// <root>/onnx-testdata/recurrent/<exporter>/     recurrent models by real exporters
+///                                               (Loop, Scan, LSTM)
+/// <root>/onnx-testdata/autograd/                gradient ops' cases from PyTorch autograd
+/// <root>/onnx-testdata/real-models/              pinned published models and their
+///                                               expected outputs
+/// ```
 #[derive(Debug, Clone)]
 pub struct Layout {
     /// The repository (workspace) root.

@@ -1,20 +1,10 @@
-//! One (engine, mode) in a process of its own: `scatter-bench --child
-//! NAME ENGINE MODE [--pool-capacity N] [--threads N]` (tract's executor of
-//! N threads installed first) plans case NAME with ENGINE
-//! (`plugin` or `stock`) once, then serves timing rounds: for each line
-//! `<budget ms>` read from stdin it times MODE and prints one line,
-//! `<median ns> <calls> <peak RSS bytes> <pooled bytes> <warm copy median
-//! ns> <bytes of one output per scatter node>`, until stdin closes (and
-//! `ready` once planned, before the first) ([`ChildRounds`] is the parent's side). A
-//! process per (engine, mode) makes its peak RSS (VmHWM) that mode's
-//! alone: in one process, memory freed by an earlier measurement and kept
-//! by malloc would hide a later one's.
+//! One (engine, mode) in a process of its own: `scatter-bench --child NAME ENGINE MODE
+//! [--pool-capacity N] [--threads N]` (tract's executor of N threads installed first) plans case
+//! NAME with ENGINE (`plugin` or `stock`) once, then [`serve`]s timing rounds over stdin and
+//! stdout ([`ChildRounds`] is the parent's side).
 //!
-//! Where the case has a copy floor, a child of a kept-inputs mode also
-//! times a warm copy of the data input between calls (outside the timed
-//! call): the two medians then share the process, its pages and the
-//! machine's load, which differs from process to process on the bench
-//! machine (see docs/performance.md, "Why the mechanisms exist").
+//! A process per (engine, mode) makes its peak RSS (VmHWM) that mode's alone: in one process,
+//! memory freed by an earlier measurement and kept by malloc would hide a later one's.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -54,7 +44,10 @@ pub struct Measured {
     pub peak_rss: Option<usize>,
     /// Bytes the plugin's output pools held at the end (0 for stock).
     pub pooled: usize,
-    /// A warm copy of the data input, timed between the calls.
+    /// A warm copy of the data input, timed between the calls (outside the timed call), where
+    /// the case has a copy floor and the mode keeps its inputs: the two medians then share
+    /// the process, its pages and the machine's load, which differs from process to process
+    /// on the bench machine (see docs/performance.md, "Why the mechanisms exist").
     pub warm_copy: Option<Duration>,
     /// One output of every scatter node of the model (typed, before
     /// decluttering folds some into other ops): the memory the plugin may
@@ -127,8 +120,9 @@ impl Settings {
     }
 }
 
-/// The child's work: plans, then answers every `<budget ms>` line of stdin
-/// with one round's line, until stdin closes.
+/// The child's work: plans, prints `ready`, then answers every `<budget ms>` line of stdin
+/// with one round's line, until stdin closes: `<median ns> <calls> <peak RSS bytes> <pooled
+/// bytes> <warm copy median ns> <bytes of one output per scatter node>`.
 pub fn serve(
     name: &str,
     engine: &str,

@@ -1,27 +1,8 @@
-//! The exported-model rows: small models that PyTorch's two ONNX exporters
-//! wrote from the same module (`crates/scatter-bench/models/*.onnx`,
-//! committed, not regenerated here), so the table compares what each
-//! exporter's graph costs:
-//!
-//! - `kv_step_*`: `cache[:, :, pos] = k` on a f32 [1, 32, 2048, 128] KV cache
-//!   (inputs `cache`, `pos` int64 `[1]`, `k` f32 `[1, 32, 1, 128]`); `pos` is
-//!   the call count modulo 2048, set before each call: a write at a
-//!   position known only at run time.
-//!   TorchScript (opset 17): one `ScatterElements` on axis 2 with expanded
-//!   indices. Dynamo (opset 20): `Transpose -> ScatterND -> Transpose`,
-//!   which the plugin folds into one scatter on the untransposed cache.
-//!   The output is the next step's cache in every mode (moved in when
-//!   owned).
-//! - `yolo_head_*`: YOLOv5's detection-head decode on `x` f32
-//!   [1, 3, 80, 80, 85]: `y = sigmoid(x)`, then the slice assignments
-//!   `y[..., 0:2] = ...` and `y[..., 2:4] = ...` (ScatterND in both
-//!   exports), reshaped to [1, 19200, 85]; the owned mode moves in a copy of `x` made
-//!   before the timed call. TorchScript plans the assignments as Slice/Concat;
-//!   dynamo writes each as `Transpose → ScatterND → Transpose` with its
-//!   updates transposed too, which the plugin folds into the same
-//!   Slice/Concat.
-//! - `yolo_head3_*`: the same head with a third slice assigned,
-//!   `y[..., 4:6] = (y[..., 4:6] * 2 - 0.5) * stride`.
+//! The exported-model rows ([`NAMES`]): small models that PyTorch's two ONNX exporters wrote
+//! from the same module (`crates/scatter-bench/models/*.onnx`, committed, not regenerated
+//! here), so the table compares what each exporter's graph costs: a KV-cache step and YOLOv5's
+//! detection head with two or three slice assignments, each as TorchScript and dynamo wrote it
+//! ([`PAIRS`]).
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +12,23 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 use crate::case::{Case, Ownership};
 use crate::workloads::Rng;
 
-/// The rows' names, in table order.
+/// The rows' names, in table order:
+///
+/// - `kv_step_*`: `cache[:, :, pos] = k` on a f32 [1, 32, 2048, 128] KV cache (inputs
+///   `cache`, `pos` int64 `[1]`, `k` f32 `[1, 32, 1, 128]`); `pos` is the call count modulo
+///   2048, set before each call: a write at a position known only at run time. TorchScript
+///   (opset 17): one `ScatterElements` on axis 2 with expanded indices. Dynamo (opset 20):
+///   `Transpose -> ScatterND -> Transpose`, which the plugin folds into one scatter on the
+///   untransposed cache. The output is the next step's cache in every mode (moved in when
+///   owned).
+/// - `yolo_head_*`: YOLOv5's detection-head decode on `x` f32 [1, 3, 80, 80, 85]:
+///   `y = sigmoid(x)`, then the slice assignments `y[..., 0:2] = ...` and
+///   `y[..., 2:4] = ...` (ScatterND in both exports), reshaped to [1, 19200, 85]; the owned
+///   mode moves in a copy of `x` made before the timed call. TorchScript plans the
+///   assignments as Slice/Concat; dynamo writes each as `Transpose → ScatterND → Transpose`
+///   with its updates transposed too, which the plugin folds into the same Slice/Concat.
+/// - `yolo_head3_*`: the same head with a third slice assigned,
+///   `y[..., 4:6] = (y[..., 4:6] * 2 - 0.5) * stride`.
 pub const NAMES: [&str; 6] = [
     "kv_step_torchscript",
     "kv_step_dynamo",

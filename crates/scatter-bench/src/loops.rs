@@ -1,27 +1,9 @@
-//! The `Loop` rows (issue 22), models built in memory:
+//! The `Loop` rows (issue 22), models built in memory: a decode loop writing one row per step
+//! ([`DECODE`], and [`DECODE_16X`] into a buffer 16× larger), an empty body's per-iteration
+//! overhead ([`EMPTY`]) and a greedy decoder with an `If` break flag ([`GREEDY`]).
 //!
-//! - [`DECODE`] `loop_decode_256_steps_256x512_buf`: a decode loop of 256
-//!   steps, step `i` writing the row `row * i` (1×512) into row `i` of a
-//!   256×512 buffer with ScatterND (inputs `buf0` f32 [256, 512], `M`
-//!   int64 scalar, `row` f32 [1, 512]). The buffer is loop-carried: the
-//!   plugin moves it through the body, so each step costs the row, not the
-//!   buffer.
-//! - [`DECODE_16X`] `loop_decode_256_steps_4096x512_buf`: the same 256
-//!   steps into a buffer 16× larger (4096×512; rows 256.. stay as given).
-//!   Written in place, its time is the 256×512 row's; copied per step, 16×
-//!   it (the target line compares the two).
-//! - [`EMPTY`] `loop_empty_body_1000_iters`: 1000 iterations of a body that
-//!   passes its carried value through (`Identity`): the per-iteration
-//!   overhead.
-//! - [`GREEDY`] `loop_greedy_decoder_if`: a paddle2onnx-style greedy
-//!   decoder (`models/greedy_decoder_if.onnx`, written by
-//!   `onnx-testdata/control-flow/gen/paddle_style.py`): 64 steps of a
-//!   64-unit state over 256 tokens, each writing its token and score with
-//!   ScatterElements and deciding whether to go on with an `If` whose
-//!   condition only the run knows (an end token no step meets).
-//!
-//! The buffer is input 0: the owned mode moves a copy of it made before
-//! the call, so the loop owns it from its first step.
+//! The buffer is input 0: the owned mode moves a copy of it made before the call, so the loop
+//! owns it from its first step.
 
 use anyhow::{Result, bail};
 use prost::Message;
@@ -35,14 +17,24 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 use crate::case::{Case, Ownership, Source};
 use crate::workloads::value_info;
 
-/// The decode loop into a buffer of as many rows as steps.
+/// The decode loop into a buffer of as many rows as steps: 256 steps, step `i` writing the
+/// row `row * i` (1×512) into row `i` of a 256×512 buffer with ScatterND (inputs `buf0` f32
+/// [256, 512], `M` int64 scalar, `row` f32 [1, 512]). The buffer is loop-carried: the plugin
+/// moves it through the body, so each step costs the row, not the buffer.
 pub const DECODE: &str = "loop_decode_256_steps_256x512_buf";
-/// The same steps into a buffer [`BIG_BUFFER_FACTOR`]× larger.
+/// The same steps into a buffer [`BIG_BUFFER_FACTOR`]× larger (4096×512; rows 256.. stay as
+/// given). Written in place, its time is the 256×512 row's; copied per step, 16× it (the
+/// target line compares the two).
 pub const DECODE_16X: &str = "loop_decode_256_steps_4096x512_buf";
-/// The per-iteration overhead.
+/// The per-iteration overhead: 1000 iterations of a body that passes its carried value
+/// through (`Identity`).
 pub const EMPTY: &str = "loop_empty_body_1000_iters";
 
-/// The greedy decoder with a run-time `If` break flag.
+/// The greedy decoder with a run-time `If` break flag: paddle2onnx-style
+/// (`models/greedy_decoder_if.onnx`, written by
+/// `onnx-testdata/control-flow/gen/paddle_style.py`), 64 steps of a 64-unit state over 256
+/// tokens, each writing its token and score with ScatterElements and deciding whether to go
+/// on with an `If` whose condition only the run knows (an end token no step meets).
 pub const GREEDY: &str = "loop_greedy_decoder_if";
 
 /// The rows' names, in table order.

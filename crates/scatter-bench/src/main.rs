@@ -1,29 +1,16 @@
-//! `scatter-bench`: times every case in every calling mode (one-shot `run`
-//! and persistent state with the inputs kept by the caller, owned inputs)
-//! with the plugin and with stock tract, each (engine, mode) in a process
-//! of its own for its peak RSS; then a warm and a fresh copy of data, and
-//! onnxruntime (1 thread, io binding); the gradient rows against PyTorch
-//! autograd's backward (1 thread) when a Python with torch is found.
-//! Threaded rows (large copy-bound, random-index and GNN) also time the
-//! plugin's one-shot with tract's executor of [`THREADS`] threads and
-//! onnxruntime at [`THREADS`] intra-op threads; random-index rows their
-//! floor (a pseudo-engine [`child::FLOOR`] of the rounds, at both thread
-//! counts for a threaded row); GNN rows PyTorch's `index_add_`/`scatter_add_` at 1 and
-//! [`THREADS`] threads. Prints the time table, the threads table, the GNN
-//! table, the gradient table, the peak-RSS table, one line per target and
-//! a dynamo/TorchScript ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run
-//! (fetched by `cargo xtask conformance --filter piper`). Run through
-//! `cargo xtask bench` (release).
-//!
-//! Options: `--filter S[,S...]` (substrings; `name$` matches the end),
-//! `--budget-ms N` (per measurement),
-//! `--python PATH`, `--no-ort`, `--torch-python PATH`, `--no-torch`,
-//! `--no-stock`, `--output FILE`,
-//! `--pool-capacity N` (every output pool's capacity, default 1),
-//! `--huge-page-inputs` (the caller's large inputs on huge pages, as
-//! numpy's for onnxruntime); `--child
-//! NAME ENGINE MODE [--threads N]` is the per-measurement process
-//! ([`scatter_bench::child`]).
+//! `scatter-bench`: times every case in every calling mode (one-shot `run` and persistent state
+//! with the inputs kept by the caller, owned inputs) with the plugin and with stock tract, each
+//! (engine, mode) in a process of its own for its peak RSS; then a warm and a fresh copy of
+//! data, and onnxruntime (1 thread, io binding); the gradient rows against PyTorch autograd's
+//! backward (1 thread) when a Python with torch is found. Threaded rows (large copy-bound,
+//! random-index and GNN) also time the plugin's one-shot with tract's executor of [`THREADS`]
+//! threads and onnxruntime at [`THREADS`] intra-op threads; random-index rows their floor (a
+//! pseudo-engine [`child::FLOOR`] of the rounds, at both thread counts for a threaded row); GNN
+//! rows PyTorch's `index_add_`/`scatter_add_` at 1 and [`THREADS`] threads. Prints the time,
+//! threads, GNN, gradient and peak-RSS tables, one line per target and a dynamo/TorchScript
+//! ratio line per exported pair. `--filter piper` adds Piper's VITS voice per run (fetched by
+//! `cargo xtask conformance --filter piper`). Run through `cargo xtask bench` (release); its
+//! options are on [`Options`].
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -41,6 +28,12 @@ use scatter_bench::runner::Mode;
 use scatter_bench::timing::{Budget, human, measure};
 use scatter_bench::{THREADS, case_names, exported, grads, memcpy, ort, recurrent, workloads};
 
+/// The command line: `--filter S[,S...]` (substrings; `name$` matches the end),
+/// `--budget-ms N` (per measurement), `--python PATH`, `--no-ort`, `--torch-python PATH`,
+/// `--no-torch`, `--no-stock`, `--output FILE`, `--pool-capacity N` (every output pool's
+/// capacity, default 1), `--huge-page-inputs` (the caller's large inputs on huge pages, as
+/// numpy's for onnxruntime); `--child NAME ENGINE MODE [--threads N]` is the
+/// per-measurement process ([`scatter_bench::child`]).
 struct Options {
     filter: Option<String>,
     budget: Budget,

@@ -1,33 +1,16 @@
-//! The recurrent rows: a Keras layer as tf2onnx writes it (ONNX `Loop`s,
-//! which the plugin runs) against the same layer as PyTorch's TorchScript
-//! exporter writes it (one ONNX GRU/LSTM op, stock tract's native kernel).
-//! The models are committed in `crates/scatter-bench/models/`
-//! (`onnx-testdata/exporters/gen/bench_recurrent.py`); each pair has the
-//! same weights, so the two compute the same function:
+//! The recurrent rows: a Keras layer as tf2onnx writes it (ONNX `Loop`s, which the plugin runs)
+//! against the same layer as PyTorch's TorchScript exporter writes it (one ONNX GRU/LSTM op,
+//! stock tract's native kernel): [`KERAS_GRU`] and [`TORCH_GRU`], [`KERAS_BILSTM`] and
+//! [`TORCH_BILSTM`], and a packed-sequence GRU with no twin, [`TORCH_GRU_PACKED`]. The models
+//! are committed in `crates/scatter-bench/models/`
+//! (`onnx-testdata/exporters/gen/bench_recurrent.py`); each pair has the same weights, so the
+//! two compute the same function.
 //!
-//! - [`KERAS_GRU`] `rnn_keras_gru_loop`: Keras 3 `GRU(128,
-//!   return_sequences=True)` through tf2onnx 1.17, opset 18: one `Loop` of
-//!   64 steps; [`TORCH_GRU`] `rnn_torch_gru_op`: `nn.GRU(64, 128,
-//!   batch_first=True)`, opset 17: one `GRU`.
-//! - [`KERAS_BILSTM`] `rnn_keras_bilstm_masked_loop`: `Masking(0.0)` then
-//!   `Bidirectional(LSTM(128, return_sequences=True))`: a `Loop` per
-//!   direction; [`TORCH_BILSTM`] `rnn_torch_bilstm_op`: `nn.LSTM(64, 128,
-//!   batch_first=True, bidirectional=True)`: one bidirectional `LSTM`, no
-//!   mask (the same work; equal outputs on the rows without padding).
-//! - [`TORCH_GRU_PACKED`] `rnn_torch_gru_packed` (issue 50, no twin):
-//!   `nn.GRU(64, 128, batch_first=True)` behind
-//!   `pack_padded_sequence(enforce_sorted=False)`, opset 17: a `TopK` of the
-//!   lengths, one `GRU` with run-time `sequence_lens` (which stock tract
-//!   refuses), a `ScatterElements` restoring the batch order
-//!   (`onnx-testdata/control-flow/gen/torch_packed.py bench`); lengths
-//!   [`PACKED_LENGTHS`], 16 to 64.
-//!
-//! Input `x` f32 [8, 64, 64] (batch, time, features), seeded, the same for
-//! both rows of a pair; the last [`PAD`] steps of the second half of the
-//! batch are zeroed in the BiLSTM pair's, so that the Keras model's mask
-//! holds padding. No input is moved in: no owned mode. The pairs are timed
-//! in shared rounds ([`twin`]), so the Loop row's plugin one-shot over the
-//! op row's stock one-shot is paired round by round ([`crate::report::recurrent_targets`]).
+//! Input `x` f32 [8, 64, 64] (batch, time, features), seeded, the same for both rows of a pair;
+//! the last [`PAD`] steps of the second half of the batch are zeroed in the BiLSTM pair's, so
+//! that the Keras model's mask holds padding. No input is moved in: no owned mode. The pairs
+//! are timed in shared rounds ([`twin`]), so the Loop row's plugin one-shot over the op row's
+//! stock one-shot is paired round by round ([`crate::report::recurrent_targets`]).
 
 use anyhow::{Result, bail};
 use tract_onnx_scatter::tract_onnx::prelude::*;
@@ -35,16 +18,25 @@ use tract_onnx_scatter::tract_onnx::prelude::*;
 use crate::case::Case;
 use crate::workloads::Rng;
 
-/// Keras GRU through tf2onnx (`Loop`).
+/// Keras GRU through tf2onnx (`Loop`): Keras 3 `GRU(128, return_sequences=True)` through
+/// tf2onnx 1.17, opset 18: one `Loop` of 64 steps.
 pub const KERAS_GRU: &str = "rnn_keras_gru_loop";
-/// Masked Keras BiLSTM through tf2onnx (two `Loop`s).
+/// Masked Keras BiLSTM through tf2onnx (two `Loop`s): `Masking(0.0)` then
+/// `Bidirectional(LSTM(128, return_sequences=True))`, a `Loop` per direction.
 pub const KERAS_BILSTM: &str = "rnn_keras_bilstm_masked_loop";
-/// The same GRU as one ONNX `GRU` (PyTorch's TorchScript exporter).
+/// The same GRU as one ONNX `GRU` (PyTorch's TorchScript exporter): `nn.GRU(64, 128,
+/// batch_first=True)`, opset 17.
 pub const TORCH_GRU: &str = "rnn_torch_gru_op";
-/// The same BiLSTM as one ONNX `LSTM`.
+/// The same BiLSTM as one ONNX `LSTM`: `nn.LSTM(64, 128, batch_first=True,
+/// bidirectional=True)`, one bidirectional `LSTM`, no mask (the same work; equal outputs on
+/// the rows without padding).
 pub const TORCH_BILSTM: &str = "rnn_torch_bilstm_op";
 
-/// A packed-sequence GRU: run-time `sequence_lens` (no twin).
+/// A packed-sequence GRU: run-time `sequence_lens` (issue 50, no twin). `nn.GRU(64, 128,
+/// batch_first=True)` behind `pack_padded_sequence(enforce_sorted=False)`, opset 17: a
+/// `TopK` of the lengths, one `GRU` with run-time `sequence_lens` (which stock tract
+/// refuses), a `ScatterElements` restoring the batch order
+/// (`onnx-testdata/control-flow/gen/torch_packed.py bench`); lengths [`PACKED_LENGTHS`].
 pub const TORCH_GRU_PACKED: &str = "rnn_torch_gru_packed";
 
 /// The rows' names, in table order (each Loop row, then its op row; the

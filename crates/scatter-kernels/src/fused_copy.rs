@@ -1,28 +1,12 @@
-//! Scatters into a copy of their data, fused with the copy.
+//! Scatters into a copy of their data, fused with the copy: ScatterElements slab by slab
+//! ([`write_copying_elements`]), ScatterND without reduction copying around its slices
+//! ([`write_copying_nd`]).
 //!
-//! The destination is `&mut [MaybeUninit<T>]` ([`crate::CopyOf`]): it may
-//! hold anything on entry (a fresh, never written buffer included), and it
-//! is written through [`crate::uninit`]'s primitives, never read before it
-//! is written. Each copying write here promises that, on `Ok`, every
-//! element has been written (its proof beside it); `apply` hands the
-//! destination back as `&mut [T]` on that promise, and only then.
-//!
-//! ScatterElements, slab by slab:
-//! Copying a large data tensor and then scattering into the copy reads
-//! every written position a second time, after the copy has pushed it out
-//! of cache. But the updates along `axis` at fixed leading coordinates
-//! (those before the axis) only write the data slab at the same leading
-//! coordinates (`data_shape[axis..]`, contiguous), and the indices list
-//! them slab after slab. So each slab is copied, then its updates applied
-//! while it is in cache: no scratch, no reordering, and the result of
-//! copy-then-apply bit for bit (every element
-//! sees its updates in the same order).
-//!
-//! ScatterND without reduction, copying around its slices: a slice an
-//! update overwrites whole need not be copied first. Only the gaps between
-//! the written slices are copied, then the update slices written in the
-//! order `apply` writes them (the last write to a slice wins): every
-//! element of the output is written, the slices' as `apply` leaves them.
+//! The destination is `&mut [MaybeUninit<T>]` ([`crate::CopyOf`]): it may hold anything on
+//! entry (a fresh, never written buffer included), and it is written through
+//! [`crate::uninit`]'s primitives, never read before it is written. Each copying write here
+//! promises that, on `Ok`, every element has been written (its proof beside it); `apply` hands
+//! the destination back as `&mut [T]` on that promise, and only then.
 
 use std::mem::MaybeUninit;
 
@@ -34,6 +18,14 @@ use crate::{
 };
 
 /// `dst = src` then the serial apply, slab by slab, bit for bit.
+///
+/// Copying a large data tensor and then scattering into the copy reads every written
+/// position a second time, after the copy has pushed it out of cache. But the updates along
+/// `axis` at fixed leading coordinates (those before the axis) only write the data slab at
+/// the same leading coordinates (`data_shape[axis..]`, contiguous), and the indices list them
+/// slab after slab. So each slab is copied, then its updates applied while it is in cache:
+/// no scratch, no reordering, and the result of copy-then-apply bit for bit (every element
+/// sees its updates in the same order).
 ///
 /// Contract: on `Ok`, every element of `dst` has been written: the
 /// short paths with one `write_copy`; the slab path through a
@@ -118,6 +110,11 @@ fn put_slices<T: Copy, I: IndexValue>(
 /// `Reduction::None` and [`CheckedNdIndices::copies_around_slices`],
 /// the slices the updates overwrite are not copied first; otherwise a
 /// copy, then the serial apply.
+///
+/// A slice an update overwrites whole need not be copied first: only the gaps between the
+/// written slices are copied, then the update slices written in the order `apply` writes
+/// them (the last write to a slice wins): every element of the output is written, the
+/// slices' as `apply` leaves them.
 ///
 /// Contract: on `Ok`, every element of `dst` has been written: with one
 /// `write_copy` before the apply, or, around the slices, every gap

@@ -1,20 +1,17 @@
 //! The parallelism hook of the kernels, and when they use it.
 //!
-//! The kernels own no threads. A host hands them a [`Parallel`] (tract's
-//! executor, a rayon pool, [`Serial`]) in an [`crate::Execution`], and the
-//! `check_indices` and `apply` entry points split their work by
-//! **destination**: every task owns a set of output
-//! positions no other task writes, and applies, in the original update
-//! order, exactly the updates that land there. Each output position thus
-//! sees the same updates in the same order as in the serial kernel, so the
-//! result is **bit-identical at any thread count and in any task order**
-//! (floats included: no reassociation, no atomics).
+//! The kernels own no threads. A host hands them a [`Parallel`] (tract's executor, a rayon
+//! pool, [`Serial`]) in an [`crate::Execution`], and the `check_indices` and `apply` entry
+//! points split their work by **destination**: every task owns a set of output positions no
+//! other task writes, and applies, in the original update order, exactly the updates that land
+//! there. Each output position thus sees the same updates in the same order as in the serial
+//! kernel, so the result is **bit-identical at any thread count and in any task order** (floats
+//! included: no reassociation, no atomics).
 //!
-//! [`Schedule`] holds every threshold: when work is too small to split,
-//! when a random-index scatter is applied block by block, how big a block
-//! is. [`Schedule::DEFAULT`] is what [`crate::Execution::on`] uses;
-//! [`Schedule::SERIAL`] (in [`crate::Execution::SERIAL`]) never splits nor
-//! blocks.
+//! [`Schedule`] holds every threshold: when work is too small to split, when a random-index
+//! scatter is applied block by block, how big a block is. [`Schedule::DEFAULT`] is what
+//! [`crate::Execution::on`] uses; [`Schedule::SERIAL`] (in [`crate::Execution::SERIAL`]) never
+//! splits nor blocks.
 
 use std::marker::PhantomData;
 use std::sync::Mutex;

@@ -1,21 +1,19 @@
 //! A cache hint ahead of random row writes and of strided reads.
 //!
-//! A ScatterND of whole rows at random destinations (GNN message passing:
-//! a million 256-byte messages into a 25.6 MB node table) waits on a cache
-//! miss at every row: the hardware prefetchers follow the updates' stream,
-//! not the destinations the indices pick. Asking for the destination row
-//! of the update [`DISTANCE`] rows ahead overlaps those misses; it reads
-//! nothing and changes no result. [`DISTANCE`] is the distance that runs
-//! fastest of those tried on the benchmark's `gnn_large` shape (see
-//! docs/performance.md, "Why the mechanisms exist").
+//! A ScatterND of whole rows at random destinations (GNN message passing: a million 256-byte
+//! messages into a 25.6 MB node table) waits on a cache miss at every row: the hardware
+//! prefetchers follow the updates' stream, not the destinations the indices pick. Asking for
+//! the destination row of the update [`DISTANCE`] rows ahead overlaps those misses; it reads
+//! nothing and changes no result.
 //!
-//! The same hint serves a blocked ScatterElements, whose bands read a few
-//! columns of every row of the indices and updates (`scatter_elements_par.rs`),
-//! and a serial ScatterElements into large data, whose single-element
-//! destinations it asks for [`ELEMENTS_AHEAD`] updates ahead
+//! The same hint serves a blocked ScatterElements, whose bands read a few columns of every row
+//! of the indices and updates (`scatter_elements_par.rs`), and a serial ScatterElements into
+//! large data, whose single-element destinations it asks for [`ELEMENTS_AHEAD`] updates ahead
 //! (`scatter_elements.rs`).
 
-/// Rows ahead whose destination (or strided input) is asked for.
+/// Rows ahead whose destination (or strided input) is asked for: the distance that runs
+/// fastest of those tried on the benchmark's `gnn_large` shape (see docs/performance.md,
+/// "Why the mechanisms exist").
 pub(crate) const DISTANCE: usize = 8;
 
 /// Updates ahead whose destination a serial ScatterElements asks for:

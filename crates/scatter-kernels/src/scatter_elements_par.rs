@@ -1,24 +1,18 @@
 //! ScatterElements on a [`Parallel`] host, and block by block.
 //!
-//! An update at indices coordinates `(outer, r, inner)` (`r` along the
-//! axis) writes data at `(outer, index, inner)`: it never leaves its
-//! *slab* (`outer` fixed, `data_shape[axis..]`, contiguous) nor its
-//! *column* (`outer` and `inner` fixed). So the destinations split, with
-//! no index read:
-//! - by slabs: task `t` owns a contiguous range of data slabs and applies
-//!   the indices slabs that target them (safe `split_at_mut` parts);
-//! - by bands of inner columns, when there are fewer slabs than tasks and
-//!   the indices cover every inner dimension: task `t` owns columns
-//!   `[c0, c1)` of every slab, which interleave in memory
-//!   ([`DisjointSlice`]).
+//! An update at indices coordinates `(outer, r, inner)` (`r` along the axis) writes data at
+//! `(outer, index, inner)`: it never leaves its *slab* (`outer` fixed, `data_shape[axis..]`,
+//! contiguous) nor its *column* (`outer` and `inner` fixed). So the destinations split, with no
+//! index read: by slabs (task `t` owns a contiguous range of data slabs and applies the indices
+//! slabs that target them, safe `split_at_mut` parts), or by bands of inner columns, when there
+//! are fewer slabs than tasks and the indices cover every inner dimension (task `t` owns
+//! columns `[c0, c1)` of every slab, which interleave in memory: [`DisjointSlice`]).
 //!
-//! Within a column the updates arrive in increasing `r` in both the serial
-//! order and every task's order, so each data element sees the serial
-//! sequence of updates: bit-identical results. The same bands, processed
-//! one after the other by one task, are the *blocked* application of a
-//! large random-index scatter ([`Schedule`]'s blocking rule): one band's
-//! destinations stay in cache while every update of the band is applied,
-//! staged in a contiguous buffer for types with no drop glue.
+//! Within a column the updates arrive in increasing `r` in both the serial order and every
+//! task's order, so each data element sees the serial sequence of updates: bit-identical
+//! results. The same bands, processed one after the other by one task, are the *blocked*
+//! application of a large random-index scatter ([`Schedule`]'s blocking rule): one band's
+//! destinations stay in cache while every update of the band is applied (staged or not: `bands`).
 
 use crate::Execution;
 use crate::exec::SplitKernels;

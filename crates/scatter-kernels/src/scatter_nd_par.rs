@@ -1,19 +1,16 @@
 //! ScatterND on a [`Parallel`] host, and block by block.
 //!
-//! The output (row-major data only) is cut into destination blocks of
-//! whole slices; the update slices are counting-sorted by the block they
-//! write, stably, so within a block they keep their order. A task owns a
-//! contiguous range of blocks (a safe `split_at_mut` part of the output)
-//! and applies that range's updates in order: every element sees the
-//! serial sequence of updates, and the result is the serial one bit for
-//! bit. One task walking every block is the *blocked* application of a
-//! large random-index scatter: each block stays in cache while its
-//! updates land ([`Schedule`]'s blocking rule).
+//! The output (row-major data only) is cut into destination blocks of whole slices; the update
+//! slices are counting-sorted by the block they write, stably, so within a block they keep
+//! their order. A task owns a contiguous range of blocks (a safe `split_at_mut` part of the
+//! output) and applies that range's updates in order: every element sees the serial sequence
+//! of updates, and the result is the serial one bit for bit. One task walking every block is
+//! the *blocked* application of a large random-index scatter: each block stays in cache while
+//! its updates land ([`Schedule`]'s blocking rule).
 //!
-//! [`NdPlan::check_indices`] with [`crate::BlockSort::ForElementBytes`]
-//! checks the indices and sorts them in one read of the indices
-//! ([`check_sorted`]); the [`CheckedNdIndices`] it returns owns the sort,
-//! so a host may keep it as long as the indices do not change.
+//! [`NdPlan::check_indices`] with [`crate::BlockSort::ForElementBytes`] checks the indices and
+//! sorts them in one read of the indices ([`check_sorted`]); the [`CheckedNdIndices`] it
+//! returns owns the sort, so a host may keep it as long as the indices do not change.
 
 use crate::exec::SplitKernels;
 use crate::scatter_nd::Buckets;

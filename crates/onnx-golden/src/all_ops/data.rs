@@ -13,7 +13,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-/// Name of the hash list written next to `node/`.
+/// Name of the hash list written next to `node/`: the wheel's hash, then one line
+/// per extracted file.
 const SUMS_FILE: &str = "SHA256SUMS";
 
 /// Cache directory of the full node-test set of `version`.

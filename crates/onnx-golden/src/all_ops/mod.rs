@@ -1,26 +1,15 @@
 //! Every official node test of one onnx release, run and counted per operator.
 //!
 //! The scatter suites pin each file they use; this run takes the whole
-//! `onnx/backend/test/data/node/` directory of a release's wheel. The wheel's
-//! own SHA-256 (pinned in the manifest) covers every file inside it, so the
-//! extraction is pinned too: the wheel is downloaded with pip through
-//! [`crate::fetch::pip_download`] (which refuses a wheel whose hash differs)
-//! or taken from a local directory after the same hash check, and every
-//! extracted file's hash is recorded in `SHA256SUMS` next to `node/`, which
-//! is re-checked on every use.
+//! `onnx/backend/test/data/node/` directory of a release's wheel, pinned by the wheel's own
+//! SHA-256 (manifest): `data.rs` obtains it through [`crate::fetch::pip_download`] or from a
+//! local directory after the same hash check, and records and re-checks every extracted file's
+//! hash (`<cache>/<version>-all/SHA256SUMS`, next to `node/`).
 //!
-//! ```text
-//! <cache>/<version>-all/node/<test>/...   every node test of the wheel
-//! <cache>/<version>-all/SHA256SUMS        wheel hash, then one line per file
-//! ```
-//!
-//! Results are informational: [`AllOpsReport`] counts, per operator and per
-//! framework, tests passed, failed, panicked, unsupported and with
-//! unreadable data, and never gates.
-//!
-//! The parts, each in a file of its own: `data.rs` obtains and verifies the
-//! node directory, `operators.rs` names each test's operator, `report.rs`
-//! counts and renders; this file runs the tests and ties them together.
+//! Results are informational: [`AllOpsReport`] counts, per operator and per framework, tests
+//! passed, failed, panicked, unsupported and with unreadable data, and never gates.
+//! `operators.rs` names each test's operator, `report.rs` counts and renders; this file runs
+//! the tests and ties them together.
 
 mod data;
 mod operators;

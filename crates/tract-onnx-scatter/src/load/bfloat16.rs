@@ -1,44 +1,14 @@
 //! bfloat16 models, read as float32 that holds bfloat16 values.
 //!
-//! tract 0.23.9 has no bfloat16 type and its parser reads no BFLOAT16
-//! tensor. Every bfloat16 value is exactly a float32 value, so the loader
-//! rewrites a model that holds bfloat16 ([`holds_bfloat16`]) before tract
-//! parses it ([`widen`]):
+//! tract 0.23.9 has no bfloat16 type and its parser reads no BFLOAT16 tensor. Every bfloat16
+//! value is exactly a float32 value, so the loader rewrites a model that holds bfloat16
+//! ([`holds_bfloat16`]) before tract parses it ([`widen`]): float32 tensors and declarations,
+//! a [`ROUND_TO_BFLOAT16`] node wherever ONNX produces a bfloat16 value, a [`KNOWN_BFLOAT16`]
+//! mark on each bfloat16 output of the main graph.
 //!
-//! - bfloat16 tensors (initializers, `Constant` values and every other
-//!   tensor attribute) become float32 tensors of the same values;
-//! - bfloat16 declarations (graph inputs, outputs, `value_info`, in every
-//!   graph) become float32; `Cast` and `CastLike` to bfloat16 cast to
-//!   float32;
-//! - wherever ONNX produces a bfloat16 value that float32 arithmetic may
-//!   leave between two bfloat16 values, a [`ROUND_TO_BFLOAT16`] node rounds
-//!   it (to nearest, ties to even): after a `Cast`/`CastLike` to bfloat16,
-//!   after a bfloat16 graph input, and after every node computing a
-//!   bfloat16 output from bfloat16 inputs, but those that only move values
-//!   ([`MOVES_VALUES`]), whose outputs are already bfloat16 values.
+//! Contract: docs/contract.md, "bfloat16".
 //!
-//! Each bfloat16 output of the main graph a node makes passes a
-//! [`KNOWN_BFLOAT16`] node, which marks it as holding bfloat16 values
-//! ([`crate::ops::run::known_bfloat16`]): fed back as an input, it is not read
-//! again.
-//!
-//! A value is bfloat16 when its producer says so: a bfloat16 tensor or
-//! input, a cast to bfloat16, or a node reading a bfloat16 value or
-//! attribute, unless its op gives that output another type
-//! ([`OTHER_TYPE_OUTPUTS`]) or the model declares another type for it.
-//! float32 arithmetic rounded once to bfloat16 equals bfloat16 arithmetic
-//! for `+ - × ÷` and `sqrt` (float32's 24-bit significand is more than
-//! twice bfloat16's 8 bits plus 2), so element-wise ops give onnx's
-//! reference results bit for bit.
-//!
-//! A `ScatterElements` or `ScatterND` with reduction `add` or `mul` on
-//! bfloat16 data rounds after every update in ONNX: the loader marks it
-//! bfloat16 ([`ONNX_ELEM_TYPE`]), and the op computes in bfloat16. OpenVINO's
-//! `ScatterElementsUpdate` reducing bfloat16 data (`sum`, `prod`, `mean`)
-//! is a load error naming the node.
-//!
-//! **Architecture invariant:** a model with no bfloat16 anywhere is not
-//! touched.
+//! **Architecture invariant:** a model with no bfloat16 anywhere is not touched.
 
 use std::collections::{HashMap, HashSet};
 
@@ -167,10 +137,33 @@ fn cast_to(node: &NodeProto) -> Option<i64> {
     node.attribute.iter().find(|a| a.name == "to").map(|a| a.i)
 }
 
-/// Rewrites every graph of `model` as the module documentation says; the
-/// number of rounding nodes added. An error names the graph element whose
-/// bfloat16 data does not match its dims, or the scatter that would need
-/// per-update rounding.
+/// Rewrites every graph of `model` (nested ones included); the number of rounding nodes
+/// added. An error names the graph element whose bfloat16 data does not match its dims, or
+/// the scatter that would need per-update rounding.
+///
+/// - bfloat16 tensors (initializers, `Constant` values and every other tensor attribute)
+///   become float32 tensors of the same values;
+/// - bfloat16 declarations (graph inputs, outputs, `value_info`, in every graph) become
+///   float32; `Cast` and `CastLike` to bfloat16 cast to float32;
+/// - wherever ONNX produces a bfloat16 value that float32 arithmetic may leave between two
+///   bfloat16 values, a [`ROUND_TO_BFLOAT16`] node rounds it (to nearest, ties to even):
+///   after a `Cast`/`CastLike` to bfloat16, after a bfloat16 graph input, and after every
+///   node computing a bfloat16 output from bfloat16 inputs, but those that only move values
+///   ([`MOVES_VALUES`]), whose outputs are already bfloat16 values;
+/// - each bfloat16 output of the main graph a node makes passes a [`KNOWN_BFLOAT16`] node,
+///   which marks it as holding bfloat16 values ([`crate::ops::run::known_bfloat16`]): fed
+///   back as an input, it is not read again;
+/// - a `ScatterElements` or `ScatterND` with reduction `add` or `mul` on bfloat16 data
+///   rounds after every update in ONNX: it is marked bfloat16 ([`ONNX_ELEM_TYPE`]), and the
+///   op computes in bfloat16. OpenVINO's `ScatterElementsUpdate` reducing bfloat16 data
+///   (`sum`, `prod`, `mean`) is a load error naming the node.
+///
+/// A value is bfloat16 when its producer says so: a bfloat16 tensor or input, a cast to
+/// bfloat16, or a node reading a bfloat16 value or attribute, unless its op gives that output
+/// another type ([`OTHER_TYPE_OUTPUTS`]) or the model declares another type for it. float32
+/// arithmetic rounded once to bfloat16 equals bfloat16 arithmetic for `+ - × ÷` and `sqrt`
+/// (float32's 24-bit significand is more than twice bfloat16's 8 bits plus 2), so
+/// element-wise ops give onnx's reference results bit for bit.
 pub(crate) fn widen(model: &mut ModelProto) -> TractResult<usize> {
     let Some(graph) = model.graph.as_mut() else {
         return Ok(0);

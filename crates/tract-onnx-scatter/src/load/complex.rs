@@ -1,29 +1,16 @@
-//! complex64 and complex128 models, read as float32 / float64 tensors with
-//! a trailing axis of 2 (real, imaginary): ONNX's own interleaved layout.
+//! complex64 and complex128 models, read as float32 / float64 tensors with a trailing axis of 2
+//! (real, imaginary): ONNX's own interleaved layout.
 //!
-//! tract 0.23.9 reads no complex tensor. The loader rewrites a model that
-//! holds one ([`holds_complex`]) before tract parses it ([`widen`]):
+//! tract 0.23.9 reads no complex tensor. The loader rewrites a model that holds one
+//! ([`holds_complex`]) before tract parses it ([`widen`]): tensors and declarations gain the
+//! pair axis, the nodes reading a complex value act on it ([`SUPPORTED`]), and a scatter of
+//! complex data keeps its complex shapes and computes complex reductions. A caller feeds a
+//! complex input as the float tensor of its interleaved parts (`[.., 2]`) and reads complex
+//! outputs alike.
 //!
-//! - complex tensors become float tensors of dims `[.., 2]` holding the
-//!   same bytes; complex declarations become float declarations with the
-//!   trailing 2;
-//! - each node that reads a complex value is rewritten so that it does on
-//!   the pair axis what ONNX does on complex elements ([`SUPPORTED`]): axes
-//!   counted from the end move one place left, shapes gain the trailing 2
-//!   (`Tile` repeats it once), a `Flatten` splits it off again;
-//! - a `Scatter`, `ScatterElements` or `ScatterND` of complex data keeps
-//!   its axis, indices and shapes as written and is marked complex
-//!   ([`ONNX_ELEM_TYPE`]): the op sees the complex shapes, so its checks
-//!   and messages are in the user's terms, and its reductions are
-//!   complex arithmetic (`mul` multiplies complex numbers). `max` and
-//!   `min` have no order on complex numbers: a load error naming the
-//!   node, as is any other op reading a complex value.
+//! Contract: docs/contract.md, "complex64 and complex128".
 //!
-//! A caller feeds a complex input as the float tensor of its interleaved
-//! parts (`[.., 2]`) and reads complex outputs alike.
-//!
-//! **Architecture invariant:** a model with no complex value is not
-//! touched.
+//! **Architecture invariant:** a model with no complex value is not touched.
 
 use std::collections::HashMap;
 
@@ -116,9 +103,21 @@ fn widen_type(t: &mut TypeProto) {
     }
 }
 
-/// Rewrites every graph of `model` as the module documentation says; the
-/// number of nodes rewritten. `opset` is the model's default-domain
-/// version (it decides how an added `Unsqueeze` takes its axes).
+/// Rewrites every graph of `model`; the number of nodes rewritten. `opset` is the model's
+/// default-domain version (it decides how an added `Unsqueeze` takes its axes).
+///
+/// - complex tensors become float tensors of dims `[.., 2]` holding the same bytes; complex
+///   declarations become float declarations with the trailing 2;
+/// - each node that reads a complex value is rewritten so that it does on the pair axis what
+///   ONNX does on complex elements ([`SUPPORTED`]): axes counted from the end move one place
+///   left, shapes gain the trailing 2 (`Tile` repeats it once), a `Flatten` splits it off
+///   again;
+/// - a `Scatter`, `ScatterElements` or `ScatterND` of complex data keeps its axis, indices
+///   and shapes as written and is marked complex ([`ONNX_ELEM_TYPE`]): the op sees the
+///   complex shapes, so its checks and messages are in the user's terms, and its reductions
+///   are complex arithmetic (`mul` multiplies complex numbers). `max` and `min` have no order
+///   on complex numbers: a load error naming the node, as is any other op reading a complex
+///   value.
 pub(crate) fn widen(model: &mut ModelProto) -> TractResult<usize> {
     let opset = model
         .opset_import

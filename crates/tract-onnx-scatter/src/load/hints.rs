@@ -1,24 +1,13 @@
-//! Facts an exporter declares for intermediate values, read as hints.
+//! Facts an exporter declares for intermediate values, read as hints ([`soften`]).
 //!
-//! tract applies a graph's `value_info` (and a subgraph's declared inputs
-//! and outputs) as hard facts, so a fact that contradicts what the model's
-//! inputs prove stops the load or the typing: dynamo names a scan body's
-//! batch `s77` where the graph input says `batch` ("Impossible to unify
-//! Sym(s77) with Sym(batch)"), jax2onnx writes a sentinel symbol for a
-//! dim it does not track, and pinning an input to the data's shape
-//! contradicts every symbol the exporter repeated ("… Sym(batch) with
-//! Val(2)"). The symbols of those declarations are the exporter's names,
-//! not facts of the model: an intermediate value's dims follow from the
-//! inputs' facts.
-//!
-//! So, before tract parses the model, in every graph (nested ones
-//! included): each dim that `value_info`, a subgraph's inputs or outputs,
-//! or the main graph's outputs name by a symbol (`dim_param`) becomes an
-//! unknown dim, and `value_info` of an integer type loses its type, as
-//! tract already treats int64 (integers may be shape values, which tract
-//! carries as TDim). Element types of other values, ranks and numeric dims
-//! stay. The main graph's inputs are the model's facts and stay as
-//! declared.
+//! tract applies a graph's `value_info` (and a subgraph's declared inputs and outputs) as hard
+//! facts, so a fact that contradicts what the model's inputs prove stops the load or the
+//! typing: dynamo names a scan body's batch `s77` where the graph input says `batch`
+//! ("Impossible to unify Sym(s77) with Sym(batch)"), jax2onnx writes a sentinel symbol for a
+//! dim it does not track, and pinning an input to the data's shape contradicts every symbol the
+//! exporter repeated ("… Sym(batch) with Val(2)"). The symbols of those declarations are the
+//! exporter's names, not facts of the model: an intermediate value's dims follow from the
+//! inputs' facts. Contract: docs/contract.md, "The loader".
 
 use std::collections::BTreeSet;
 
@@ -57,8 +46,12 @@ pub(crate) fn needs_softening(model: &ModelProto) -> bool {
     found
 }
 
-/// Reads the intermediate facts of `model` as hints; see the module
-/// documentation.
+/// Reads the intermediate facts of `model` as hints: in every graph (nested ones included),
+/// each dim that `value_info`, a subgraph's inputs or outputs, or the main graph's outputs
+/// name by a symbol (`dim_param`) becomes an unknown dim, and `value_info` of an integer type
+/// loses its type, as tract already treats int64 (integers may be shape values, which tract
+/// carries as TDim). Element types of other values, ranks and numeric dims stay. The main
+/// graph's inputs are the model's facts and stay as declared.
 pub(crate) fn soften(model: &mut ModelProto) -> Softened {
     let mut softened = Softened::default();
     let Some(graph) = &mut model.graph else {

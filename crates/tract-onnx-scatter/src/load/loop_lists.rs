@@ -1,28 +1,16 @@
 //! Loops that build a list, as scan outputs.
 //!
-//! A scripted PyTorch loop that appends to a list (`outputs.append(h)`,
-//! then `torch.stack(outputs)`) exports as a `Loop` carrying an ONNX
-//! sequence: `SequenceEmpty` before the loop, `SequenceInsert` in the body,
-//! `ConcatFromSequence` / `SequenceAt` / `SequenceLength` after it. tract
-//! has no sequence values, but such a list holds one tensor per iteration,
-//! appended in order: exactly a `Loop` scan output, the values stacked on a
-//! new first axis. This rewrite, run before tract parses the model, turns
-//! every such loop-carried list into a scan output:
+//! A scripted PyTorch loop that appends to a list (`outputs.append(h)`, then
+//! `torch.stack(outputs)`) exports as a `Loop` carrying an ONNX sequence: `SequenceEmpty`
+//! before the loop, `SequenceInsert` in the body, `ConcatFromSequence` / `SequenceAt` /
+//! `SequenceLength` after it. tract has no sequence values, but such a list holds one tensor
+//! per iteration, appended in order: exactly a `Loop` scan output, the values stacked on a new
+//! first axis. [`rewrite`], run before tract parses the model, turns every such loop-carried
+//! list into a scan output. Contract: docs/contract.md, "Loop (tract override)", row "lists".
 //!
-//! - the loop-carried value starts as `SequenceEmpty`, the body reads it
-//!   only to `SequenceInsert` one value at the end (no position), and that
-//!   insertion is the body's loop-carried output;
-//! - after the loop, the list is read only by `ConcatFromSequence` (then a
-//!   [`CONCAT_FROM_STACK`] of the stacked values, same attributes),
-//!   `SequenceAt(i)` (then `Gather(axis 0)`) and `SequenceLength` (then a
-//!   [`LENGTH_OF_STACK`]: the first dim of the stacked values).
-//!
-//! Any other use of a sequence is left as it is, so the `Loop` builder's
-//! error names it. Nested graphs are rewritten first, so a list built by a
-//! loop inside a loop body is found too. One difference remains: a list
-//! whose elements change shape between iterations fails at run time (a
-//! scan output keeps its shape), where `ConcatFromSequence` along an
-//! existing axis accepts it.
+//! One difference remains: a list whose elements change shape between iterations fails at run
+//! time (a scan output keeps its shape), where `ConcatFromSequence` along an existing axis
+//! accepts it.
 
 use std::collections::HashSet;
 
@@ -60,8 +48,20 @@ pub(crate) fn may_rewrite(model: &ModelProto) -> bool {
     model.graph.as_ref().is_some_and(any)
 }
 
-/// Rewrites every loop-carried list of `model` that the module
-/// documentation describes; returns how many.
+/// Rewrites every loop-carried list of `model` into a scan output; returns how many. A list
+/// is rewritten when:
+///
+/// - the loop-carried value starts as `SequenceEmpty`, the body reads it only to
+///   `SequenceInsert` one value at the end (no position), and that insertion is the body's
+///   loop-carried output;
+/// - after the loop, the list is read only by `ConcatFromSequence` (then a
+///   [`CONCAT_FROM_STACK`] of the stacked values, same attributes), `SequenceAt(i)` (then
+///   `Gather(axis 0)`) and `SequenceLength` (then a [`LENGTH_OF_STACK`]: the first dim of the
+///   stacked values).
+///
+/// Any other use of a sequence is left as it is, so the `Loop` builder's error names it.
+/// Nested graphs are rewritten first, so a list built by a loop inside a loop body is found
+/// too.
 pub(crate) fn rewrite(model: &mut ModelProto) -> usize {
     let Some(graph) = &mut model.graph else {
         return 0;

@@ -1,29 +1,18 @@
-//! The loader: tract's ONNX parser with the plugin's registry, behind a
-//! rewrite of what tract cannot read as the exporter wrote it.
+//! The loader: tract's ONNX parser with the plugin's registry, behind a rewrite of what tract
+//! cannot read as the exporter wrote it.
 //!
-//! [`Onnx`] is what [`crate::onnx()`] returns. It implements tract's
-//! [`Framework`] as `tract_onnx::Onnx` does, so `model_for_path`,
-//! `model_for_read` and `model_for_proto_model` work unchanged; before
-//! tract parses a model it [`prepare`]s it:
+//! [`Onnx`] is what [`crate::onnx()`] returns. It implements tract's [`Framework`] as
+//! `tract_onnx::Onnx` does, so `model_for_path`, `model_for_read` and `model_for_proto_model`
+//! work unchanged; before tract parses a model it [`prepare`]s it: first it refuses, with an
+//! error naming the graph element, what tract's parser would panic on (`validate`); then
+//! intermediate facts are read as hints (`hints`), a `Loop` that builds a list gets a scan
+//! output (`loop_lists`), bfloat16 values are read as float32 (`bfloat16`) and complex values
+//! as float pairs (`complex`). A model that needs none of it is parsed as it is, without a
+//! copy. Contract: docs/contract.md, "The loader".
 //!
-//! - intermediate facts are read as hints (`hints`): the symbols an
-//!   exporter names in `value_info` and in subgraphs' declarations become
-//!   unknown dims, so they never contradict the inputs' facts;
-//! - a `Loop` that builds a list becomes a `Loop` with a scan output
-//!   (`loop_lists`);
-//! - bfloat16 values are read as float32 holding bfloat16 values, rounded
-//!   where ONNX computes them (`bfloat16`);
-//! - complex values are read as float pairs on a trailing axis of 2
-//!   (`complex`);
-//!
-//! and first it refuses, with an error naming the graph element, what
-//! tract's parser would panic on (`validate`).
-//!
-//! A model that needs neither is parsed as it is, without a copy.
-//!
-//! **Architecture invariant:** the loader rewrites a model only where
-//! tract's reading of it would stop or contradict the inputs' facts; what
-//! tract reads correctly reaches it byte for byte.
+//! **Architecture invariant:** the loader rewrites a model only where tract's reading of it
+//! would stop or contradict the inputs' facts; what tract reads correctly reaches it byte for
+//! byte.
 
 pub(crate) mod bfloat16;
 pub(crate) mod complex;

@@ -1,22 +1,8 @@
-//! The [`RoundToBfloat16`] op the loader puts wherever a float32 value
-//! must become a bfloat16 value (`super::bfloat16`): after a bfloat16
-//! graph input, a cast to bfloat16, a node computing bfloat16.
-//!
-//! Each value is rounded to the nearest bfloat16 value, ties to even
-//! ([`Bfloat16InFloat32::round`]). What a call pays depends on the value
-//! and on who holds it:
-//!
-//! | the input | what the op does | cost |
-//! |---|---|---|
-//! | known to hold bfloat16 values (`crate::ops::run::known_bfloat16`: the plugin's own bfloat16 output fed back, a shared tensor checked before) | hands it on | none |
-//! | exclusively owned | rounds it in place | one read, one write |
-//! | shared, holding bfloat16 values | reads it, hands it on, and remembers it as known | one read, the first time |
-//! | shared, holding a value that is no bfloat16 | rounds it into a new tensor | one read, one write (and the read up to the first such value) |
-//!
-//! With the `bfloat16_check` mechanism off
-//! ([`scatter_kernels::mechanisms::Mechanism::Bfloat16Check`]) no value is
-//! known and none is checked: every value is rounded whole, a shared one
-//! copied first and rounded in the copy, as before the check existed.
+//! The [`RoundToBfloat16`] op the loader puts wherever a float32 value must become a bfloat16
+//! value (`super::bfloat16`): after a bfloat16 graph input, a cast to bfloat16, a node
+//! computing bfloat16. Each value is rounded to the nearest bfloat16 value, ties to even
+//! ([`Bfloat16InFloat32::round`]); a tensor known to hold bfloat16 values is handed on unread.
+//! Contract: docs/contract.md, "bfloat16" (the caller's bfloat16 inputs and what each costs).
 
 use scatter_kernels::Bfloat16InFloat32;
 use scatter_kernels::mechanisms::Mechanism;
@@ -66,8 +52,20 @@ impl Expansion for Rounding {
 }
 
 /// Each float32 value rounded to the nearest bfloat16 value, ties to even
-/// (`half::bf16::from_f32`'s rounding); see the module for what a call
-/// reads and writes.
+/// (`half::bf16::from_f32`'s rounding). What a call pays depends on the value and on who
+/// holds it:
+///
+/// | the input | what the op does | cost |
+/// |---|---|---|
+/// | known to hold bfloat16 values (`crate::ops::run::known_bfloat16`: the plugin's own bfloat16 output fed back, a shared tensor checked before) | hands it on | none |
+/// | exclusively owned | rounds it in place | one read, one write |
+/// | shared, holding bfloat16 values | reads it, hands it on, and remembers it as known | one read, the first time |
+/// | shared, holding a value that is no bfloat16 | rounds it into a new tensor | one read, one write (and the read up to the first such value) |
+///
+/// With the `bfloat16_check` mechanism off
+/// ([`scatter_kernels::mechanisms::Mechanism::Bfloat16Check`]) no value is known and none is
+/// checked: every value is rounded whole, a shared one copied first and rounded in the copy,
+/// as before the check existed.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub(crate) struct RoundToBfloat16;
 

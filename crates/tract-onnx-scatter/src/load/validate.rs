@@ -1,25 +1,11 @@
 //! What tract 0.23.9's parser would panic on, refused before it parses.
 //!
-//! A hostile file must give an error, never a crash. tract's ONNX parser
-//! panics on a few malformed models whatever their ops:
-//!
-//! - a graph output that no node, input or initializer of its graph
-//!   produces (it indexes its name map with every output name);
-//! - a tensor (initializer or `Constant` value) whose dims, zeros left
-//!   out, times its element size pass `isize::MAX`: tract builds typed
-//!   data through ndarray and unwraps its own size check;
-//! - a graph input declared with such dims (typing makes a tensor of them);
-//! - string data given as raw bytes, and element types it has no Rust type
-//!   for (bfloat16, complex, float8, 4-bit types): `unimplemented!()`;
-//! - an `If` whose two branches have different output counts (its analysis
-//!   unwraps the op's output count, which errs on them);
-//! - a `Transpose` whose `perm` is not a permutation (`[1, 0, 0]`): tract
-//!   turns it into axis moves in a loop that never ends, allocating until
-//!   the process aborts.
-//!
-//! [`validate`] walks every graph of the model, nested ones included, and
-//! returns an error naming the graph, the element and the value for each
-//! of these; it reads metadata only (no tensor data is copied).
+//! A hostile file must give an error, never a crash. tract's ONNX parser panics on a few
+//! malformed models whatever their ops (a graph output nobody produces, a tensor past
+//! `isize::MAX` bytes, raw string data, an element type it lacks, `If` branches of different
+//! output counts, a `Transpose` perm that is no permutation): [`validate`] lists them and
+//! refuses each with an error naming the graph, the element and the value. Contract:
+//! docs/contract.md, "The loader".
 
 use std::collections::HashSet;
 
@@ -28,7 +14,23 @@ use tract_onnx::pb::tensor_proto::DataType;
 use tract_onnx::pb::tensor_shape_proto::dimension::Value as Dim;
 use tract_onnx::pb::{GraphProto, ModelProto, TensorProto, type_proto};
 
-/// Refuses what tract's parser would panic on; see the module documentation.
+/// Refuses what tract's parser would panic on, whatever the model's ops:
+///
+/// - a graph output that no node, input or initializer of its graph produces (it indexes its
+///   name map with every output name);
+/// - a tensor (initializer or `Constant` value) whose dims, zeros left out, times its element
+///   size pass `isize::MAX`: tract builds typed data through ndarray and unwraps its own size
+///   check;
+/// - a graph input declared with such dims (typing makes a tensor of them);
+/// - string data given as raw bytes, and element types it has no Rust type for (bfloat16,
+///   complex, float8, 4-bit types): `unimplemented!()`;
+/// - an `If` whose two branches have different output counts (its analysis unwraps the op's
+///   output count, which errs on them);
+/// - a `Transpose` whose `perm` is not a permutation (`[1, 0, 0]`): tract turns it into axis
+///   moves in a loop that never ends, allocating until the process aborts.
+///
+/// Walks every graph of the model, nested ones included, and returns an error naming the
+/// graph, the element and the value; it reads metadata only (no tensor data is copied).
 pub(crate) fn validate(model: &ModelProto) -> TractResult<()> {
     let Some(graph) = &model.graph else {
         return Ok(()); // tract's own error: "model proto does not contain a graph"

@@ -1,20 +1,17 @@
 //! The ops, one home each, and what they share.
 //!
 //! A home (`scatter_elements.rs`, `scatter_nd.rs`, `tensor_scatter.rs`,
-//! `scatter_elements_update.rs`, `scatter_grad.rs`) holds everything of one
-//! op family: its ONNX builders and inference-level op, its typed op, its
-//! NNEF form, and whether it pools its output. It declares itself in
-//! `HOMES`; the ONNX registration (`register`), the NNEF
-//! registry (`crate::ops::nnef::registry`) and the output pool
-//! (`as_pooled`) find the ops there and name none of them. What a home
-//! declares is an `OpHome` (`op_home`), so no home imports this module.
+//! `scatter_elements_update.rs`, `scatter_grad.rs`) holds everything of one op family: its ONNX
+//! builders and inference-level op, its typed op, its NNEF form, and whether it pools its
+//! output. It declares itself in `HOMES`; the ONNX registration (`register`), the NNEF registry
+//! (`crate::ops::nnef::registry`) and the output pool (`as_pooled`) find the ops there and name
+//! none of them. What a home declares is an `OpHome` (`op_home`), so no home imports this module.
 //!
-//! Beside the homes: the run path's machinery (`run`: checks, speed
-//! policy, check cache, output buffers, threads), the declutter rewrites
-//! (`rewrite`), the ops' values the homes run and the rewrites build
-//! (`scatter_ops`), the NNEF registry and its arguments (`nnef`,
-//! `nnef_args`), and the mapping of tract's types and dims to the
-//! kernels' (`element_dispatch`, `shapes`). None of those names a home.
+//! Beside the homes: the run path's machinery (`run`: checks, speed policy, check cache, output
+//! buffers, threads), the declutter rewrites (`rewrite`), the ops' values the homes run and the
+//! rewrites build (`scatter_ops`), the NNEF registry and its arguments (`nnef`, `nnef_args`),
+//! and the mapping of tract's types and dims to the kernels' (`element_dispatch`, `shapes`).
+//! None of those names a home.
 
 use tract_hir::internal::*;
 use tract_onnx::model::OnnxOpRegister;

@@ -1,22 +1,7 @@
-//! NNEF serialization of this crate's typed ops, exposed the tract way.
-//!
-//! A model typed through [`crate::onnx()`] writes to an NNEF tar with
-//! [`nnef()`] and reads back with it. The graph of such a tar carries
-//! `extension tract_registry tract_onnx_scatter`: loading it with an `Nnef`
-//! that lacks this registry fails with tract's
-//! `Registry not found Identifier("tract_onnx_scatter")`; enable it with
-//! [`WithScatter::with_scatter`] (or use [`nnef()`]).
-//!
-//! ```no_run
-//! use tract_onnx_scatter::tract_onnx::prelude::*;
-//! use tract_onnx_scatter::WithScatter;
-//! use tract_onnx_scatter::tract_onnx_opl::WithOnnx;
-//!
-//! let model = tract_onnx_scatter::onnx().model_for_path("model.onnx")?.into_typed()?.into_decluttered()?;
-//! let framework = tract_onnx_scatter::tract_nnef::nnef().with_onnx().with_scatter();
-//! framework.write_to_tar(&model, std::fs::File::create("model.nnef.tar")?)?;
-//! # Ok::<(), anyhow::Error>(())
-//! ```
+//! NNEF serialization of this crate's typed ops, exposed the tract way: [`nnef()`], and
+//! [`WithScatter`] to add the registry (`registry`) to a caller's `Nnef`. A model typed through
+//! [`crate::onnx()`] writes to an NNEF tar with [`nnef()`] and reads back with it. Contract:
+//! docs/contract.md, "NNEF".
 
 use tract_nnef::internal::*;
 
@@ -24,7 +9,21 @@ use tract_nnef::internal::*;
 /// `extension tract_registry ...` line.
 pub(crate) const REGISTRY_ID: &str = "tract_onnx_scatter";
 
-/// Enables this crate's NNEF registry on a tract NNEF framework.
+/// Enables this crate's NNEF registry on a tract NNEF framework: a tar written from a model
+/// typed through [`crate::onnx()`] carries `extension tract_registry tract_onnx_scatter`, and
+/// an `Nnef` without this registry fails to load it with tract's
+/// `Registry not found Identifier("tract_onnx_scatter")`.
+///
+/// ```no_run
+/// use tract_onnx_scatter::tract_onnx::prelude::*;
+/// use tract_onnx_scatter::WithScatter;
+/// use tract_onnx_scatter::tract_onnx_opl::WithOnnx;
+///
+/// let model = tract_onnx_scatter::onnx().model_for_path("model.onnx")?.into_typed()?.into_decluttered()?;
+/// let framework = tract_onnx_scatter::tract_nnef::nnef().with_onnx().with_scatter();
+/// framework.write_to_tar(&model, std::fs::File::create("model.nnef.tar")?)?;
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub trait WithScatter {
     /// The framework with the `tract_onnx_scatter` registry enabled.
     fn with_scatter(self) -> Self;

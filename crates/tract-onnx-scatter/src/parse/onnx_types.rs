@@ -1,26 +1,12 @@
-//! The ONNX element types tract lacks: tensors of them to and from the
-//! float tensors a model loaded through [`crate::onnx()`] takes and
-//! returns, and `OnnxElement`, the type a scatter's float data hold.
+//! The ONNX element types tract lacks: tensors of them to and from the float tensors a model
+//! loaded through [`crate::onnx()`] takes and returns, and `OnnxElement`, the type a scatter's
+//! float data hold. Contract: docs/contract.md, "bfloat16" and "complex64 and complex128".
 //!
 //! | ONNX type | what the model takes and returns | to it | from it |
 //! |---|---|---|---|
 //! | bfloat16 of dims `d` | float32 of dims `d`, each value a bfloat16 value | [`bf16_tensor`] | [`bf16_values`] |
 //! | complex64 of dims `d` | float32 of dims `d ++ [2]`: (real, imaginary) | [`complex_tensor`] | [`complex_values`] |
 //! | complex128 of dims `d` | float64 of dims `d ++ [2]`: (real, imaginary) | [`complex_tensor`] | [`complex_values`] |
-//!
-//! ```
-//! use tract_onnx_scatter::half::bf16;
-//! use tract_onnx_scatter::num_complex::Complex;
-//! use tract_onnx_scatter::onnx_types::*;
-//!
-//! let x = bf16_tensor(&[2], &[bf16::from_f32(1.5), bf16::from_f32(-2.0)])?;
-//! assert_eq!(bf16_values(&x)?.as_slice().unwrap(), &[bf16::from_f32(1.5), bf16::from_f32(-2.0)]);
-//!
-//! let z = complex_tensor(&[1], &[Complex::new(1.0f32, 2.0)])?;
-//! assert_eq!(z.shape(), &[1, 2]);
-//! assert_eq!(complex_values::<f32>(&z)?[[0]], Complex::new(1.0, 2.0));
-//! # Ok::<(), anyhow::Error>(())
-//! ```
 
 use half::bf16;
 use num_complex::Complex;
@@ -32,6 +18,15 @@ use crate::parse::site::NodeSite;
 
 /// The float32 tensor of dims `shape` a bfloat16 model takes for
 /// `values`: each value widened, exactly.
+///
+/// ```
+/// use tract_onnx_scatter::half::bf16;
+/// use tract_onnx_scatter::onnx_types::*;
+///
+/// let x = bf16_tensor(&[2], &[bf16::from_f32(1.5), bf16::from_f32(-2.0)])?;
+/// assert_eq!(bf16_values(&x)?.as_slice().unwrap(), &[bf16::from_f32(1.5), bf16::from_f32(-2.0)]);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn bf16_tensor(shape: &[usize], values: &[bf16]) -> TractResult<Tensor> {
     check_volume(shape, values.len(), "bfloat16")?;
     let widened: Vec<f32> = values.iter().map(|v| v.to_f32()).collect();
@@ -50,6 +45,16 @@ pub fn bf16_values(t: &Tensor) -> TractResult<ArrayD<bf16>> {
 /// The float tensor of dims `shape ++ [2]` a complex model takes for
 /// `values`: float32 parts for complex64 (`T = f32`), float64 for
 /// complex128, (real, imaginary) interleaved as ONNX stores them.
+///
+/// ```
+/// use tract_onnx_scatter::num_complex::Complex;
+/// use tract_onnx_scatter::onnx_types::*;
+///
+/// let z = complex_tensor(&[1], &[Complex::new(1.0f32, 2.0)])?;
+/// assert_eq!(z.shape(), &[1, 2]);
+/// assert_eq!(complex_values::<f32>(&z)?[[0]], Complex::new(1.0, 2.0));
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn complex_tensor<T: ComplexPart + Datum>(
     shape: &[usize],
     values: &[Complex<T>],

@@ -1,28 +1,14 @@
-//! ONNX `Cast` and `CastLike`, exact to int64, symbolic through integer casts.
+//! ONNX `Cast` and `CastLike`, exact to int64, symbolic through integer casts ([`OnnxCast`]).
 //!
-//! tract 0.23.9 builds `Cast(to=INT64)` as a cast to TDim, its type for
-//! shape values, whatever the input: a float, an int32 or an int64 tensor
-//! of data comes out typed TDim and passes through i32 on the way, so any
-//! value past 2^31 wraps or saturates (int64 1099511627781 becomes 5).
-//! And a cast of a shape value to another integer type (tf2onnx's
+//! tract 0.23.9 builds `Cast(to=INT64)` as a cast to TDim, its type for shape values, whatever
+//! the input: a float, an int32 or an int64 tensor of data comes out typed TDim and passes
+//! through i32 on the way, so any value past 2^31 wraps or saturates (int64 1099511627781
+//! becomes 5). And a cast of a shape value to another integer type (tf2onnx's
 //! `Shape → Cast(int32) → Slice → Concat → Cast(int64) → Expand`, every
-//! `tf.zeros([batch, units])`) cannot be evaluated while the shape holds a
-//! symbol, so the shape's value is lost and the `Expand` has no rank.
+//! `tf.zeros([batch, units])`) cannot be evaluated while the shape holds a symbol, so the
+//! shape's value is lost and the `Expand` has no rank.
 //!
-//! One rule for both, on the input's type:
-//!
-//! | input | `to` | output |
-//! |---|---|---|
-//! | a shape value (TDim) | int64 | the TDim value, as tract builds it |
-//! | a shape value (TDim) holding a symbol at load | another integer type | the TDim value: the symbol stays, the value is the same integer |
-//! | a shape value without symbols, or known only at run | another integer type | tract's cast |
-//! | float16/32/64 | int64 | int64, truncated toward zero; NaN, ±inf and values outside the int64 range give `i64::MIN`, as onnxruntime on x86-64 (ONNX leaves them undefined) |
-//! | any other type | int64 | int64 by tract's cast (exact for every integer and bool) |
-//! | anything else | | exactly tract's `Cast` |
-//!
-//! `CastLike(x, like)` takes `to` from `like`'s type (a TDim `like` is
-//! int64). A TDim input holding symbols only the run binds goes through
-//! [`BindRunSymbols`] before tract's cast evaluates it, as before.
+//! Contract: docs/contract.md, "Operators outside the scatter family", rows `Cast`, `CastLike`.
 
 use tract_core::ops::cast::cast as stock_cast;
 use tract_hir::internal::*;
@@ -49,7 +35,20 @@ pub(crate) fn cast_like(
 }
 
 /// `Cast` to `to`, or `CastLike` (to the type of input 1) when `to` is
-/// `None`. The table in the module documentation is its contract.
+/// `None`: one rule for both, on the input's type.
+///
+/// | input | `to` | output |
+/// |---|---|---|
+/// | a shape value (TDim) | int64 | the TDim value, as tract builds it |
+/// | a shape value (TDim) holding a symbol at load | another integer type | the TDim value: the symbol stays, the value is the same integer |
+/// | a shape value without symbols, or known only at run | another integer type | tract's cast |
+/// | float16/32/64 | int64 | int64, truncated toward zero; NaN, ±inf and values outside the int64 range give `i64::MIN`, as onnxruntime on x86-64 (ONNX leaves them undefined) |
+/// | any other type | int64 | int64 by tract's cast (exact for every integer and bool) |
+/// | anything else | | exactly tract's `Cast` |
+///
+/// `CastLike(x, like)` takes `to` from `like`'s type (a TDim `like` is int64). A TDim input
+/// holding symbols only the run binds goes through [`BindRunSymbols`] before tract's cast
+/// evaluates it.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub(crate) struct OnnxCast {
     /// `Cast`'s `to` attribute as tract reads it; `None` for `CastLike`.

@@ -1,21 +1,18 @@
-//! ONNX `ConstantOfShape`: the spec's default value, and shapes computed
-//! from data.
+//! ONNX `ConstantOfShape`: the spec's default value, and shapes computed from data.
 //!
-//! tract 0.23.9's builder fills with an f64 zero when `value` is absent;
-//! ONNX says float32. GNN exports size their aggregation buffer this way
-//! (`ConstantOfShape` then `ScatterElements(reduction=add)` of float32
-//! messages) and fail one node later on the type mismatch. Here the value
-//! defaults to a float32 zero on every path (analysis, typing, eval), and
-//! everything else is tract's op built with that value.
+//! tract 0.23.9's builder fills with an f64 zero when `value` is absent; ONNX says float32. GNN
+//! exports size their aggregation buffer this way (`ConstantOfShape` then
+//! `ScatterElements(reduction=add)` of float32 messages) and fail one node later on the type
+//! mismatch. Here the value defaults to a float32 zero on every path (analysis, typing, eval),
+//! and everything else is tract's op built with that value.
 //!
-//! tract also builds `ConstantOfShape` only from a shape known at load
-//! ("shape input is variable"). tf2onnx's `unsorted_segment_*` sizes a
-//! buffer from the largest segment id (`ReduceMax` over `Unique`'s output +
-//! 1): a shape only the run knows. Here, when the shape input is not a
-//! constant, the output's dims are fresh symbols that
-//! [`RunTimeConstantOfShape`] binds when it runs; with a constant shape,
-//! what tract wires: the value broadcast to the shape, held back from
-//! folding past tract's budget ([`wire_broadcast_constant`]).
+//! tract also builds `ConstantOfShape` only from a shape known at load ("shape input is
+//! variable"). tf2onnx's `unsorted_segment_*` sizes a buffer from the largest segment id
+//! (`ReduceMax` over `Unique`'s output + 1): a shape only the run knows. Here, when the shape
+//! input is not a constant, the output's dims are fresh symbols that
+//! [`RunTimeConstantOfShape`] binds when it runs; with a constant shape, what tract wires: the
+//! value broadcast to the shape, held back from folding past tract's budget
+//! ([`wire_broadcast_constant`]).
 
 use tract_hir::internal::*;
 use tract_hir::ops::array::ConstantOfShape;

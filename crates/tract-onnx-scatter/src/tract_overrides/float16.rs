@@ -1,22 +1,16 @@
-//! float16 ops that accumulate, computed in float32 and rounded once to
-//! float16, as onnxruntime computes them.
+//! float16 ops that accumulate, computed in float32 and rounded once to float16, as onnxruntime
+//! computes them.
 //!
-//! tract 0.23.9 computes a float16 `Conv`, `ConvTranspose`, `CumSum`,
-//! `ReduceProd`, softmax, some normalizations and `GlobalAveragePool` in
-//! float16 arithmetic (and does not type a float16 `Gemm` at all): partial
-//! results are rounded to float16, and over an accumulation of hundreds of
-//! terms the result drifts several float16 steps from the exact one (a 64-channel 3×3 `Conv`: 0.19 off, where one step is
-//! 0.03). onnxruntime computes them in
-//! float32 and rounds once, within half a step. Keras mixed-precision models
-//! compute their convolutions in float16.
+//! tract 0.23.9 computes a float16 `Conv`, `ConvTranspose`, `CumSum`, `ReduceProd`, softmax,
+//! some normalizations and `GlobalAveragePool` in float16 arithmetic (and does not type a
+//! float16 `Gemm` at all): over an accumulation of hundreds of terms the result drifts several
+//! float16 steps from the exact one. Keras mixed-precision models compute their convolutions in
+//! float16. For the ops of [`IN_FLOAT32`] the plugin keeps tract's op and its analysis (the
+//! inference facts stay float16) and, where an input is float16, types tract's op on float32
+//! between casts (`InFloat32`); a model without a float16 input to such an op is typed
+//! exactly as stock tract types it.
 //!
-//! For the ops of [`IN_FLOAT32`] the plugin keeps tract's op and its
-//! analysis (the inference facts stay float16) and changes only the typed
-//! model, when an input is float16: each float16 input is cast to float32,
-//! tract's own op is wired on float32, and each output tract would have
-//! made float16 is cast back to float16. A model without a float16 input to
-//! such an op is typed exactly as stock tract types it. The measured errors
-//! of every op, stock, plugin and onnxruntime, are docs/contract.md's table
+//! Contract, and the measured errors of every op (stock, plugin, onnxruntime): docs/contract.md,
 //! "float16 arithmetic".
 
 use tract_hir::internal::*;

@@ -1,24 +1,18 @@
 //! Constants computed while loading, bounded before they are computed.
 //!
-//! tract 0.23.9 computes an op whose inputs are all constants while it
-//! loads and optimizes a model, three times over: its analysis evaluates
-//! it (`InferenceOp::infer`), `TypedModel::wire_node` evaluates it when
-//! every input holds fewer than 16 values, and the `PropConst` pass
-//! evaluates it again. The analysis and `PropConst` keep the result only
-//! when it is no bigger than the inputs or [`CONST_FOLD_MEM_BUDGET`];
-//! `wire_node` keeps any result. All of them compute it first. So a model
-//! of a few bytes (`Expand` of one float to a constant shape of 5 × 10⁹)
-//! makes loading fill gigabytes, or run the process out of memory.
+//! tract 0.23.9 computes an op whose inputs are all constants while it loads and optimizes a
+//! model, three times over: its analysis evaluates it (`InferenceOp::infer`),
+//! `TypedModel::wire_node` evaluates it when every input holds fewer than 16 values, and the
+//! `PropConst` pass evaluates it again. The analysis and `PropConst` keep the result only when
+//! it is no bigger than the inputs or [`CONST_FOLD_MEM_BUDGET`]; `wire_node` keeps any result.
+//! All of them compute it first. So a model of a few bytes (`Expand` of one float to a constant
+//! shape of 5 × 10⁹) makes loading fill gigabytes, or run the process out of memory.
 //!
-//! The plugin's fence ([`Retyped`](super::retyped::Retyped)) weighs the
-//! output's facts first:
-//! - the analysis gives facts only where tract would throw the value away
-//!   ([`skips_eager_eval`]): the same facts, without the computation;
-//! - the typing holds back the fold of a result past
-//!   [`MAX_LOAD_TIME_CONSTANT_BYTES`] ([`wire_unfolded`]): the op reads one
-//!   constant input through a [`RunTimeValue`], so no pass folds it, and
-//!   the model computes it when it runs, as ONNX does. A smaller result is
-//!   folded where stock tract folds it.
+//! The plugin's fence ([`Retyped`](super::retyped::Retyped)) weighs the output's facts first:
+//! the analysis gives facts only where tract would throw the value away
+//! ([`skips_eager_eval`]); the typing holds back the fold of a result past
+//! [`MAX_LOAD_TIME_CONSTANT_BYTES`] ([`wire_unfolded`]), so the model computes it when it runs,
+//! as ONNX does. Contract: docs/contract.md, "The loader", the row on ops of constants.
 
 use tract_core::ops::array::MultiBroadcastTo;
 use tract_core::optim::CONST_FOLD_MEM_BUDGET;

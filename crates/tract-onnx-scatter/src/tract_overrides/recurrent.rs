@@ -1,22 +1,16 @@
-//! ONNX `GRU`, `LSTM` and `RNN` as the spec runs them, and [`Recurrent`],
-//! the typed op that runs what tract 0.23.9's own cell cannot.
+//! ONNX `GRU`, `LSTM` and `RNN` as the spec runs them, and [`Recurrent`], the typed op that runs
+//! what tract 0.23.9's own cell cannot.
 //!
-//! tract builds the three as a `Scan` over its own cell (or a fused
-//! `GruSeq`). That cell reads neither `activations`, `activation_alpha`,
-//! `activation_beta`, `clip` nor `input_forget`, runs a one-direction node
-//! forward whatever its `direction`, and refuses every `sequence_lens` but
-//! a constant equal to the time dim ("Non constant seq_len is not
-//! supported"): PyTorch's `pack_padded_sequence(..., enforce_sorted=False)`
-//! exports give the lengths at run time.
+//! tract builds the three as a `Scan` over its own cell (or a fused `GruSeq`). That cell reads
+//! neither `activations`, `activation_alpha`, `activation_beta`, `clip` nor `input_forget`,
+//! runs a one-direction node forward whatever its `direction`, and refuses every
+//! `sequence_lens` but a constant equal to the time dim ("Non constant seq_len is not
+//! supported"): PyTorch's `pack_padded_sequence(..., enforce_sorted=False)` exports give the
+//! lengths at run time. Where stock tract's op computes the node (the contract's row "stock's
+//! op"), the node is stock's, op for op and fact for fact.
 //!
-//! The contract (inputs, outputs, layouts, lengths, activations, `clip`)
-//! is docs/contract.md's "GRU, LSTM, RNN (tract override)".
-//!
-//! Where stock tract's op computes this (standard activations, no `clip`,
-//! no `input_forget`, `forward` or `bidirectional` in layout 0, `forward`
-//! in layout 1, no `sequence_lens` or a constant one equal to the time dim,
-//! and an `initial_h`/`initial_c` or a batch known at load), the node is
-//! stock's, op for op and fact for fact.
+//! Contract (inputs, outputs, layouts, lengths, activations, `clip`): docs/contract.md,
+//! "GRU, LSTM, RNN (tract override)".
 
 use tract_hir::internal::*;
 use tract_hir::tract_core::ndarray::{
@@ -244,8 +238,8 @@ pub(crate) struct Slots {
     pub(crate) y_c: Option<usize>,
 }
 
-/// A `GRU`, `LSTM` or `RNN` node run as ONNX specifies (see the module
-/// docs): run-time `sequence_lens`, every activation, `clip`, both
+/// A `GRU`, `LSTM` or `RNN` node run as ONNX specifies (docs/contract.md,
+/// "GRU, LSTM, RNN (tract override)"): run-time `sequence_lens`, every activation, `clip`, both
 /// directions and layouts. Its inputs and outputs are the node's present
 /// ones, in the node's order.
 #[derive(Debug, Clone, PartialEq)]

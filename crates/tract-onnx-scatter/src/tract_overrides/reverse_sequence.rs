@@ -1,19 +1,10 @@
-//! ONNX `ReverseSequence` (opset 10), which tract 0.23.9 does not implement,
-//! and [`Reverse`], the typed op that runs it and whole-axis reverses.
+//! ONNX `ReverseSequence` (opset 10), which tract 0.23.9 does not implement, and [`Reverse`],
+//! the typed op that runs it and whole-axis reverses.
 //!
-//! tf2onnx writes every bidirectional Keras layer's backward half, and every
-//! `go_backwards` layer, with `ReverseSequence` (the time steps of each batch
-//! entry reversed up to its length, the padding after it in place).
-//!
-//! Contract (ONNX): `input` of rank ≥ 2, `sequence_lens` int64 of shape
-//! `[batch]`; `batch_axis` and `time_axis` are 0 and 1 in either order
-//! (defaults 1 and 0). For each batch entry `b`, the first
-//! `sequence_lens[b]` steps along `time_axis` are reversed, the others
-//! copied. Every element type. A length outside `[0, time]` is an error
-//! naming the node, the batch index, the length and the bound; when the
-//! lengths are constants that all equal the time dim, the op is a plain
-//! reverse of the time axis. No NNEF form: writing such a model fails
-//! with tract's "No serializer found", naming the node.
+//! tf2onnx writes every bidirectional Keras layer's backward half, and every `go_backwards`
+//! layer, with `ReverseSequence` (the time steps of each batch entry reversed up to its length,
+//! the padding after it in place). Contract: docs/contract.md, "ReverseSequence (tract
+//! override)".
 
 use tract_hir::internal::*;
 use tract_onnx::model::ParsingContext;

@@ -1,20 +1,14 @@
-//! Symbols that only the run binds (a `NonZero` count), met in constants.
+//! Symbols that only the run binds (a `NonZero` count, a `Range` length), met in constants.
 //!
-//! tract types a value derived from such a dim (`Shape` of a `NonZero`
-//! output, say) as a constant holding the symbol; the plan binds the symbol
-//! when the node that mints it runs. An op evaluating such a constant needs
-//! that node to have run: it takes the node's output as an extra input,
-//! read for its order, never for its value.
-//!
-//! tract types a value derived from a data-dependent dim (`Shape` of a
-//! `Range` or `NonZero` output, say) as a TDim constant holding the
-//! symbol. Ops that turn such a value into numbers themselves (`Cast` to
-//! float) evaluate it without the session's symbol values and fail:
-//! "Undetermined symbol in expression: range" (Piper's `/Cast_3`). The
-//! overrides of `Cast` and `Expand` put every such constant input through
-//! [`BindRunSymbols`] (or the data after [`AfterBinders`]) first, which
-//! substitutes the run's values, ordered after the nodes binding them.
-//! Ops whose inputs hold no such symbol are built exactly as tract builds
+//! tract types a value derived from such a dim (`Shape` of a `Range` or `NonZero` output, say)
+//! as a TDim constant holding the symbol; the plan binds the symbol when the node that mints it
+//! runs. Ops that turn such a value into numbers themselves (`Cast` to float) evaluate it
+//! without the session's symbol values and fail: "Undetermined symbol in expression: range"
+//! (Piper's `/Cast_3`). An op evaluating such a constant needs that node to have run: the
+//! overrides of `Cast` and `Expand` put every such constant input through [`BindRunSymbols`]
+//! (or the data after [`AfterBinders`]) first, which substitutes the run's values, ordered after
+//! the nodes binding them (the binding node's output is an extra input, read for its order,
+//! never for its value). Ops whose inputs hold no such symbol are built exactly as tract builds
 //! them.
 
 use tract_hir::internal::*;

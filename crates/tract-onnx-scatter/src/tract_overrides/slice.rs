@@ -1,30 +1,16 @@
 //! ONNX `Slice` (opset 10+) whose bounds hold symbols only the run binds.
 //!
-//! When a slice bound derives from a data-dependent size (the count of a
-//! `NonZero`), tract types it as a constant symbolic dim. tract's
-//! `StridedSlice` then evaluates in a model of its own, without the
-//! session's symbol values, and fails: "Undetermined symbol in expression:
-//! x_2" (Piper's duration predictor, `/dp/flows.7/Slice_24`). Here such a
-//! slice evaluates its symbolic bounds with the run's symbols first, then
-//! runs tract's `StridedSlice` on plain values. Slices whose bounds hold no
-//! such symbol (none, or only the model inputs' symbols, which the session
-//! knows from the start) are exactly tract's op.
+//! When a slice bound derives from a data-dependent size (the count of a `NonZero`), tract
+//! types it as a constant symbolic dim. tract's `StridedSlice` then evaluates in a model of its
+//! own, without the session's symbol values, and fails: "Undetermined symbol in expression:
+//! x_2" (Piper's duration predictor, `/dp/flows.7/Slice_24`). Here such a slice
+//! ([`RunTimeBoundSlice`]) evaluates its symbolic bounds with the run's symbols first, then runs
+//! tract's `StridedSlice` on plain values. Slices whose bounds hold no such symbol (none, or
+//! only the model inputs' symbols, which the session knows from the start) are exactly tract's
+//! op. A slice whose bounds are run-time values is a [`RunTimeValueSlice`], its output dims
+//! symbols of the model bound when it runs.
 //!
-//! A slice whose bounds are run-time values (not constants) gets from
-//! tract an output dim holding a symbol of a scratch scope
-//! (`StridedSlice::output_facts` types on a model of its own), dead once
-//! typed: a `Shape` of that slice, folded to a constant, holds a symbol
-//! nothing binds ("Undetermined symbol", SLANet's decoder in its `Loop`).
-//! Such a slice is a [`RunTimeValueSlice`]: the same evaluation, its
-//! output dims symbols of the model, bound when it runs. So is a slice
-//! with run-time bounds and a step other than 1 on some axis, which
-//! tract types as the whole axis and declutters away there (tf2onnx's
-//! `x[i]` in a `while_loop`: `Slice(x, i, i + 1, step 1e9)`, then
-//! `Squeeze`): its output is not the input. Each length such a slice
-//! mints is asserted at most its input axis (ceil(n / |step|) with a step),
-//! so a later slice of that axis to an end past it (tf2onnx re-slices
-//! `x[i]` to 1e9) is typed to the axis's end, as ONNX clamps it, where
-//! tract would type it 0..1e9 and fail when it runs.
+//! Contract: docs/contract.md, "Operators outside the scatter family", rows `Slice`.
 
 use tract_core::ops::array::StridedSlice;
 use tract_hir::internal::*;
@@ -748,6 +734,18 @@ fn lengths_of_offset_ends(
 /// tract's `StridedSlice` with run-time bound values, its output dims that
 /// tract leaves to a dead scope replaced by `dims` (one per axis, symbols
 /// of the model), bound by the plan when the slice runs.
+///
+/// A slice whose bounds are run-time values (not constants) gets from tract an output dim
+/// holding a symbol of a scratch scope (`StridedSlice::output_facts` types on a model of its
+/// own), dead once typed: a `Shape` of that slice, folded to a constant, holds a symbol
+/// nothing binds ("Undetermined symbol", SLANet's decoder in its `Loop`). Such a slice is
+/// this op: the same evaluation, its output dims symbols of the model. So is a slice with
+/// run-time bounds and a step other than 1 on some axis, which tract types as the whole axis
+/// and declutters away there (tf2onnx's `x[i]` in a `while_loop`: `Slice(x, i, i + 1, step
+/// 1e9)`, then `Squeeze`): its output is not the input. Each length such a slice mints is
+/// asserted at most its input axis (ceil(n / |step|) with a step), so a later slice of that
+/// axis to an end past it (tf2onnx re-slices `x[i]` to 1e9) is typed to the axis's end, as
+/// ONNX clamps it, where tract would type it 0..1e9 and fail when it runs.
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
 pub(crate) struct RunTimeValueSlice {
     /// tract's op, as this module's `Slice` builder made it: it evaluates

@@ -1,19 +1,11 @@
-//! ONNX `Unique` (opset 11), which tract 0.23.9 does not implement.
+//! ONNX `Unique` (opset 11), which tract 0.23.9 does not implement: [`Unique`], the typed op,
+//! and `InferUnique` before typing.
 //!
-//! tf2onnx lowers `tf.math.unsorted_segment_sum/max/min` (segment sums
-//! around a ScatterND) through `Unique`, so those models stop in tract with
-//! "Unimplemented(Unique)". The number of unique values is known only at
-//! run time: it is a symbol the op mints, bound by the plan from the
-//! output it produces, like `NonZero`'s count.
-//!
-//! Contract (ONNX): without `axis` the input is flattened and `Y` holds its
-//! unique elements; with `axis` (in `[-r, r - 1]`), `Y` holds the unique
-//! slices along it. `sorted = 1` (default) sorts `Y` ascending
-//! (lexicographically for slices), `0` keeps the order of first occurrence.
-//! Outputs: `Y`, `indices` (first occurrence of each), `inverse_indices`
-//! (for each input element or slice, its position in `Y`), `counts`; the
-//! last three int64. NaNs compare equal to everything they meet, as no
-//! order exists for them.
+//! tf2onnx lowers `tf.math.unsorted_segment_sum/max/min` (segment sums around a ScatterND)
+//! through `Unique`, so those models stop in tract with "Unimplemented(Unique)". The number of
+//! unique values is known only at run time: it is a symbol the op mints, bound by the plan from
+//! the output it produces, like `NonZero`'s count. Contract: docs/contract.md, "Unique (tract
+//! override)".
 
 use std::cmp::Ordering;
 

@@ -1,22 +1,16 @@
-//! Declutter of a constant-index `ScatterND` that assigns one block.
+//! Declutter of a constant-index `ScatterND` that assigns one block ([`rewrite`]).
 //!
-//! `ScatterND(data, indices, updates)` with reduction `none` and constant
-//! indices whose tuples enumerate, in row-major order, a box of
-//! `data.shape[..k]` that is a contiguous range `start..start + len` along one
-//! axis and covers every other of those axes fully, is a block assignment:
+//! `ScatterND(data, indices, updates)` with reduction `none` and constant indices whose tuples
+//! enumerate, in row-major order, a box of `data.shape[..k]` that is a contiguous range
+//! `start..start + len` along one axis and covers every other of those axes fully
+//! ([`find_block`]), is a block assignment:
 //!
 //! ```text
 //! output = Concat(axis, [data[.., ..start, ..], reshape(updates), data[.., start + len.., ..]])
 //! ```
 //!
-//! (empty head or tail dropped). Slices and a concat are ops the rest of
-//! tract understands: they fold, fuse and stream where a scatter cannot.
-//! The trailing dims `data.shape[k..]` are copied whole, so they may be
-//! symbolic; the first `k` dims must be known.
-//!
-//! Anything else (another reduction, a permuted or duplicated enumeration,
-//! a box partial along two axes, an index out of bounds, which must keep
-//! failing at run time) leaves the op as it is.
+//! (empty head or tail dropped). Slices and a concat are ops the rest of tract understands:
+//! they fold, fuse and stream where a scatter cannot.
 
 use scatter_kernels::Reduction;
 use tract_core::internal::*;
@@ -106,7 +100,10 @@ pub(crate) fn find_block(tuples: &[i64], dims: &[usize]) -> Option<Block> {
 }
 
 /// The Slice/Concat patch replacing `node` (a [`ScatterNd`]), when it is a
-/// block assignment.
+/// block assignment. The trailing dims `data.shape[k..]` are copied whole, so they may be
+/// symbolic; the first `k` dims must be known. Anything else (another reduction, a permuted
+/// or duplicated enumeration, a box partial along two axes, an index out of bounds, which
+/// must keep failing at run time) leaves the op as it is.
 pub(crate) fn rewrite(
     op: &ScatterNd,
     model: &TypedModel,

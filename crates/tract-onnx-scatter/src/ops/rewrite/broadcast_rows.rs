@@ -1,24 +1,16 @@
-//! Declutter of a ScatterElements whose indices are one row index per
-//! update row, broadcast along the other axes: GNN message passing.
-//!
-//! Exporters write `out.scatter_add_(0, idx.unsqueeze(1).expand_as(msg),
-//! msg)` (PyTorch, TorchScript and dynamo alike) and PyTorch Geometric's
-//! `scatter(msg, idx, dim=0, reduce='sum')` as
+//! Declutter of a ScatterElements whose indices are one row index per update row, broadcast
+//! along the other axes: GNN message passing. Exporters write `out.scatter_add_(0,
+//! idx.unsqueeze(1).expand_as(msg), msg)` (PyTorch, TorchScript and dynamo alike) and PyTorch
+//! Geometric's `scatter(msg, idx, dim=0, reduce='sum')` as
 //!
 //! ```text
 //! rows = Unsqueeze(idx, [1]) (or Reshape(idx, [-1, 1])); index = Expand(rows, shape(msg))
 //! out = ScatterElements(data, index, msg, axis = 0)
 //! ```
 //!
-//! The op then reads and checks an `[E, F]` index that holds E values: for
-//! 17k edges of 128 features, 2.2 M int64 reads for 17 k distinct ones.
-//! When the index is `MultiBroadcastTo` (tract's `Expand`) of an
-//! `[E, 1, …, 1]` tensor, axis 0, and the updates cover whole rows of data
-//! (`indices.shape == updates.shape`, `updates.shape[1..] ==
-//! data.shape[1..]`), the op is a row scatter: a ScatterND with `[E, 1]`
-//! indices and the same reduction, wired on the unbroadcast index.
-//!
-//! Why the rewrite is exact is on [`rewrite`].
+//! The op then reads and checks an `[E, F]` index that holds E values: for 17k edges of 128
+//! features, 2.2 M int64 reads for 17 k distinct ones. [`rewrite`] makes it a row scatter (a
+//! ScatterND on `[E, 1]` indices) when it is one, and says why that is exact.
 
 use scatter_kernels::mechanisms::Mechanism;
 use tract_core::internal::*;
@@ -31,6 +23,11 @@ use crate::parse::site::{IndexPositions, NodeSite};
 
 /// `ScatterElements(data, Expand(rows), updates)` on axis 0 with whole-row
 /// updates as `ScatterND(data, rows as [E, 1], updates)`.
+///
+/// When the index is `MultiBroadcastTo` (tract's `Expand`) of an `[E, 1, …, 1]` tensor, axis
+/// 0, and the updates cover whole rows of data (`indices.shape == updates.shape`,
+/// `updates.shape[1..] == data.shape[1..]`), the op is a row scatter: a ScatterND with
+/// `[E, 1]` indices and the same reduction, wired on the unbroadcast index.
 ///
 /// Exact, bit for bit: each output element `(n, f…)` receives the updates
 /// `(e, f…)` with `idx[e] = n` in increasing `e` in both ops (row-major over

@@ -1,34 +1,15 @@
-//! Tensors known to hold only bfloat16 values, by identity, so that a
-//! bfloat16 value coming back into a model is not read again.
+//! Tensors known to hold only bfloat16 values, by identity, so that a bfloat16 value coming
+//! back into a model is not read again.
 //!
-//! A bfloat16 graph input is a float32 tensor that must hold bfloat16
-//! values; [`crate::load::round_to_bfloat16::RoundToBfloat16`] checks it (and
-//! rounds what is not) where it enters. Checking reads the whole tensor:
-//! for a KV cache fed back as the next call's input, that read would be
-//! the whole cost of a call that writes one position. So the plugin keeps
-//! the identities of the tensors it knows to hold only bfloat16 values:
-//!
-//! - every bfloat16 output of a model's main graph, marked by a
-//!   [`KnownBfloat16`] node the loader puts before it: the loader rounds
-//!   every bfloat16 value the graph makes, so these hold bfloat16 values;
-//! - every tensor a `RoundToBfloat16` checked that someone else holds too
-//!   (the caller's kept inputs), once the check found only bfloat16
-//!   values: the same tensor passed again is not read again.
-//!
-//! "The same tensor" is the `Arc` of a [`TValue`], kept as a [`Weak`]:
-//! its address cannot be reused by another tensor while the `Weak` lives,
-//! and the tensor cannot be written while it is known. tract writes a
-//! tensor only through an exclusive `Arc`: `Arc::get_mut` refuses one a
-//! `Weak` points at, and `Arc::try_unwrap` (`TValue::into_tensor`) or
-//! `Arc::make_mut` moves the tensor out, after which the `Weak` upgrades
-//! to nothing and the identity is forgotten. A tensor rebuilt from one
-//! moved out is a new identity, checked again when it enters.
-//!
-//! The identities live in one table for the process (a tensor holds
-//! bfloat16 values whichever model made it), dead ones pruned as the table
-//! grows. An exclusively owned tensor entering a model is forgotten as it
-//! enters, so that its `Weak` does not stay on a tensor the model may now
-//! write in place.
+//! A bfloat16 graph input is a float32 tensor that must hold bfloat16 values;
+//! [`crate::load::round_to_bfloat16::RoundToBfloat16`] checks it (and rounds what is not) where
+//! it enters. Checking reads the whole tensor: for a KV cache fed back as the next call's
+//! input, that read would be the whole cost of a call that writes one position. So the plugin
+//! keeps the identities ([`Known`], why they cannot go stale) of every bfloat16 output of a
+//! model's main graph, marked by a [`KnownBfloat16`] node the loader puts before it (the loader
+//! rounds every bfloat16 value the graph makes), and of every tensor someone else holds too
+//! that a `RoundToBfloat16` checked and found holding only bfloat16 values ([`mark`],
+//! [`is_known`]). Contract: docs/contract.md, "bfloat16" (the caller's bfloat16 inputs).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
@@ -42,7 +23,19 @@ use tract_onnx::pb::NodeProto;
 /// of the main graph (domain [`crate::load::bfloat16::DOMAIN`]).
 pub(crate) const KNOWN_BFLOAT16: &str = "KnownBfloat16";
 
-/// The identities, by the address of each `Arc`'s allocation.
+/// The identities, by the address of each `Arc`'s allocation: one table for the process (a
+/// tensor holds bfloat16 values whichever model made it), dead ones pruned as the table
+/// grows.
+///
+/// "The same tensor" is the `Arc` of a [`TValue`], kept as a [`Weak`]: its address cannot be
+/// reused by another tensor while the `Weak` lives, and the tensor cannot be written while it
+/// is known. tract writes a tensor only through an exclusive `Arc`: `Arc::get_mut` refuses
+/// one a `Weak` points at, and `Arc::try_unwrap` (`TValue::into_tensor`) or `Arc::make_mut`
+/// moves the tensor out, after which the `Weak` upgrades to nothing and the identity is
+/// forgotten. A tensor rebuilt from one moved out is a new identity, checked again when it
+/// enters. An exclusively owned tensor entering a model is forgotten as it enters
+/// ([`is_known`]), so that its `Weak` does not stay on a tensor the model may now write in
+/// place.
 struct Known {
     tensors: HashMap<usize, Weak<Tensor>, BuildHasherDefault<DefaultHasher>>,
     /// The table's size at which dead identities are pruned next.

@@ -1,24 +1,14 @@
-//! Whether a `Loop` with a trip count `M` provably runs `M` iterations
-//! although its condition is computed ([`super`], the `Loop` op).
+//! Whether a `Loop` with a trip count `M` provably runs `M` iterations although its condition
+//! is computed ([`super`], the `Loop` op): [`runs_trip_count`], a small symbolic evaluation of
+//! the typed body ([`Affine`], [`Eval`]).
 //!
-//! tf2onnx writes every Keras recurrent layer as a counted loop: `M` is the
-//! time dim, and the condition is `counter < time` on counters the body
-//! increments by one (`i + 1 < time AND step + 1 < time`), which turns false
-//! only when the trip count ends the loop anyway. A loop that provably runs
-//! `M` times gives its scan outputs a first dim of `M`; without the proof
-//! it is a fresh symbol per loop, and the two halves of a bidirectional
-//! layer cannot be concatenated ("Inconsistent concat": `loop` against
-//! `loop_0`).
-//!
-//! The proof is a small symbolic evaluation over the typed body: a value is
-//! a constant (a TDim, possibly symbolic) or `c + k` at iteration `k`
-//! (iteration_num, or a loop-carried counter the body increments by one,
-//! from a constant initial value). Casts keep values (counters are small
-//! integers, exact in any numeric type); `Add`/`Sub` of a constant shift
-//! them. A condition is proved when it is an `And` of comparisons that
-//! hold for every iteration `k` in `0..=M-2` (the last iteration's
-//! condition is not read). The node's initial condition must hold whenever
-//! `M ≥ 1`. Anything else is not proved: the loop keeps a fresh symbol.
+//! tf2onnx writes every Keras recurrent layer as a counted loop: `M` is the time dim, and the
+//! condition is `counter < time` on counters the body increments by one (`i + 1 < time AND
+//! step + 1 < time`), which turns false only when the trip count ends the loop anyway. A loop
+//! that provably runs `M` times gives its scan outputs a first dim of `M`; without the proof it
+//! is a fresh symbol per loop, and the two halves of a bidirectional layer cannot be
+//! concatenated ("Inconsistent concat": `loop` against `loop_0`). Contract: docs/contract.md,
+//! "Loop (tract override)", row "typing".
 
 use tract_hir::internal::*;
 
@@ -132,6 +122,14 @@ impl Eval<'_> {
 /// (an outlet of `outer`, or `None` when the node has none) holds whenever
 /// `m ≥ 1`. `carried` are the loop-carried initial values' facts, in body
 /// input order (their constants, when known, seed the counters).
+///
+/// The proof is a small symbolic evaluation over the typed body: a value is a constant (a
+/// TDim, possibly symbolic) or `c + k` at iteration `k` (iteration_num, or a loop-carried
+/// counter the body increments by one, from a constant initial value). Casts keep values
+/// (counters are small integers, exact in any numeric type); `Add`/`Sub` of a constant shift
+/// them. A condition is proved when it is an `And` of comparisons that hold for every
+/// iteration `k` in `0..=M-2` (the last iteration's condition is not read). Anything else is
+/// not proved: the loop keeps a fresh symbol.
 pub(crate) fn runs_trip_count(
     body: &TypedModel,
     carried: &[TypedFact],
