@@ -385,13 +385,11 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
         reduction: Reduction,
     ) -> Result<(), ScatterError> {
         self.check_buffers(data, updates)?;
-        if self.prefetches::<T>() {
+        if self.prefetches::<T>(reduction) {
+            // `prefetches` holds for `add` and `mul` alone.
             match reduction {
-                Reduction::None => self.visit_prefetching(data, updates, |d, u| d.clone_from(u)),
-                Reduction::Add => self.visit_prefetching(data, updates, T::add),
                 Reduction::Mul => self.visit_prefetching(data, updates, T::mul),
-                Reduction::Max => self.visit_prefetching(data, updates, T::max),
-                Reduction::Min => self.visit_prefetching(data, updates, T::min),
+                _ => self.visit_prefetching(data, updates, T::add),
             }
             return Ok(());
         }
@@ -423,8 +421,13 @@ impl<I: IndexValue> CheckedElementsIndices<'_, I> {
     /// costs more instructions (bfloat16's rounding) leaves fewer of them
     /// in flight, unless each destination was asked for ahead (see
     /// docs/performance.md, "Why the mechanisms exist").
-    fn prefetches<T>(&self) -> bool {
-        Mechanism::ElementsPrefetch.is_on()
+    ///
+    /// Only for `add` and `mul`, which read their destination before they
+    /// write it: a plain write (`none`) waits for no line, and f32's
+    /// `max`/`min` take the branchless select, which this path would not.
+    fn prefetches<T>(&self, reduction: Reduction) -> bool {
+        matches!(reduction, Reduction::Add | Reduction::Mul)
+            && Mechanism::ElementsPrefetch.is_on()
             && self.plan.data_len.saturating_mul(std::mem::size_of::<T>())
                 >= crate::prefetch::FROM_BYTES
     }
@@ -785,7 +788,18 @@ mod tests {
                     ElementsPlan::new(&data_shape, &indices_shape, &indices_shape, axis as i64)
                         .unwrap();
                 let checked = plan.check_indices(&indices, Execution::SERIAL).unwrap();
-                assert!(checked.prefetches::<f32>(), "the case asks ahead");
+                assert!(
+                    checked.prefetches::<f32>(Reduction::Add),
+                    "the case asks ahead"
+                );
+                assert!(
+                    !checked.prefetches::<f32>(Reduction::None),
+                    "a plain write does not"
+                );
+                assert!(
+                    !checked.prefetches::<f32>(Reduction::Max),
+                    "f32 max takes the select"
+                );
                 for reduction in [
                     Reduction::None,
                     Reduction::Add,
@@ -846,7 +860,7 @@ mod tests {
         let plan = ElementsPlan::new(&[rows, cols], &[rows, per_row], &[rows, per_row], 1).unwrap();
         let checked = plan.check_indices(&indices, Execution::SERIAL).unwrap();
         assert!(
-            checked.prefetches::<Bfloat16InFloat32>(),
+            checked.prefetches::<Bfloat16InFloat32>(Reduction::Add),
             "the case asks ahead"
         );
         for reduction in [Reduction::Add, Reduction::Mul] {
