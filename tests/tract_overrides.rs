@@ -189,6 +189,131 @@ fn ranks_differing_by_more_than_unit_axes_are_an_error_naming_the_node_and_both_
     );
 }
 
+/// `If(cond)`: then `x` (`[1, 3]`), else `y` (`[3]`), the output read by
+/// `consumer` (an op of the output and `w` (`w_shape`), or `None`: the
+/// output itself is the graph's).
+fn if_of_ranks_2_and_1(consumer: Option<&str>, w_shape: &[usize]) -> Graph {
+    let dt = DatumType::F32;
+    let then_branch = Graph::new(18)
+        .node("Identity", &["x"], &["then_out"], vec![])
+        .output("then_out", dt);
+    let else_branch = Graph::new(18)
+        .node("Identity", &["y"], &["else_out"], vec![])
+        .output("else_out", dt);
+    let g = Graph::new(18)
+        .input_c("cond", DatumType::Bool, &[])
+        .input_c("x", dt, &[1, 3])
+        .input_c("y", dt, &[3])
+        .input_c("w", dt, w_shape)
+        .node(
+            "If",
+            &["cond"],
+            &["chosen"],
+            vec![
+                attr_graph("then_branch", then_branch.graph_proto()),
+                attr_graph("else_branch", else_branch.graph_proto()),
+            ],
+        );
+    match consumer {
+        Some(op) => g
+            .node(op, &["chosen", "w"], &["out"], vec![])
+            .output("out", dt),
+        None => g.output("chosen", dt),
+    }
+}
+
+fn if_of_ranks_inputs(cond: bool, w: Tensor) -> TVec<TValue> {
+    tvec![
+        tensor0(cond).into(),
+        tensor2(&[[1f32, 2.0, 3.0]]).into(),
+        tensor1(&[4f32, 5.0, 6.0]).into(),
+        w.into(),
+    ]
+}
+
+#[test]
+fn a_lower_rank_branch_is_padded_where_a_broadcast_of_higher_rank_absorbs_the_axis() {
+    // `Mul` by `w` of rank 3: ONNX's output is [2, 1, 3] whichever branch
+    // runs, so padding the else-branch's [3] to [1, 3] changes nothing.
+    let g = if_of_ranks_2_and_1(Some("Mul"), &[2, 1, 3]);
+    let w = Tensor::from_shape(&[2, 1, 3], &[1f32, 1.0, 1.0, 2.0, 2.0, 2.0]).unwrap();
+    for (cond, row) in [(true, [1f32, 2.0, 3.0]), (false, [4f32, 5.0, 6.0])] {
+        let out = run_with(
+            &g,
+            &tract_onnx_scatter::onnx(),
+            if_of_ranks_inputs(cond, w.clone()),
+        )
+        .unwrap();
+        let want: Vec<f32> = row
+            .iter()
+            .chain(&row)
+            .zip([1f32, 1.0, 1.0, 2.0, 2.0, 2.0])
+            .map(|(a, b)| a * b)
+            .collect();
+        assert_eq!(
+            out[0].clone().into_tensor(),
+            Tensor::from_shape(&[2, 1, 3], &want).unwrap(),
+            "cond {cond}"
+        );
+    }
+}
+
+#[test]
+fn a_lower_rank_branch_is_refused_where_a_use_would_see_the_padded_axis() {
+    // Each use below computes another shape or value from [1, 3] than from
+    // [3]: ONNX gives the rank of the branch that ran, tract one rank.
+    let cases = [
+        (if_of_ranks_2_and_1(None, &[3]), "the graph output 'chosen'"),
+        (
+            if_of_ranks_2_and_1(Some("Mul"), &[3]),
+            "the graph output 'out'",
+        ),
+        (
+            if_of_ranks_2_and_1(Some("MatMul"), &[3]),
+            "input 0 of MatMul node",
+        ),
+    ];
+    for (g, seen) in cases {
+        let err = g.load().and_then(|m| m.into_typed()).map(drop).unwrap_err();
+        let err = chain(&err);
+        assert!(
+            err.contains("output 0 is F32 [1, 3] in then_branch and F32 [3] in else_branch")
+                && err.contains(&format!("would change what {seen}")),
+            "{err}"
+        );
+    }
+}
+
+/// Exporters' `If`s whose branches differ by a leading axis, read by a
+/// reduction or a softmax along axis 0 or by `Shape`
+/// (`tests/fixtures/if_branch_ranks/`, from tf2onnx 1.17 and PyTorch 2.15's
+/// TorchScript exporter): padding gave other values than onnxruntime's, so
+/// each is a load error naming what would see the rank.
+#[test]
+fn exported_ifs_whose_branch_ranks_a_use_would_see_are_load_errors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/if_branch_ranks");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let messages: Vec<String> = names
+        .iter()
+        .map(|path| {
+            let err = tract_onnx_scatter::onnx()
+                .model_for_path(path)
+                .and_then(|m| m.into_optimized())
+                .map(drop)
+                .unwrap_err();
+            let file = path.file_name().unwrap().to_string_lossy();
+            format!("{file}: {}", err.root_cause())
+        })
+        .collect();
+    insta::assert_snapshot!(messages.join("\n"));
+}
+
 /// `If(cond)`: then the constant `[7, 7]`, else `x + x`; the output negated
 /// (a consumer reading the `If` alone, which tract folds when it can).
 fn constant_then_branch() -> Graph {

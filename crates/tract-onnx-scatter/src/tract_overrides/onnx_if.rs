@@ -12,7 +12,7 @@
 use tract_core::ops::logic::IfThenElse;
 use tract_hir::internal::*;
 use tract_onnx::model::{ParseResult, ParsingContext};
-use tract_onnx::pb::NodeProto;
+use tract_onnx::pb::{GraphProto, NodeProto};
 
 /// The builder registered for `If`.
 pub(crate) fn if_then_else(
@@ -57,6 +57,11 @@ pub(crate) fn if_then_else(
     };
     let op = InferIf {
         node: name.clone(),
+        output_uses: node
+            .output
+            .iter()
+            .map(|output| RankUse::of(&ctx.parent_graphs, output, &mut 4096))
+            .collect(),
         then_mapping: mapping(&then_inputs)?,
         else_mapping: mapping(&else_inputs)?,
         then_body,
@@ -81,6 +86,9 @@ pub(crate) struct InferIf {
     pub(crate) else_body: InferenceModel,
     /// For each input of `else_body`, its input position on the node.
     pub(crate) else_mapping: Vec<usize>,
+    /// For each output, how its uses read its rank ([`RankUse`]): whether
+    /// a branch's value of lower rank may be padded.
+    pub(crate) output_uses: Vec<RankUse>,
 }
 
 impl PartialEq for InferIf {
@@ -180,6 +188,189 @@ fn agreed(a: &InferenceFact, b: &InferenceFact) -> InferenceFact {
         fact.shape = ShapeFactoid::closed(shape);
     }
     fact
+}
+
+/// The ops whose output is their inputs broadcast: a leading axis of size
+/// 1 more on an input adds at most one to the output, and no value changes.
+const BROADCASTING_ELEMENTWISE: &[&str] = &[
+    "Identity",
+    "Cast",
+    "CastLike",
+    "Not",
+    "And",
+    "Or",
+    "Xor",
+    "Equal",
+    "Less",
+    "Greater",
+    "LessOrEqual",
+    "GreaterOrEqual",
+    "Where",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Neg",
+    "Abs",
+    "Sign",
+    "Min",
+    "Max",
+];
+
+/// How the uses of a value read its rank, read from the ONNX graphs at
+/// parse time. ONNX gives an `If` output the rank of the branch that ran;
+/// tract needs one rank at load, so a branch of lower rank is padded with
+/// leading axes of size 1. That is right only where no use sees the
+/// difference: a condition (of an `If`, of a `Loop`, its body's first
+/// output), which reads one element whatever the rank, or a broadcasting
+/// elementwise op whose other operand has at least the padded rank (the
+/// output is then the same), reached through such ops only. A reduction, a
+/// softmax, a reshape, a graph's output, a value captured by a subgraph:
+/// each sees the rank.
+#[derive(Debug, Clone)]
+pub(crate) enum RankUse {
+    /// Every use ignores leading axes of size 1.
+    Ignored,
+    /// This use sees them (described for an error).
+    Seen(String),
+    /// An input of a broadcasting elementwise node, whose other inputs are
+    /// the values `others` and whose outputs' uses are `outputs`.
+    Broadcast {
+        others: Vec<String>,
+        outputs: Vec<RankUse>,
+    },
+    /// All of these uses.
+    All(Vec<RankUse>),
+}
+
+impl RankUse {
+    /// The uses of `name` in the last of `graphs` (the graph being parsed,
+    /// inside the others), visiting at most `budget` values.
+    fn of(graphs: &[&GraphProto], name: &str, budget: &mut usize) -> RankUse {
+        let Some((graph, outer)) = graphs.split_last() else {
+            return RankUse::Seen(format!("the use of '{name}'"));
+        };
+        // Each value is visited once per path to it: the budget bounds a
+        // graph of many paths (chains of diamonds).
+        let Some(left) = budget.checked_sub(1) else {
+            return RankUse::Seen(format!("the uses of '{name}' (too many to follow)"));
+        };
+        *budget = left;
+        let mut uses = vec![];
+        for (k, _) in graph
+            .output
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.name == name)
+        {
+            let owner = outer
+                .last()
+                .and_then(|parent| parent.node.iter().find(|n| owns(n, graph)));
+            uses.push(match owner {
+                Some(n) if n.op_type == "Loop" && k == 0 => RankUse::Ignored,
+                Some(n) if n.op_type == "If" => match n.output.get(k).filter(|o| !o.is_empty()) {
+                    // The enclosing graph's facts are not analysed yet:
+                    // its uses count as seeing the rank unless ignored.
+                    Some(up) => match RankUse::of(outer, up, budget).seen(usize::MAX, None) {
+                        Some(seen) => RankUse::Seen(seen),
+                        None => RankUse::Ignored,
+                    },
+                    None => RankUse::Ignored,
+                },
+                Some(n) => RankUse::Seen(format!(
+                    "output {k} of the body of {} node '{}'",
+                    n.op_type, n.name
+                )),
+                None => RankUse::Seen(format!("the graph output '{name}'")),
+            });
+        }
+        for n in &graph.node {
+            for (position, _) in n.input.iter().enumerate().filter(|(_, i)| *i == name) {
+                uses.push(match n.op_type.as_str() {
+                    "If" if position == 0 => RankUse::Ignored,
+                    "Loop" if position == 1 => RankUse::Ignored,
+                    op if BROADCASTING_ELEMENTWISE.contains(&op) => RankUse::Broadcast {
+                        others: (n.input.iter().enumerate())
+                            .filter(|&(ix, i)| ix != position && !i.is_empty())
+                            .map(|(_, i)| i.clone())
+                            .collect(),
+                        outputs: n
+                            .output
+                            .iter()
+                            .filter(|o| !o.is_empty())
+                            .map(|o| RankUse::of(graphs, o, budget))
+                            .collect(),
+                    },
+                    _ => RankUse::Seen(format!(
+                        "input {position} of {} node '{}'",
+                        n.op_type, n.name
+                    )),
+                });
+            }
+            if subgraphs(n).any(|g| reads(g, name)) {
+                uses.push(RankUse::Seen(format!(
+                    "a subgraph of {} node '{}', which reads it",
+                    n.op_type, n.name
+                )));
+            }
+        }
+        RankUse::All(uses)
+    }
+
+    /// The first use that sees a value of rank `rank` padded with leading
+    /// axes of size 1, described; `None` if none does. `graph`: the
+    /// analysed graph holding the uses, for the ranks of a broadcasting
+    /// op's other operands (without it, or without a rank, an operand
+    /// counts as of lower rank).
+    fn seen(&self, rank: usize, graph: Option<&InferenceModel>) -> Option<String> {
+        match self {
+            RankUse::Ignored => None,
+            RankUse::Seen(what) => Some(what.clone()),
+            RankUse::All(uses) => uses.iter().find_map(|u| u.seen(rank, graph)),
+            RankUse::Broadcast { others, outputs } => {
+                // A value of the graph: a node's output (labelled with its
+                // ONNX name), or an input or initializer (a node so named).
+                let rank_of = |name: &String| -> Option<usize> {
+                    let graph = graph?;
+                    let outlet = (graph.find_outlet_label(name))
+                        .or_else(|| Some(OutletId::new(graph.node_by_name(name).ok()?.id, 0)))?;
+                    let rank = graph.outlet_fact(outlet).ok()?.shape.rank().concretize()?;
+                    usize::try_from(rank).ok()
+                };
+                let others: Vec<Option<usize>> = others.iter().map(rank_of).collect();
+                // An operand of at least the padded rank fixes the output:
+                // the same values and shape, padded or not.
+                if others.iter().any(|r| r.is_some_and(|r| r >= rank)) {
+                    return None;
+                }
+                let rank = others.iter().flatten().fold(rank, |a, &b| a.max(b));
+                outputs.iter().find_map(|u| u.seen(rank, graph))
+            }
+        }
+    }
+}
+
+/// The graphs in `node`'s attributes.
+fn subgraphs(node: &NodeProto) -> impl Iterator<Item = &GraphProto> {
+    node.attribute
+        .iter()
+        .flat_map(|a| a.g.iter().chain(a.graphs.iter()))
+}
+
+/// Whether `graph` is one of `node`'s subgraphs: the same graph, or a copy
+/// the `Loop` builder made to type its inputs (same nodes and outputs).
+fn owns(node: &NodeProto, graph: &GraphProto) -> bool {
+    subgraphs(node)
+        .any(|g| std::ptr::eq(g, graph) || (g.node == graph.node && g.output == graph.output))
+}
+
+/// Whether any node of `graph`, or of its subgraphs, reads `name`.
+fn reads(graph: &GraphProto, name: &str) -> bool {
+    graph.output.iter().any(|o| o.name == name)
+        || graph
+            .node
+            .iter()
+            .any(|n| n.input.iter().any(|i| i == name) || subgraphs(n).any(|g| reads(g, name)))
 }
 
 impl Op for InferIf {
@@ -286,7 +477,7 @@ impl InferenceOp for InferIf {
 
     fn to_typed(
         &self,
-        _source: &InferenceModel,
+        source: &InferenceModel,
         node: &InferenceNode,
         target: &mut TypedModel,
         mapping: &HashMap<OutletId, OutletId>,
@@ -328,6 +519,11 @@ impl InferenceOp for InferIf {
             &self.node,
             [(then_body, then_mapping), (else_body, else_mapping)],
             &target.symbols,
+            &self
+                .output_uses
+                .iter()
+                .map(|uses| Some((uses, source)))
+                .collect::<Vec<_>>(),
         )?;
         target.wire_node(&node.name, op, &inputs)
     }
@@ -426,11 +622,15 @@ impl Eq for RunTimeIf {}
 impl RunTimeIf {
     /// The op for typed `branches` (then, else) and their input mappings;
     /// an error naming the node, the output and both facts where the two
-    /// cannot give one fact.
+    /// cannot give one fact. `output_uses`: per output, its uses and the
+    /// analysed graph holding them, which decide whether a lower-rank
+    /// branch may be padded ([`RankUse`]; an output past the end, or
+    /// `None`, may be).
     pub(crate) fn new(
         node: &str,
         branches: [(TypedModel, Vec<usize>); 2],
         symbols: &SymbolScope,
+        output_uses: &[Option<(&RankUse, &InferenceModel)>],
     ) -> TractResult<RunTimeIf> {
         let [(mut then_body, then_mapping), (mut else_body, else_mapping)] = branches;
         for ix in 0..then_body.outputs.len() {
@@ -449,7 +649,8 @@ impl RunTimeIf {
         let (mut then_pad, mut else_pad) = (vec![], vec![]);
         for ix in 0..then_body.outputs.len() {
             let (t, e) = (then_body.output_fact(ix)?, else_body.output_fact(ix)?);
-            let (fact, pads) = union(node, ix, t, e, symbols, &mut minted)?;
+            let uses = output_uses.get(ix).copied().flatten();
+            let (fact, pads) = union(node, ix, t, e, uses, symbols, &mut minted)?;
             output_facts.push(fact);
             then_pad.push(pads[0]);
             else_pad.push(pads[1]);
@@ -496,14 +697,16 @@ fn show(fact: &TypedFact) -> String {
 
 /// The fact of output `ix` holding both branches' facts `t` and `e`, and
 /// the leading axes each branch's value gains. The datum types must agree;
-/// the ranks too, or differ by leading axes of size 1 only (the shorter is
-/// padded to the longer, as broadcasting aligns them); dims that differ
-/// become fresh symbols (prefix `if`), added to `minted`.
+/// the ranks too, or differ by leading axes of size 1 only where no use
+/// sees them (`uses`, [`RankUse`]; the shorter is padded to the longer, as
+/// broadcasting aligns them); dims that differ become fresh symbols
+/// (prefix `if`), added to `minted`.
 fn union(
     node: &str,
     ix: usize,
     t: &TypedFact,
     e: &TypedFact,
+    uses: Option<(&RankUse, &InferenceModel)>,
     symbols: &SymbolScope,
     minted: &mut Vec<Symbol>,
 ) -> TractResult<(TypedFact, [usize; 2])> {
@@ -535,6 +738,13 @@ fn union(
         return Err(refuse(
             "their ranks differ by more than leading axes of size 1 (the lower rank is padded with leading axes of size 1 only)",
         ));
+    }
+    if pad > 0
+        && let Some(observer) = uses.and_then(|(uses, graph)| uses.seen(rank, Some(graph)))
+    {
+        return Err(refuse(&format!(
+            "tract needs one rank at load, and padding the lower rank with leading axes of size 1 would change what {observer} computes (only a Loop or If condition, reached through broadcasting elementwise ops, may read an If output whose rank the run decides)"
+        )));
     }
     let shape: TVec<TDim> = ts
         .iter()
@@ -734,6 +944,7 @@ mod tests {
                 (doubling(f32::fact([3]), false), vec![1]),
             ],
             &symbols,
+            &[],
         )
         .unwrap();
         assert!(op.output_facts[0].konst.is_none());
@@ -757,6 +968,7 @@ mod tests {
                 (constant(tensor1(&[1f32, 2.0])), vec![]),
             ],
             &symbols,
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -775,6 +987,7 @@ mod tests {
                 (doubling(f32::fact([3]), true), vec![1]),
             ],
             &symbols,
+            &[],
         )
         .unwrap();
         assert_eq!(op.minted.len(), 1);
@@ -803,6 +1016,7 @@ mod tests {
                 (constant(tensor1(&[true])), vec![]),
             ],
             &symbols,
+            &[],
         )
         .unwrap();
         assert_eq!(op.output_facts[0].shape.to_tvec(), tvec![1.to_dim()]);
@@ -821,6 +1035,7 @@ mod tests {
                 (constant(tensor1(&[1f32, 2.0, 3.0, 4.0])), vec![]),
             ],
             &symbols,
+            &[],
         )
         .unwrap_err();
         assert_eq!(
@@ -839,6 +1054,7 @@ mod tests {
                 (constant(tensor1(&[1i32])), vec![]),
             ],
             &symbols,
+            &[],
         )
         .unwrap_err();
         assert_eq!(
@@ -857,6 +1073,7 @@ mod tests {
                 (doubling(f32::fact([1]), false), vec![1]),
             ],
             &symbols,
+            &[],
         )
         .unwrap();
         for (cond, want) in [(true, tensor1(&[5f32])), (false, tensor1(&[2f32]))] {
