@@ -1112,3 +1112,41 @@ fn the_official_tensor_only_loop_tests_pass_with_the_data_s_facts() {
         );
     }
 }
+
+/// jax2onnx's `fori_loop` with a `lax.cond` on a row it slices at the loop
+/// index (`onnx-testdata/control-flow/if-onnx/fori_cond_capture_unknown_dim`):
+/// the If output's value_info `float[?]` once kept the If's inference
+/// reporting a change forever, and the branches could not type the row they
+/// read from the body. Loaded on a thread of its own: a hang fails the test.
+#[test]
+fn an_if_in_a_loop_body_reading_a_row_at_the_loop_index_loads_and_runs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../onnx-testdata/control-flow/if-onnx/fori_cond_capture_unknown_dim");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let model = dir.join("model.onnx");
+    std::thread::spawn(move || {
+        let plan = tract_onnx_scatter::onnx()
+            .model_for_path(&model)
+            .and_then(|m| m.into_optimized())
+            .and_then(|m| m.into_runnable());
+        let _ = tx.send(plan.map_err(|e| format!("{e:#}")));
+    });
+    let plan = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("loading the model did not finish in 60 s")
+        .unwrap();
+    for set in ["test_data_set_0", "test_data_set_1"] {
+        let read = |name: &str| {
+            let bytes = std::fs::read(dir.join(set).join(name)).unwrap();
+            onnx_golden::tensor_proto::decode_tensor_bytes(&bytes).unwrap()
+        };
+        let out = plan.run(tvec!(read("input_0.pb").into_tvalue())).unwrap();
+        let expected = read("output_0.pb");
+        let got = f32s(&out[0]);
+        let want = f32s(&expected.into_tvalue());
+        assert_eq!(got.len(), want.len(), "{set}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5, "{set}: {got:?} != {want:?}");
+        }
+    }
+}

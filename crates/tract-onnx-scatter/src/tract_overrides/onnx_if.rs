@@ -14,6 +14,10 @@ use tract_hir::internal::*;
 use tract_onnx::model::{ParseResult, ParsingContext};
 use tract_onnx::pb::{GraphProto, NodeProto};
 
+/// The most rounds [`InferIf::infer_facts`] takes for the branches' and the
+/// node's facts to settle; still changing then is an error naming the fact.
+pub(crate) const SETTLE_ROUNDS: usize = 64;
+
 /// The builder registered for `If`.
 pub(crate) fn if_then_else(
     ctx: &ParsingContext,
@@ -142,13 +146,24 @@ impl InferIf {
         Ok(())
     }
 
-    /// A branch typed from its analysed facts, with context for errors.
-    fn typed(&self, cond: bool) -> TractResult<TypedModel> {
-        self.branch(cond)
-            .0
-            .clone()
-            .into_typed()
-            .with_context(|| format!("If node '{}': typing its {}", self.node, branch_name(cond)))
+    /// A branch typed for the typed facts `inputs` of the node's inputs,
+    /// with context for errors. Inference alone may leave a value the
+    /// branch reads from an enclosing graph undetermined (a slice at a
+    /// loop's index, whose length only typing works out); its typed fact
+    /// is the branch's input fact.
+    fn typed(&self, cond: bool, inputs: &[TypedFact]) -> TractResult<TypedModel> {
+        let (body, mapping) = self.branch(cond);
+        let mut body = body.clone();
+        (|| -> TractResult<TypedModel> {
+            for (body_ix, &outer_ix) in mapping.iter().enumerate() {
+                let fact = body
+                    .input_fact(body_ix)?
+                    .unify(&inputs[outer_ix].clone().into())?;
+                body.set_input_fact(body_ix, fact)?;
+            }
+            body.into_typed()
+        })()
+        .with_context(|| format!("If node '{}': typing its {}", self.node, branch_name(cond)))
     }
 }
 
@@ -402,22 +417,35 @@ impl InferenceOp for InferIf {
         inputs[0]
             .datum_type
             .unify_with(&bool::datum_type().into())?;
-        loop {
+        // Facts only gain information, so this settles; the bound turns a
+        // fact that keeps changing (a bug) into an error naming it.
+        let mut last_change = String::new();
+        for _ in 0..SETTLE_ROUNDS {
             let mut changed = false;
+            let mut note = |what: String, c: bool| {
+                if c {
+                    changed = true;
+                    last_change = what;
+                }
+            };
             match known_condition(&inputs[0])? {
                 Some(cond) => {
                     // Only the taken branch: the other may not even be
                     // valid for these inputs (that is why it is not taken).
+                    let which = branch_name(cond);
                     let (body, mapping) = self.branch_mut(cond);
                     for (body_ix, &outer_ix) in mapping.iter().enumerate() {
-                        changed |= body
+                        let c = body
                             .input_fact_mut(body_ix)?
                             .unify_with_mut(&mut inputs[outer_ix])?;
+                        note(format!("input {outer_ix} ({which} input {body_ix})"), c);
                     }
                     for (ix, output) in outputs.iter_mut().enumerate() {
-                        changed |= body.output_fact_mut(ix)?.unify_with_mut(output)?;
+                        let c = body.output_fact_mut(ix)?.unify_with_mut(output)?;
+                        note(format!("output {ix}"), c);
                     }
-                    changed |= body.analyse(false)?;
+                    let c = body.analyse(false)?;
+                    note(format!("a fact inside its {which}"), c);
                 }
                 None => {
                     // Not known yet (or only at run time): each branch
@@ -427,23 +455,32 @@ impl InferenceOp for InferIf {
                     // out; a run-time condition types both.
                     let mut analysed = vec![];
                     for cond in [true, false] {
+                        let which = branch_name(cond);
                         let (body, mapping) = self.branch_mut(cond);
                         let mut trial_inputs = inputs.clone();
                         let mut trial_body = body.clone();
-                        let trial = (|| -> TractResult<bool> {
-                            let mut changed = false;
+                        let trial = (|| -> TractResult<Option<String>> {
+                            let mut change = None;
                             for (body_ix, &outer_ix) in mapping.iter().enumerate() {
-                                changed |= trial_body
+                                if trial_body
                                     .input_fact_mut(body_ix)?
-                                    .unify_with_mut(&mut trial_inputs[outer_ix])?;
+                                    .unify_with_mut(&mut trial_inputs[outer_ix])?
+                                {
+                                    change =
+                                        Some(format!("input {outer_ix} ({which} input {body_ix})"));
+                                }
                             }
-                            changed |= trial_body.analyse(false)?;
-                            Ok(changed)
+                            if trial_body.analyse(false)? {
+                                change = Some(format!("a fact inside its {which}"));
+                            }
+                            Ok(change)
                         })();
-                        if let Ok(trial_changed) = trial {
+                        if let Ok(change) = trial {
                             *body = trial_body;
                             inputs = trial_inputs;
-                            changed |= trial_changed;
+                            if let Some(what) = change {
+                                note(what, true);
+                            }
                             analysed.push(cond);
                         }
                     }
@@ -453,7 +490,12 @@ impl InferenceOp for InferIf {
                                 self.then_body.output_fact(ix)?,
                                 self.else_body.output_fact(ix)?,
                             );
-                            changed |= output.unify_with_mut(&mut both.clone())?;
+                            // Only the output is kept: what `both` would
+                            // learn from it is no change (the output may
+                            // know more than the branches agree on, from
+                            // a value_info: `float[?]` against `..`).
+                            let c = output.unify_with(&both)?;
+                            note(format!("output {ix}"), c);
                         }
                     }
                 }
@@ -462,6 +504,10 @@ impl InferenceOp for InferIf {
                 return Ok((inputs, outputs, observed.into_iter().cloned().collect()));
             }
         }
+        bail!(
+            "If node '{}': its facts do not settle after {SETTLE_ROUNDS} rounds of inference; {last_change} still changes",
+            self.node
+        )
     }
 
     fn nboutputs(&self) -> TractResult<usize> {
@@ -484,21 +530,25 @@ impl InferenceOp for InferIf {
     ) -> TractResult<TVec<OutletId>> {
         let inputs: TVec<OutletId> = node.inputs.iter().map(|o| mapping[o]).collect();
         self.check_mappings(inputs.len())?;
-        let condition = target.outlet_fact(inputs[0])?.konst.clone();
+        let facts: TVec<TypedFact> = inputs
+            .iter()
+            .map(|o| target.outlet_fact(*o).cloned())
+            .collect::<TractResult<_>>()?;
+        let condition = facts[0].konst.clone();
         if let Some(condition) = condition {
             let cond = condition.cast_to_scalar::<bool>()?;
             let (_, body_mapping) = self.branch(cond);
-            let body = self.typed(cond)?;
+            let body = self.typed(cond, &facts)?;
             let branch_inputs: TVec<OutletId> = body_mapping.iter().map(|&i| inputs[i]).collect();
             return inline(target, &node.name, branch_name(cond), &body, &branch_inputs);
         }
-        let then_body = self.typed(true)?;
-        let else_body = self.typed(false)?;
+        let then_body = self.typed(true, &facts)?;
+        let else_body = self.typed(false, &facts)?;
         let then_mapping = self.then_mapping.clone();
         let else_mapping = self.else_mapping.clone();
         // Stock's `IfThenElse` types only a condition proved to hold one
         // value; one of symbolic shape (`[batch]`) is checked at run.
-        let one_condition = target.outlet_fact(inputs[0])?.shape.volume().is_one();
+        let one_condition = facts[0].shape.volume().is_one();
         let stock_is_right = one_condition
             && (0..then_body.outputs.len()).all(|ix| {
                 match (then_body.output_fact(ix), else_body.output_fact(ix)) {
