@@ -244,15 +244,7 @@ fn an_if_in_the_body_takes_its_branch_at_each_iteration() {
         .init("two", &scalar_i64(2))
         .node("Identity", &["cond_in"], &["cond_out"], vec![])
         .node("Less", &["iter", "two"], &["early"], vec![])
-        .node(
-            "If",
-            &["early"],
-            &["x_out"],
-            vec![
-                attr_graph("then_branch", then_branch.graph_proto()),
-                attr_graph("else_branch", else_branch.graph_proto()),
-            ],
-        )
+        .if_node("early", &["x_out"], &then_branch, &else_branch)
         .output("cond_out", DatumType::Bool)
         .output("x_out", DatumType::F32);
     let g = with_loop(

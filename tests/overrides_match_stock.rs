@@ -6,7 +6,7 @@
 
 use crate::graph;
 
-use graph::{D, Graph, attr_graph, attr_int, tensor, tensor_proto};
+use graph::{D, Graph, attr_int, tensor, tensor_proto};
 use tract_onnx_scatter::tract_onnx::pb::AttributeProto;
 use tract_onnx_scatter::tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx_scatter::tract_onnx::prelude::*;
@@ -211,16 +211,8 @@ fn if_on(cond_known: bool) -> Graph {
     } else {
         g.input_c("cond", DatumType::Bool, &[])
     };
-    g.node(
-        "If",
-        &["cond"],
-        &["out"],
-        vec![
-            attr_graph("then_branch", then_branch.graph_proto()),
-            attr_graph("else_branch", else_branch.graph_proto()),
-        ],
-    )
-    .output("out", dt)
+    g.if_node("cond", &["out"], &then_branch, &else_branch)
+        .output("out", dt)
 }
 
 #[test]

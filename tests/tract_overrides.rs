@@ -9,7 +9,7 @@
 
 use crate::graph;
 
-use graph::{Graph, attr_graph, attr_int, attr_ints, attr_string, op_names, tensor};
+use graph::{Graph, attr_int, attr_ints, attr_string, op_names, tensor};
 use tract_onnx_scatter::Options;
 use tract_onnx_scatter::tract_onnx::prelude::*;
 
@@ -59,15 +59,7 @@ fn scatter_reduce_in_an_if() -> Graph {
         .init("zero", &tensor(DatumType::I64, &[], &[0]))
         .node("Size", &["x"], &["size"], vec![])
         .node("Equal", &["size", "zero"], &["empty"], vec![])
-        .node(
-            "If",
-            &["empty"],
-            &["out"],
-            vec![
-                attr_graph("then_branch", then_branch.graph_proto()),
-                attr_graph("else_branch", else_branch.graph_proto()),
-            ],
-        )
+        .if_node("empty", &["out"], &then_branch, &else_branch)
         .output("out", dt)
 }
 
@@ -138,15 +130,7 @@ fn runtime_if(else_rank_differs: bool) -> Graph {
     Graph::new(18)
         .input_c("cond", DatumType::Bool, &[])
         .input_c("x", dt, &[2, 2])
-        .node(
-            "If",
-            &["cond"],
-            &["out"],
-            vec![
-                attr_graph("then_branch", then_branch.graph_proto()),
-                attr_graph("else_branch", else_branch.graph_proto()),
-            ],
-        )
+        .if_node("cond", &["out"], &then_branch, &else_branch)
         .output("out", dt)
 }
 
@@ -205,15 +189,7 @@ fn if_of_ranks_2_and_1(consumer: Option<&str>, w_shape: &[usize]) -> Graph {
         .input_c("x", dt, &[1, 3])
         .input_c("y", dt, &[3])
         .input_c("w", dt, w_shape)
-        .node(
-            "If",
-            &["cond"],
-            &["chosen"],
-            vec![
-                attr_graph("then_branch", then_branch.graph_proto()),
-                attr_graph("else_branch", else_branch.graph_proto()),
-            ],
-        );
+        .if_node("cond", &["chosen"], &then_branch, &else_branch);
     match consumer {
         Some(op) => g
             .node(op, &["chosen", "w"], &["out"], vec![])
@@ -332,15 +308,7 @@ fn constant_then_branch() -> Graph {
     Graph::new(18)
         .input_c("cond", DatumType::Bool, &[])
         .input_c("x", dt, &[2])
-        .node(
-            "If",
-            &["cond"],
-            &["chosen"],
-            vec![
-                attr_graph("then_branch", then_branch.graph_proto()),
-                attr_graph("else_branch", else_branch.graph_proto()),
-            ],
-        )
+        .if_node("cond", &["chosen"], &then_branch, &else_branch)
         .node("Neg", &["chosen"], &["out"], vec![])
         .output("out", dt)
 }

@@ -124,6 +124,26 @@ impl Graph {
         self
     }
 
+    /// An `If(cond) -> outputs` node, its branches `then_branch` and
+    /// `else_branch`, named after its first output.
+    pub fn if_node(
+        self,
+        cond: &str,
+        outputs: &[&str],
+        then_branch: &Graph,
+        else_branch: &Graph,
+    ) -> Graph {
+        self.node(
+            "If",
+            &[cond],
+            outputs,
+            vec![
+                attr_graph("then_branch", then_branch.graph_proto()),
+                attr_graph("else_branch", else_branch.graph_proto()),
+            ],
+        )
+    }
+
     /// A graph output of type `dt`, shape left to inference.
     pub fn output(mut self, name: &str, dt: DatumType) -> Graph {
         self.outputs.push(value_info(name, dt, None));
